@@ -257,31 +257,6 @@ func (l *Limiter[T]) Assert(ctx context.Context, in T) error {
 }
 
 func (l *Limiter[T]) decide(ctx context.Context, in T) (bool, Decision, error) {
-	start := time.Now()
-	d, policy, err := l.consume(ctx, in)
-	ev := Event{Scene: l.def.Scene, Policy: policy, Decision: d, Err: err, Latency: time.Since(start), Shadow: l.def.Shadow}
-	defer func() {
-		if l.opts.observer != nil {
-			l.opts.observer(ev)
-		}
-	}()
-	switch {
-	case errors.Is(err, ErrInvalidArgument):
-		return false, d, err
-	case err != nil:
-		ev.FailureModeApplied = true
-		ev.Allowed = l.def.FailureMode == FailOpen
-		l.opts.logger.LogAttrs(ctx, slog.LevelWarn, "ratelimit: store fault, applying failure mode",
-			slog.String("scene", l.def.Scene), slog.String("policy", policy),
-			slog.String("failure_mode", l.def.FailureMode.String()), slog.Any("error", err))
-		return ev.Allowed, d, nil
-	case !d.Allowed && l.def.Shadow:
-		ev.Allowed = true
-		l.opts.logger.LogAttrs(ctx, slog.LevelInfo, "ratelimit: shadow denial",
-			slog.String("scene", l.def.Scene), slog.String("policy", policy),
-			slog.Duration("retry_after", d.RetryAfter))
-		return true, d, nil
-	}
-	ev.Allowed = d.Allowed
-	return d.Allowed, d, nil
+	v, err := l.Check(ctx, in)
+	return v.Allowed, v.Decision, err
 }
