@@ -1,0 +1,120 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+)
+
+// ClientConfig configures a Client. The zero value is the default.
+type ClientConfig struct {
+	// MaxPayload is the largest JobSpec.Payload accepted, in bytes;
+	// default DefaultMaxPayload (1 MiB).
+	MaxPayload int
+}
+
+// Client enqueues and inspects jobs. It is safe for concurrent use.
+type Client struct {
+	b   Backend
+	cfg ClientConfig
+}
+
+// NewClient returns a client on b, configured by an optional ClientConfig
+// (only the first one given is used).
+func NewClient(b Backend, cfg ...ClientConfig) *Client {
+	c := &Client{b: b}
+	if len(cfg) > 0 {
+		c.cfg = cfg[0]
+	}
+	if c.cfg.MaxPayload <= 0 {
+		c.cfg.MaxPayload = DefaultMaxPayload
+	}
+	return c
+}
+
+// Backend returns the backend the client uses.
+func (c *Client) Backend() Backend { return c.b }
+
+// Enqueue validates spec and stores it as a new job. When spec.UniqueKey is
+// held by another job it stores nothing and returns that job together with
+// ErrDuplicate. A bad spec returns an *InvalidArgumentError naming the field
+// and stores nothing.
+func (c *Client) Enqueue(ctx context.Context, spec JobSpec) (*Job, error) {
+	res, err := c.EnqueueBatch(ctx, []JobSpec{spec})
+	if err != nil {
+		return nil, err
+	}
+	if res[0].Duplicate {
+		return res[0].Job, ErrDuplicate
+	}
+	return res[0].Job, nil
+}
+
+// EnqueueBatch validates every spec and then stores them all in one atomic
+// step: when any spec is invalid, nothing is stored and the error names the
+// spec's index and field. Duplicates (see Enqueue) are reported per spec in
+// the result, which has one entry per spec, in order.
+func (c *Client) EnqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	norm := make([]JobSpec, len(specs))
+	for i, s := range specs {
+		if err := ValidateSpec(s, c.cfg.MaxPayload); err != nil {
+			if len(specs) > 1 {
+				if ia, ok := err.(*InvalidArgumentError); ok {
+					return nil, &InvalidArgumentError{Field: fmt.Sprintf("specs[%d].%s", i, ia.Field), Rule: ia.Rule}
+				}
+			}
+			return nil, err
+		}
+		norm[i] = s.withDefaults()
+	}
+	res, err := c.b.Enqueue(ctx, norm)
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != len(specs) {
+		return nil, fmt.Errorf("queue: backend returned %d results for %d specs", len(res), len(specs))
+	}
+	return res, nil
+}
+
+// Get returns the job with the given id, or ErrNotFound.
+func (c *Client) Get(ctx context.Context, id string) (*Job, error) {
+	return c.b.Get(ctx, id)
+}
+
+// Cancel cancels a job. A job that has not started is cancelled at once
+// and never runs. A running job stays active with CancelRequested set: its
+// handler's context is cancelled within one heartbeat (a third of the
+// lease), and the job ends cancelled unless the handler completes anyway.
+// Cancelling a cancelled job is a no-op; a completed or failed one returns
+// the job and ErrJobFinished. It returns the job as it is after the call.
+func (c *Client) Cancel(ctx context.Context, id string) (*Job, error) {
+	return c.b.Cancel(ctx, id)
+}
+
+// List returns one page of jobs matching f, oldest first. Pass the returned
+// Page.Next as f.Cursor to read the next page.
+func (c *Client) List(ctx context.Context, f ListFilter) (*Page, error) {
+	if f.Limit < 0 {
+		return nil, InvalidArgument("ListFilter.Limit", "must not be negative, got %d", f.Limit)
+	}
+	for _, s := range f.States {
+		if !s.Valid() {
+			return nil, InvalidArgument("ListFilter.States", "has unknown state %q", s)
+		}
+	}
+	if f.Limit == 0 {
+		f.Limit = DefaultListLimit
+	}
+	if f.Limit > MaxListLimit {
+		f.Limit = MaxListLimit
+	}
+	return c.b.List(ctx, f)
+}
+
+// Stats returns job counts per queue and state, sorted by queue.
+func (c *Client) Stats(ctx context.Context) ([]QueueStats, error) {
+	return c.b.Stats(ctx)
+}

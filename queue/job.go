@@ -1,0 +1,192 @@
+// Package queue runs work later, reliably: durable jobs with priorities,
+// delays, retries, unique keys and leases that survive worker crashes.
+//
+// A Client enqueues and inspects jobs; a Worker leases jobs and runs a
+// Handler for each; a Backend stores them. Every state change is one atomic
+// Backend operation fenced by the lease token, so a job is never finished by
+// a worker that lost it and never left "active" without a lease.
+//
+// Backends: queue/sqlitequeue (an embedded file, the default) and
+// queue/redisqueue. Both pass the conformance suite in queue/queuetest.
+package queue
+
+import (
+	"time"
+)
+
+// State is where a job is in its life.
+//
+//	scheduled ──due──▶ pending ──lease──▶ active ──▶ completed
+//	    ▲                 ▲  ▲              │ │ │
+//	    └──── snooze ─────┼──┼──────────────┘ │ └──▶ failed (permanent, last attempt, max stalls)
+//	                      │  └─ requeue/stall ┘
+//	           retrying ◀─┴──── error, attempts left
+//
+// Any non-final state can end in cancelled. A job in a final state
+// (completed, failed, cancelled) never changes again; the cleaner removes it
+// once its retention has passed.
+type State string
+
+const (
+	// StateScheduled is a job whose RunAt is in the future (enqueued with a
+	// delay, or snoozed). It becomes pending when due.
+	StateScheduled State = "scheduled"
+	// StatePending is a job ready to run, waiting for a worker.
+	StatePending State = "pending"
+	// StateWaiting is a ready job held back by a scheduling limit (a
+	// tenant's or group's concurrency or start rate) until a slot frees. It
+	// is reserved for the tenant scheduler; the engine itself never puts a
+	// job in it, but every backend must accept it wherever it accepts
+	// StatePending in listing, stats and cancellation.
+	StateWaiting State = "waiting"
+	// StateActive is a job leased by a worker. An active job always has a
+	// lease token and a deadline, written in the same step that made it
+	// active.
+	StateActive State = "active"
+	// StateRetrying is a job whose last attempt failed and that will run
+	// again at RunAt. It becomes pending when due.
+	StateRetrying State = "retrying"
+	// StateCompleted is a job whose handler succeeded. Final.
+	StateCompleted State = "completed"
+	// StateFailed is a job that failed for good: a permanent error, its
+	// last attempt, or too many stalls. Final.
+	StateFailed State = "failed"
+	// StateCancelled is a job cancelled before it finished. Final.
+	StateCancelled State = "cancelled"
+)
+
+// States lists every state in lifecycle order.
+var States = []State{
+	StateScheduled, StatePending, StateWaiting, StateActive, StateRetrying,
+	StateCompleted, StateFailed, StateCancelled,
+}
+
+// Final reports whether s is a state a job never leaves.
+func (s State) Final() bool {
+	return s == StateCompleted || s == StateFailed || s == StateCancelled
+}
+
+// Valid reports whether s is one of the known states.
+func (s State) Valid() bool {
+	for _, k := range States {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Defaults and limits for a JobSpec.
+const (
+	// DefaultMaxAttempts is used when JobSpec.MaxAttempts is zero.
+	DefaultMaxAttempts = 25
+	// DefaultMaxPayload is the payload size limit when none is configured.
+	DefaultMaxPayload = 1 << 20
+	// MaxPriority is the largest allowed JobSpec.Priority. It is bounded so
+	// a backend can pack priority and enqueue order into one sort key.
+	MaxPriority = 1<<20 - 1
+	// MaxNameLen bounds Queue, Kind, Tenant and Group, in bytes.
+	MaxNameLen = 255
+	// MaxUniqueKeyLen bounds UniqueKey, in bytes.
+	MaxUniqueKeyLen = 1024
+	// MaxErrorHistory is how many of the most recent attempt errors a
+	// backend keeps in Job.Errors.
+	MaxErrorHistory = 20
+	// MaxErrorLen bounds one recorded error message, in bytes; the worker
+	// cuts longer ones (a panic's stack included).
+	MaxErrorLen = 8 << 10
+)
+
+// JobSpec describes a job to enqueue.
+type JobSpec struct {
+	// Queue names the queue; workers lease from named queues. Required.
+	Queue string
+	// Kind selects the handler (Worker.Handle). Required.
+	Kind string
+	// Payload is handed to the handler as is. At most the client's
+	// MaxPayload bytes (default 1 MiB).
+	Payload []byte
+	// Tenant is the account the job runs for. Optional; the tenant
+	// scheduler uses it for per-tenant limits and fairness.
+	Tenant string
+	// Priority orders ready jobs: a lower number runs first; equal
+	// priorities run in enqueue order. 0 (the default) is the most urgent;
+	// at most MaxPriority.
+	Priority int
+	// RunAt delays the job: it stays scheduled until then. The zero value
+	// (or a time not after now) makes it pending at once.
+	RunAt time.Time
+	// MaxAttempts is how many times the handler may run before the job
+	// fails for good. Zero means DefaultMaxAttempts (25). Attempts
+	// given back by Snooze, graceful shutdown or a stall do not count.
+	MaxAttempts int
+	// Timeout bounds one attempt: the handler's context ends after it and
+	// the attempt fails (and may be retried). Zero means no limit other
+	// than the lease.
+	Timeout time.Duration
+	// UniqueKey, when set, makes the job unique within its queue: enqueuing
+	// another job with the same Queue and UniqueKey while the key is held
+	// returns the existing job and ErrDuplicate.
+	UniqueKey string
+	// UniqueFor is how long the key is held, from enqueue. Zero holds it
+	// until the job reaches a final state. Requires UniqueKey.
+	UniqueFor time.Duration
+	// Group ties jobs together (such as the pages of one crawl). Optional;
+	// the group scheduler uses it for per-group limits and completion.
+	Group string
+}
+
+// Job is a stored job: its spec plus what happened to it. Backends keep
+// timestamps to at least millisecond precision.
+type Job struct {
+	JobSpec
+
+	// ID is assigned by the backend, unique within it, and opaque.
+	ID string
+	// State is where the job is now.
+	State State
+	// Attempt is the number of attempts spent, counting the running one:
+	// 1 while the first attempt runs. An attempt given back (snooze,
+	// graceful shutdown, stall) is subtracted again.
+	Attempt int
+	// Stalls counts leases that expired without the worker finishing
+	// (the worker crashed or hung).
+	Stalls int
+	// LastError is the error of the latest failed attempt, if any.
+	LastError string
+	// Errors is the history of failed attempts, oldest first, at most
+	// MaxErrorHistory entries (the newest are kept).
+	Errors []AttemptError
+	// Result is what the handler returned on success.
+	Result []byte
+	// CancelRequested is set by Cancel on an active job: the running
+	// handler's context is cancelled and the job ends cancelled once its
+	// worker lets go of it (or its lease expires).
+	CancelRequested bool
+	// WorkerID names the worker holding the lease while active.
+	WorkerID string
+	// LeaseUntil is the lease deadline while active; zero otherwise.
+	LeaseUntil time.Time
+	// CreatedAt is when the job was enqueued.
+	CreatedAt time.Time
+	// UpdatedAt is when the job last changed.
+	UpdatedAt time.Time
+	// StartedAt is when the latest attempt started; zero before the first.
+	StartedAt time.Time
+	// FinishedAt is when the job reached a final state; zero before.
+	FinishedAt time.Time
+}
+
+// AttemptError records one failed attempt.
+type AttemptError struct {
+	Attempt int       `json:"attempt"`
+	At      time.Time `json:"at"`
+	Error   string    `json:"error"`
+}
+
+// Lease is a job handed to a worker, with the token that fences every later
+// transition of this attempt. The deadline is Job.LeaseUntil.
+type Lease struct {
+	Job   *Job
+	Token string
+}
