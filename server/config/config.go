@@ -1,0 +1,313 @@
+// Package config is the model and loader of sluice.yaml, the file that
+// drives `sluice serve`: storage, rate-limit scenes, queues, webhooks, auth
+// tokens and the listeners.
+//
+// Parsing is strict: an unknown field is an error, and every problem is
+// reported with its line, not just the first. Scalar values may name
+// environment variables as ${NAME} or ${NAME:-default}, so secrets stay out
+// of the file. Every field's zero value means its default, written in its
+// doc comment; Default returns a Config with no scenes and no tokens.
+package config
+
+import (
+	"time"
+)
+
+// Config is the whole sluice.yaml.
+type Config struct {
+	// Server configures the listeners and logging.
+	Server Server `yaml:"server"`
+	// Storage chooses where counters and jobs live: embedded (default) or
+	// Redis.
+	Storage Storage `yaml:"storage"`
+	// Auth holds the bearer tokens. No tokens: see Auth.
+	Auth Auth `yaml:"auth"`
+	// Limits holds the rate-limit scenes and the Envoy mapping.
+	Limits Limits `yaml:"limits"`
+	// Queues configures the job queue.
+	Queues Queues `yaml:"queues"`
+	// Webhooks holds the webhook subscriptions.
+	Webhooks Webhooks `yaml:"webhooks"`
+}
+
+// Server configures the listeners and logging.
+type Server struct {
+	// Listen is the HTTP address; default "127.0.0.1:8080".
+	Listen string `yaml:"listen"`
+	// GRPC is the address of the Envoy rate-limit gRPC service; empty
+	// (the default) leaves it off.
+	GRPC string `yaml:"grpc"`
+	// LogFormat is "text" (default) or "json".
+	LogFormat string `yaml:"log_format"`
+	// LogLevel is "debug", "info" (default), "warn" or "error".
+	LogLevel string `yaml:"log_level"`
+	// MaxBodyBytes bounds a request body; default 1 MiB (DefaultMaxBodyBytes).
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// ShutdownTimeout bounds a graceful shutdown; default 30s.
+	ShutdownTimeout Duration `yaml:"shutdown_timeout"`
+}
+
+// Defaults of Server.
+const (
+	DefaultListen          = "127.0.0.1:8080"
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultShutdownTimeout = 30 * time.Second
+)
+
+// Storage chooses where counters and jobs live.
+type Storage struct {
+	// DataDir holds the embedded job store (SQLite); default
+	// "./sluice-data", created on first run. Unused with RedisURL.
+	DataDir string `yaml:"data_dir"`
+	// RedisURL, when set, moves counters and jobs to Redis, such as
+	// "redis://127.0.0.1:6379/0" or "rediss://:${REDIS_PASSWORD}@host:6380".
+	RedisURL string `yaml:"redis_url"`
+	// Prefix is the Redis key prefix; default "sluice:".
+	Prefix string `yaml:"prefix"`
+}
+
+// DefaultDataDir is Storage.DataDir's default.
+const DefaultDataDir = "./sluice-data"
+
+// Role names what a token may do.
+type Role string
+
+// The roles. Admin may do everything.
+const (
+	RoleAdmin    Role = "admin"    // everything, including tenant limits
+	RoleProducer Role = "producer" // enqueue, read and cancel jobs; queue stats
+	RoleWorker   Role = "worker"   // lease, heartbeat, complete and fail jobs
+	RoleLimiter  Role = "limiter"  // rate-limit decisions
+)
+
+// Roles lists every role in a stable order.
+var Roles = []Role{RoleAdmin, RoleProducer, RoleWorker, RoleLimiter}
+
+// Auth holds the bearer tokens.
+//
+// With no tokens, the server refuses every request unless it listens on a
+// loopback address, where it serves without authentication (and logs a
+// warning); AllowAnonymous lifts that guard.
+type Auth struct {
+	// Tokens are the accepted bearer tokens.
+	Tokens []Token `yaml:"tokens"`
+	// AllowAnonymous serves without authentication on any address when no
+	// tokens are configured; default false.
+	AllowAnonymous bool `yaml:"allow_anonymous"`
+}
+
+// Token is one bearer token.
+type Token struct {
+	// Name identifies the token in logs (the secret never is). Required.
+	Name string `yaml:"name"`
+	// Token is the secret, at least 16 characters; write it as
+	// ${ENV_VAR}. Required.
+	Token string `yaml:"token"`
+	// Roles are what the token may do. At least one.
+	Roles []Role `yaml:"roles"`
+}
+
+// Limits holds the rate-limit scenes.
+type Limits struct {
+	// Timeout bounds one decision's store call; default 100ms.
+	Timeout Duration `yaml:"timeout"`
+	// Scenes maps a scene name to its policies.
+	Scenes map[string]Scene `yaml:"scenes"`
+	// Envoy maps Envoy rate-limit descriptors to scenes.
+	Envoy []EnvoyRule `yaml:"envoy"`
+}
+
+// Scene is one business scenario, such as "member" or "ip".
+type Scene struct {
+	// Subject names the fields that identify who is limited, in key
+	// order, such as [member] or [out-link, uid]. At least one.
+	Subject []string `yaml:"subject"`
+	// FailureMode is "open" (default: allow while the store is down) or
+	// "closed" (deny).
+	FailureMode string `yaml:"failure_mode"`
+	// Shadow computes and reports decisions but always allows; default
+	// false.
+	Shadow bool `yaml:"shadow"`
+	// Policies maps a policy (action) name to its limits. At least one.
+	Policies map[string]Policy `yaml:"policies"`
+}
+
+// Policy is one action of a scene.
+type Policy struct {
+	// Limits are applied together, all or nothing. At least one.
+	Limits []Limit `yaml:"limits"`
+	// FailureMode overrides the scene's when set.
+	FailureMode string `yaml:"failure_mode"`
+	// Shadow overrides the scene's when set.
+	Shadow *bool `yaml:"shadow"`
+}
+
+// Limit is Quota per Window.
+type Limit struct {
+	// Quota is the cost admitted per window. Required, positive.
+	Quota int64 `yaml:"quota"`
+	// Window is the window length, such as "1s", "60s" or "1h".
+	// Required, at least 1ms.
+	Window Duration `yaml:"window"`
+	// Algorithm is "fixed-window" (default), "sliding-window" or
+	// "token-bucket".
+	Algorithm string `yaml:"algorithm"`
+	// Burst is a token bucket's capacity; default Quota.
+	Burst int64 `yaml:"burst"`
+}
+
+// EnvoyRule maps Envoy descriptors of a domain to a scene and policy.
+//
+// A descriptor matches when its entries have exactly the rule's keys, in
+// order, and every entry with a Value carries that value.
+type EnvoyRule struct {
+	// Domain is the Envoy rate-limit domain. Required.
+	Domain string `yaml:"domain"`
+	// Scene is the scene to decide in. Required.
+	Scene string `yaml:"scene"`
+	// Policy is the fixed policy; exactly one of Policy and PolicyKey.
+	Policy string `yaml:"policy"`
+	// PolicyKey names the entry whose value is the policy.
+	PolicyKey string `yaml:"policy_key"`
+	// Entries are the descriptor entries, in order. At least one.
+	Entries []EnvoyEntry `yaml:"entries"`
+}
+
+// EnvoyEntry is one descriptor entry of an EnvoyRule.
+type EnvoyEntry struct {
+	// Key is the entry's key, such as "remote_address". Required.
+	Key string `yaml:"key"`
+	// Value, when set, must equal the entry's value.
+	Value string `yaml:"value"`
+	// Subject names the scene's subject field that takes the entry's
+	// value.
+	Subject string `yaml:"subject"`
+}
+
+// Queues configures the job queue.
+type Queues struct {
+	// Lease is a job lease's length; default 30s.
+	Lease Duration `yaml:"lease"`
+	// MaxPayloadBytes bounds a job's payload; default 1 MiB.
+	MaxPayloadBytes int64 `yaml:"max_payload_bytes"`
+	// MaxDepth caps the pending jobs of one queue; 0 (default) means no
+	// cap.
+	MaxDepth int64 `yaml:"max_depth"`
+	// Retention bounds how long finished jobs are kept.
+	Retention Retention `yaml:"retention"`
+	// Tenants holds per-tenant limits.
+	Tenants Tenants `yaml:"tenants"`
+}
+
+// Retention bounds how long finished jobs are kept; a negative duration
+// keeps them forever.
+type Retention struct {
+	// Completed jobs are kept 24h by default.
+	Completed Duration `yaml:"completed"`
+	// Failed jobs are kept 7 days by default.
+	Failed Duration `yaml:"failed"`
+	// Cancelled jobs are kept 24h by default.
+	Cancelled Duration `yaml:"cancelled"`
+}
+
+// Tenants holds the default tenant limit and per-tenant overrides.
+type Tenants struct {
+	// Default applies to every tenant without an override.
+	Default TenantLimit `yaml:"default"`
+	// Overrides maps a tenant id to its limit.
+	Overrides map[string]TenantLimit `yaml:"overrides"`
+}
+
+// TenantLimit bounds one tenant.
+type TenantLimit struct {
+	// Concurrency is how many of the tenant's jobs may run at once; 0
+	// (default) means no limit.
+	Concurrency int `yaml:"concurrency"`
+	// Weight is the tenant's share in round-robin; default 1.
+	Weight int `yaml:"weight"`
+	// BacklogCap caps the tenant's waiting jobs; 0 (default) means
+	// min(max(concurrency×2000, 50000), 2000000).
+	BacklogCap int64 `yaml:"backlog_cap"`
+	// MaxWait is how long a job may wait for a slot before it fails; 0
+	// (default) means forever.
+	MaxWait Duration `yaml:"max_wait"`
+}
+
+// Webhooks holds the webhook subscriptions.
+type Webhooks struct {
+	// Subscriptions receive events.
+	Subscriptions []Subscription `yaml:"subscriptions"`
+}
+
+// Subscription is one webhook receiver.
+type Subscription struct {
+	// Name identifies the subscription. Required, unique.
+	Name string `yaml:"name"`
+	// URL receives POSTed events; http or https. Required.
+	URL string `yaml:"url"`
+	// Events filters the event types, such as job.completed; empty means
+	// all.
+	Events []string `yaml:"events"`
+	// Secret signs deliveries (HMAC-SHA256); write it as ${ENV_VAR}.
+	Secret string `yaml:"secret"`
+}
+
+// WebhookEvents lists the event types a subscription may name.
+var WebhookEvents = []string{"job.completed", "job.failed", "job.cancelled", "group.completed"}
+
+// Default returns the built-in configuration: the embedded store, no
+// scenes, no tokens.
+func Default() *Config {
+	c := &Config{}
+	c.applyDefaults()
+	return c
+}
+
+// applyDefaults fills zero values with their defaults.
+func (c *Config) applyDefaults() {
+	s := &c.Server
+	if s.Listen == "" {
+		s.Listen = DefaultListen
+	}
+	if s.LogFormat == "" {
+		s.LogFormat = "text"
+	}
+	if s.LogLevel == "" {
+		s.LogLevel = "info"
+	}
+	if s.MaxBodyBytes == 0 {
+		s.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if s.ShutdownTimeout == 0 {
+		s.ShutdownTimeout = Duration(DefaultShutdownTimeout)
+	}
+	if c.Storage.DataDir == "" {
+		c.Storage.DataDir = DefaultDataDir
+	}
+	if c.Storage.Prefix == "" {
+		c.Storage.Prefix = "sluice:"
+	}
+	if c.Limits.Timeout == 0 {
+		c.Limits.Timeout = Duration(100 * time.Millisecond)
+	}
+	c.Queues.applyDefaults()
+}
+
+func (q *Queues) applyDefaults() {
+	if q.Lease == 0 {
+		q.Lease = Duration(30 * time.Second)
+	}
+	if q.MaxPayloadBytes == 0 {
+		q.MaxPayloadBytes = 1 << 20
+	}
+	r := &q.Retention
+	if r.Completed == 0 {
+		r.Completed = Duration(24 * time.Hour)
+	}
+	if r.Failed == 0 {
+		r.Failed = Duration(7 * 24 * time.Hour)
+	}
+	if r.Cancelled == 0 {
+		r.Cancelled = Duration(24 * time.Hour)
+	}
+}
