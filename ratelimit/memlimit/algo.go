@@ -1,0 +1,182 @@
+package memlimit
+
+import (
+	"math"
+	"math/bits"
+	"time"
+
+	"github.com/sluicehq/sluice/ratelimit"
+)
+
+// state is one counter. The window algorithms use win, cur and prev; the
+// token bucket uses tat. All times are microseconds since the Unix epoch.
+// The zero value is an empty counter for every algorithm.
+type state struct {
+	win  int64 // index of the window cur was counted in
+	cur  int64 // cost counted in window win
+	prev int64 // cost counted in window win-1 (sliding window)
+	tat  int64 // theoretical arrival time (token bucket)
+}
+
+// expires is when s holds nothing any more for limit l, so the entry can
+// be dropped without changing any answer.
+func (s state) expires(l ratelimit.Limit) int64 {
+	w := l.Window.Microseconds()
+	switch l.Algorithm {
+	case ratelimit.FixedWindow:
+		return (s.win + 1) * w
+	case ratelimit.SlidingWindow:
+		return (s.win + 2) * w
+	}
+	return s.tat
+}
+
+// decide judges cost n against l at now (µs) on state s. It returns the
+// state to keep if the whole decision is allowed, and the result as if it
+// were. The formulas are the ones documented in package limittest.
+func decide(s state, l ratelimit.Limit, n, now int64) (state, ratelimit.Result) {
+	switch l.Algorithm {
+	case ratelimit.FixedWindow:
+		return fixed(s, l, n, now)
+	case ratelimit.SlidingWindow:
+		return sliding(s, l, n, now)
+	}
+	return bucket(s, l, n, now)
+}
+
+// unchanged is the result a limit that would have admitted its request
+// reports inside a denied decision: the counter as it was (a peek).
+func unchanged(s state, l ratelimit.Limit, now int64) ratelimit.Result {
+	_, r := decide(s, l, 0, now)
+	return r
+}
+
+// roll moves s to the window of now and returns the window's start.
+func roll(s *state, now, w int64) int64 {
+	k := now / w
+	switch s.win {
+	case k:
+	case k - 1:
+		s.prev, s.cur = s.cur, 0
+	default:
+		s.prev, s.cur = 0, 0
+	}
+	s.win = k
+	return k * w
+}
+
+func dur(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
+
+func fixed(s state, l ratelimit.Limit, n, now int64) (state, ratelimit.Result) {
+	q, w := l.Quota, l.Window.Microseconds()
+	start := roll(&s, now, w)
+	r := ratelimit.Result{Limit: l, Allowed: n <= q && s.cur <= q-n}
+	if r.Allowed {
+		s.cur += n
+	} else if n <= q {
+		r.RetryAfter = dur(start + w - now)
+	}
+	r.Used, r.Remaining = s.cur, max(0, q-s.cur)
+	if s.cur > 0 {
+		r.ResetAfter = dur(start + w - now)
+	}
+	return s, r
+}
+
+func sliding(s state, l ratelimit.Limit, n, now int64) (state, ratelimit.Result) {
+	q, w := l.Quota, l.Window.Microseconds()
+	start := roll(&s, now, w)
+	e := now - start
+	est := satAdd(mulDiv(s.prev, w-e, w), s.cur)
+	r := ratelimit.Result{Limit: l, Allowed: n <= q && est <= q-n}
+	if r.Allowed {
+		s.cur += n
+		est += n
+	} else if n <= q {
+		r.RetryAfter = dur(slidingRetry(s, q, n, w, e) - now + start)
+	}
+	r.Used, r.Remaining = est, max(0, q-est)
+	switch {
+	case s.cur > 0:
+		r.ResetAfter = dur(start + 2*w - now)
+	case s.prev > 0:
+		r.ResetAfter = dur(start + w - now)
+	}
+	return s, r
+}
+
+// slidingRetry returns the offset from the current window's start at which
+// cost n first fits, given no other traffic.
+func slidingRetry(s state, q, n, w, e int64) int64 {
+	if a := q - n - s.cur; a >= 0 && s.prev > 0 {
+		if e1 := w - mulDivDec(a+1, w, s.prev); e1 < w {
+			return e1
+		}
+	}
+	var e2 int64
+	if s.cur > 0 {
+		e2 = max(0, w-mulDivDec(q-n+1, w, s.cur))
+	}
+	return w + e2
+}
+
+func bucket(s state, l ratelimit.Limit, n, now int64) (state, ratelimit.Result) {
+	t := (l.Window.Microseconds() + l.Quota - 1) / l.Quota
+	c := l.Capacity()
+	tau := satMul(c, t)
+	base := max(s.tat, now)
+	next := satAdd(base, satMul(n, t))
+	r := ratelimit.Result{Limit: l, Allowed: n <= c && next-now <= tau}
+	if r.Allowed {
+		s.tat = next
+	} else {
+		s.tat = base
+		if n <= c {
+			r.RetryAfter = dur(next - now - tau)
+		}
+	}
+	r.Used = (s.tat - now + t - 1) / t
+	r.Remaining = max(0, c-r.Used)
+	r.ResetAfter = dur(s.tat - now)
+	return s, r
+}
+
+// mulDiv returns floor(a×b / d) for non-negative a, b and positive d
+// without overflowing, saturating at MaxInt64.
+func mulDiv(a, b, d int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	return div128(hi, lo, d)
+}
+
+// mulDivDec returns floor((a×b - 1) / d) for a×b >= 1, as mulDiv.
+func mulDivDec(a, b, d int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	lo, borrow := bits.Sub64(lo, 1, 0)
+	return div128(hi-borrow, lo, d)
+}
+
+func div128(hi, lo uint64, d int64) int64 {
+	if hi >= uint64(d) {
+		return math.MaxInt64
+	}
+	quo, _ := bits.Div64(hi, lo, uint64(d))
+	if quo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(quo)
+}
+
+func satMul(a, b int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(lo)
+}
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}

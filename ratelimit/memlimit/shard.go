@@ -1,0 +1,123 @@
+package memlimit
+
+import (
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/ratelimit"
+)
+
+// counterKey names one counter: the request key and the limit's ID
+// (algorithm and window), kept as a struct so that a lookup allocates
+// nothing.
+type counterKey struct {
+	key    string
+	alg    ratelimit.Algorithm
+	window time.Duration
+}
+
+func keyOf(r ratelimit.Request) counterKey {
+	return counterKey{key: r.Key, alg: r.Limit.Algorithm, window: r.Limit.Window}
+}
+
+// entry is one counter in a shard's map and in its recency list.
+type entry struct {
+	k          counterKey
+	st         state
+	exp        int64  // µs since the epoch when st holds nothing any more
+	op         uint64 // the shard operation that last touched it
+	prev, next *entry // recency list: head.next is the most recent
+}
+
+// shard is one lock's worth of counters. The recency list lets the shard
+// drop the least recently used counter when full, and find expired ones
+// cheaply at its tail.
+type shard struct {
+	mu   sync.Mutex
+	m    map[counterKey]*entry
+	head entry // sentinel of the circular recency list
+	max  int
+	op   uint64 // bumped at every locked operation; pins entries in use
+	_    [64]byte
+}
+
+func (sh *shard) init(max int) {
+	sh.m = make(map[counterKey]*entry)
+	sh.head.next, sh.head.prev = &sh.head, &sh.head
+	sh.max = max
+}
+
+// lock takes the shard and starts an operation: entries touched until
+// unlock are pinned and will not be evicted or reused.
+func (sh *shard) lock() {
+	sh.mu.Lock()
+	sh.op++
+}
+
+func (sh *shard) unlock() { sh.mu.Unlock() }
+
+// get returns the counter for k (nil when absent) and marks it used.
+func (sh *shard) get(k counterKey) *entry {
+	e := sh.m[k]
+	if e != nil {
+		e.op = sh.op
+		sh.unlink(e)
+		sh.pushFront(e)
+	}
+	return e
+}
+
+// insert adds an empty counter for k, first dropping expired counters at
+// the tail and, when the shard is still full, the least recently used
+// one. A dropped entry is reused, so steady traffic allocates nothing.
+func (sh *shard) insert(k counterKey, now int64) *entry {
+	var spare *entry
+	for range 2 {
+		if e := sh.head.prev; e != &sh.head && e.op != sh.op && e.exp <= now {
+			spare = sh.remove(e)
+		}
+	}
+	if len(sh.m) >= sh.max {
+		if e := sh.head.prev; e != &sh.head && e.op != sh.op {
+			spare = sh.remove(e)
+		}
+	}
+	if spare == nil {
+		spare = new(entry)
+	}
+	*spare = entry{k: k, op: sh.op}
+	sh.m[k] = spare
+	sh.pushFront(spare)
+	return spare
+}
+
+func (sh *shard) remove(e *entry) *entry {
+	delete(sh.m, e.k)
+	sh.unlink(e)
+	return e
+}
+
+// sweep drops every counter that expired by now and reports how many.
+func (sh *shard) sweep(now int64) int {
+	n := 0
+	for e := sh.head.prev; e != &sh.head; {
+		prev := e.prev
+		if e.exp <= now && e.op != sh.op {
+			sh.remove(e)
+			n++
+		}
+		e = prev
+	}
+	return n
+}
+
+func (sh *shard) unlink(e *entry) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+func (sh *shard) pushFront(e *entry) {
+	e.prev, e.next = &sh.head, sh.head.next
+	sh.head.next.prev = e
+	sh.head.next = e
+}
