@@ -104,21 +104,25 @@ func fromForwarded(lines []string, trusted []netip.Prefix) (netip.Addr, bool) {
 }
 
 // parseHost parses "ip", "ip:port", "[ipv6]" or "[ipv6]:port" and
-// normalises the address.
+// normalises the address. The form is picked before parsing so the common
+// cases parse once, without building an error.
 func parseHost(s string) (netip.Addr, bool) {
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		ap, err2 := netip.ParseAddrPort(s)
-		if err2 != nil {
-			if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
-				return netip.Addr{}, false
-			}
-			if a, err = netip.ParseAddr(s[1 : len(s)-1]); err != nil || !a.Is6() {
-				return netip.Addr{}, false
-			}
-		} else {
-			a = ap.Addr()
+	var a netip.Addr
+	var err error
+	switch {
+	case len(s) > 1 && s[0] == '[' && s[len(s)-1] == ']':
+		if a, err = netip.ParseAddr(s[1 : len(s)-1]); err == nil && !a.Is6() {
+			return netip.Addr{}, false
 		}
+	case strings.HasPrefix(s, "[") || strings.Count(s, ":") == 1:
+		var ap netip.AddrPort
+		ap, err = netip.ParseAddrPort(s)
+		a = ap.Addr()
+	default:
+		a, err = netip.ParseAddr(s)
+	}
+	if err != nil {
+		return netip.Addr{}, false
 	}
 	return a.Unmap().WithZone(""), true
 }

@@ -3,6 +3,7 @@ package httplimit_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,6 +46,11 @@ func TestSetHeaders(t *testing.T) {
 		{name: "name escaped as sf-string", policy: "a\"b\\c%d\né", d: ratelimit.Decide([]ratelimit.Result{
 			{Limit: perMin, Allowed: true, Remaining: 1}}),
 			want: map[string]string{"RateLimit-Policy": `"a\"b\\c%25d%0A%C3%A9";q=100;w=60`, "RateLimit": `"a\"b\\c%25d%0A%C3%A9";r=1;t=0`}},
+		{name: "long name outgrows the buffer", policy: strings.Repeat("x", 200), legacy: true, d: ratelimit.Decide([]ratelimit.Result{
+			{Limit: perMin, Remaining: 0, ResetAfter: time.Second, RetryAfter: time.Second}}),
+			want: map[string]string{"RateLimit-Policy": `"` + strings.Repeat("x", 200) + `";q=100;w=60`,
+				"RateLimit": `"` + strings.Repeat("x", 200) + `";r=0;t=1`, "Retry-After": "1",
+				"X-RateLimit-Limit": "100", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1"}},
 		{name: "no results writes nothing", policy: "api", d: ratelimit.Decision{}, legacy: true, want: map[string]string{}},
 	}
 	for _, tt := range tests {
