@@ -1,0 +1,290 @@
+package sqlitequeue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// Get implements queue.Backend.
+func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
+	rid, err := parseID(id)
+	if err != nil {
+		return nil, err
+	}
+	if b.closed.Load() {
+		return nil, b.wrap("get", queue.ErrClosed)
+	}
+	j, err := scanJob(b.r.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, rid))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, queue.ErrNotFound
+	}
+	return j, b.wrap("get", err)
+}
+
+// List implements queue.Backend.
+func (b *Backend) List(ctx context.Context, f queue.ListFilter) (*queue.Page, error) {
+	if b.closed.Load() {
+		return nil, b.wrap("list", queue.ErrClosed)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = queue.DefaultListLimit
+	}
+	limit = min(limit, queue.MaxListLimit)
+	var after int64
+	if f.Cursor != "" {
+		n, err := strconv.ParseInt(f.Cursor, 10, 64)
+		if err != nil || n < 0 {
+			return nil, queue.InvalidArgument("ListFilter.Cursor", "is not a cursor from this backend: %q", f.Cursor)
+		}
+		after = n
+	}
+	where, args := []string{"id > ?"}, []any{after}
+	if f.Queue != "" {
+		where, args = append(where, "queue = ?"), append(args, f.Queue)
+	}
+	if len(f.States) > 0 {
+		where = append(where, "state IN ("+placeholders(len(f.States))+")")
+		for _, s := range f.States {
+			args = append(args, string(s))
+		}
+	}
+	args = append(args, limit+1)
+	rows, err := b.r.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`, args...)
+	if err != nil {
+		return nil, b.wrap("list", err)
+	}
+	defer rows.Close()
+	page := &queue.Page{}
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, b.wrap("list", err)
+		}
+		page.Jobs = append(page.Jobs, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, b.wrap("list", err)
+	}
+	if len(page.Jobs) > limit {
+		page.Jobs = page.Jobs[:limit]
+		page.Next = page.Jobs[limit-1].ID
+	}
+	return page, nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// Stats implements queue.Backend. It counts from the (queue, state) index.
+func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
+	if b.closed.Load() {
+		return nil, b.wrap("stats", queue.ErrClosed)
+	}
+	rows, err := b.r.QueryContext(ctx, `SELECT queue, state, count(*) FROM jobs GROUP BY queue, state`)
+	if err != nil {
+		return nil, b.wrap("stats", err)
+	}
+	defer rows.Close()
+	byQueue := map[string]map[queue.State]int64{}
+	for rows.Next() {
+		var q, s string
+		var n int64
+		if err := rows.Scan(&q, &s, &n); err != nil {
+			return nil, b.wrap("stats", err)
+		}
+		if byQueue[q] == nil {
+			byQueue[q] = map[queue.State]int64{}
+		}
+		byQueue[q][queue.State(s)] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, b.wrap("stats", err)
+	}
+	out := make([]queue.QueueStats, 0, len(byQueue))
+	for q, c := range byQueue {
+		out = append(out, queue.QueueStats{Queue: q, Counts: c})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
+	return out, nil
+}
+
+// Cancel implements queue.Backend.
+func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
+	rid, err := parseID(id)
+	if err != nil {
+		return nil, err
+	}
+	now := b.now()
+	var j *queue.Job
+	err = b.write(ctx, "cancel", func(tx *sql.Tx) error {
+		var state string
+		err := tx.QueryRowContext(ctx, `SELECT state FROM jobs WHERE id = ?`, rid).Scan(&state)
+		if errors.Is(err, sql.ErrNoRows) {
+			return queue.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		switch queue.State(state) {
+		case queue.StateActive:
+			_, err = tx.ExecContext(ctx, `UPDATE jobs SET cancel_requested = 1, updated_at = ? WHERE id = ?`, now, rid)
+		case queue.StateScheduled, queue.StatePending, queue.StateWaiting, queue.StateRetrying:
+			_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = ?1,
+				updated_at = ?1 WHERE id = ?2`, now, rid)
+		}
+		if err != nil {
+			return err
+		}
+		j, err = scanJob(tx.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, rid))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if j.State == queue.StateCompleted || j.State == queue.StateFailed {
+		return j, queue.ErrJobFinished
+	}
+	return j, nil
+}
+
+// queueFilter returns " AND queue IN (...)" and its args, or nothing for
+// all queues.
+func queueFilter(queues []string) (string, []any) {
+	if len(queues) == 0 {
+		return "", nil
+	}
+	args := make([]any, len(queues))
+	for i, q := range queues {
+		args[i] = q
+	}
+	return " AND queue IN (" + placeholders(len(queues)) + ")", args
+}
+
+// RescueExpired implements queue.Backend.
+func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (queue.RescueResult, error) {
+	maxStalls := req.MaxStalls
+	if maxStalls <= 0 {
+		maxStalls = queue.DefaultMaxStalls
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = queue.DefaultBatchLimit
+	}
+	now := b.now()
+	var res queue.RescueResult
+	requeued := map[string]bool{}
+	err := b.write(ctx, "rescue", func(tx *sql.Tx) error {
+		res = queue.RescueResult{}
+		qf, qargs := queueFilter(req.Queues)
+		args := append([]any{now}, qargs...)
+		rows, err := tx.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE state = 'active'
+			AND lease_until < ?`+qf+` ORDER BY lease_until LIMIT ?`, append(args, limit)...)
+		if err != nil {
+			return err
+		}
+		var expired []*queue.Job
+		for rows.Next() {
+			j, err := scanJob(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			expired = append(expired, j)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		for _, j := range expired {
+			next, err := rescueOne(ctx, tx, j, now, maxStalls)
+			if err != nil {
+				return err
+			}
+			switch next {
+			case queue.StatePending:
+				res.Requeued++
+				requeued[j.Queue] = true
+			case queue.StateFailed:
+				res.Failed++
+			case queue.StateCancelled:
+				res.Cancelled++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return queue.RescueResult{}, err
+	}
+	for q := range requeued {
+		b.notify(q)
+	}
+	return res, nil
+}
+
+// rescueOne moves one expired job out of active and returns its new state.
+func rescueOne(ctx context.Context, tx *sql.Tx, j *queue.Job, now int64, maxStalls int) (queue.State, error) {
+	id, _ := parseID(j.ID)
+	stalls := j.Stalls + 1
+	switch {
+	case j.CancelRequested:
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', stalls = ?1,
+			attempt = attempt - 1, finished_at = ?2, updated_at = ?2, `+clearLease+` WHERE id = ?3`, stalls, now, id)
+		return queue.StateCancelled, err
+	case stalls >= maxStalls:
+		msg := fmt.Sprintf("queue: job stalled %d times (its lease expired before the worker finished)", stalls)
+		hist, err := appendError(j.Errors, queue.AttemptError{Attempt: j.Attempt, At: fromNanos(now), Error: msg})
+		if err != nil {
+			return "", err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', stalls = ?1, attempt = attempt - 1,
+			last_error = ?2, errors = ?3, finished_at = ?4, updated_at = ?4, `+clearLease+` WHERE id = ?5`,
+			stalls, msg, hist, now, id)
+		return queue.StateFailed, err
+	default:
+		_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'pending', stalls = ?1,
+			attempt = attempt - 1, updated_at = ?2, `+clearLease+` WHERE id = ?3`, stalls, now, id)
+		return queue.StatePending, err
+	}
+}
+
+// Cleanup implements queue.Backend.
+func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, error) {
+	limit := req.Limit
+	if limit <= 0 {
+		limit = queue.DefaultBatchLimit
+	}
+	now := b.now()
+	deleted := 0
+	err := b.write(ctx, "cleanup", func(tx *sql.Tx) error {
+		deleted = 0
+		qf, qargs := queueFilter(req.Queues)
+		for _, s := range []queue.State{queue.StateCompleted, queue.StateFailed, queue.StateCancelled} {
+			keep, _ := req.Retention.For(s)
+			if keep < 0 || deleted >= limit {
+				continue
+			}
+			args := append([]any{string(s), now - int64(keep)}, qargs...)
+			res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
+				WHERE state = ? AND finished_at <= ?`+qf+` ORDER BY finished_at LIMIT ?)`,
+				append(args, limit-deleted)...)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			deleted += int(n)
+		}
+		return nil
+	})
+	return deleted, err
+}

@@ -1,0 +1,307 @@
+package sqlitequeue
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// promoteBatch bounds how many due jobs one Lease promotes; the rest follow
+// on the next call.
+const promoteBatch = 1000
+
+const promoteDue = `UPDATE jobs SET state = 'pending', updated_at = ?1
+	WHERE id IN (SELECT id FROM jobs WHERE state IN ('scheduled', 'retrying') AND run_at <= ?1
+		ORDER BY run_at LIMIT ?2)`
+
+const readyJobs = `SELECT id, priority FROM jobs WHERE queue = ? AND state = 'pending'
+	ORDER BY priority, id LIMIT ?`
+
+const activate = `UPDATE jobs SET state = 'active', attempt = attempt + 1, lease_token = ?,
+	lease_until = ?, worker_id = ?, started_at = ?, updated_at = ?
+	WHERE id = ? AND state = 'pending' RETURNING ` + jobCols
+
+// clearLease is the SET part shared by every transition out of active.
+const clearLease = `lease_token = NULL, lease_until = NULL, worker_id = NULL`
+
+// Lease implements queue.Backend.
+func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+	if len(req.Queues) == 0 || req.Max < 1 || req.LeaseFor <= 0 {
+		return nil, queue.InvalidArgument("LeaseRequest", "needs queues, Max >= 1 and LeaseFor > 0, got %d queues, Max %d, LeaseFor %s",
+			len(req.Queues), req.Max, req.LeaseFor)
+	}
+	var out []queue.Lease
+	now := b.now()
+	err := b.write(ctx, "lease", func(tx *sql.Tx) error {
+		out = out[:0]
+		if _, err := tx.ExecContext(ctx, promoteDue, now, promoteBatch); err != nil {
+			return err
+		}
+		ids, err := pickReady(ctx, tx, req.Queues, req.Max)
+		if err != nil {
+			return err
+		}
+		until := now + int64(req.LeaseFor)
+		for _, id := range ids {
+			tok, err := newToken()
+			if err != nil {
+				return err
+			}
+			j, err := scanJob(tx.QueryRowContext(ctx, activate, tok, until, req.WorkerID, now, now, id))
+			if err != nil {
+				return err
+			}
+			out = append(out, queue.Lease{Job: j, Token: tok})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// pickReady returns the ids of the max best ready jobs across queues: the
+// best max of each queue (one index range each), merged by priority, then
+// sequence.
+func pickReady(ctx context.Context, tx *sql.Tx, queues []string, max int) ([]int64, error) {
+	type cand struct{ id, prio int64 }
+	var cands []cand
+	for _, q := range dedupe(queues) {
+		rows, err := tx.QueryContext(ctx, readyJobs, q, max)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var c cand
+			if err := rows.Scan(&c.id, &c.prio); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			cands = append(cands, c)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].prio != cands[j].prio {
+			return cands[i].prio < cands[j].prio
+		}
+		return cands[i].id < cands[j].id
+	})
+	if len(cands) > max {
+		cands = cands[:max]
+	}
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		ids[i] = c.id
+	}
+	return ids, nil
+}
+
+func dedupe(qs []string) []string {
+	if len(qs) == 1 {
+		return qs
+	}
+	seen := make(map[string]bool, len(qs))
+	out := qs[:0:0]
+	for _, q := range qs {
+		if !seen[q] {
+			seen[q] = true
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func newToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// fenced classifies a transition that matched no row: the job is missing,
+// or the token no longer holds it.
+func fenced(ctx context.Context, tx *sql.Tx, id int64) error {
+	var one int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM jobs WHERE id = ?`, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return queue.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return queue.ErrLeaseLost
+}
+
+// execFenced runs a transition guarded by "state = 'active' AND
+// lease_token = ?" and turns "no row changed" into the fencing error.
+func execFenced(ctx context.Context, tx *sql.Tx, id int64, query string, args ...any) error {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fenced(ctx, tx, id)
+	}
+	return nil
+}
+
+// Extend implements queue.Backend.
+func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+	rid, err := parseID(id)
+	if err != nil {
+		return queue.LeaseStatus{}, err
+	}
+	var st queue.LeaseStatus
+	now := b.now()
+	err = b.write(ctx, "extend", func(tx *sql.Tx) error {
+		var until int64
+		var cancel int
+		err := tx.QueryRowContext(ctx, `UPDATE jobs SET lease_until = ?, updated_at = ?
+			WHERE id = ? AND state = 'active' AND lease_token = ? RETURNING lease_until, cancel_requested`,
+			now+int64(leaseFor), now, rid, token).Scan(&until, &cancel)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fenced(ctx, tx, rid)
+		}
+		st = queue.LeaseStatus{Until: fromNanos(until), CancelRequested: cancel != 0}
+		return err
+	})
+	return st, err
+}
+
+// Complete implements queue.Backend.
+func (b *Backend) Complete(ctx context.Context, id, token string, result []byte) error {
+	rid, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	now := b.now()
+	return b.write(ctx, "complete", func(tx *sql.Tx) error {
+		return execFenced(ctx, tx, rid, `UPDATE jobs SET state = 'completed', result = ?,
+			finished_at = ?, updated_at = ?, `+clearLease+`
+			WHERE id = ? AND state = 'active' AND lease_token = ?`, result, now, now, rid, token)
+	})
+}
+
+// holder reads the job held by token inside tx, or returns the fencing error.
+func holder(ctx context.Context, tx *sql.Tx, id int64, token string) (*queue.Job, error) {
+	j, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs
+		WHERE id = ? AND state = 'active' AND lease_token = ?`, id, token))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fenced(ctx, tx, id)
+	}
+	return j, err
+}
+
+// Fail implements queue.Backend.
+func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+	rid, err := parseID(id)
+	if err != nil {
+		return "", err
+	}
+	var next queue.State
+	var q string
+	now := b.now()
+	err = b.write(ctx, "fail", func(tx *sql.Tx) error {
+		j, err := holder(ctx, tx, rid, token)
+		if err != nil {
+			return err
+		}
+		q = j.Queue
+		next = queue.StateRetrying
+		switch {
+		case j.CancelRequested:
+			next = queue.StateCancelled
+		case f.Permanent || j.Attempt >= j.MaxAttempts:
+			next = queue.StateFailed
+		}
+		hist, err := appendError(j.Errors, queue.AttemptError{Attempt: j.Attempt, At: fromNanos(now), Error: f.Error})
+		if err != nil {
+			return err
+		}
+		finished, runAt := int64(0), now+int64(max(f.RetryIn, 0))
+		if next.Final() {
+			finished, runAt = now, toNanos(j.RunAt)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = ?, last_error = ?, errors = ?,
+			run_at = ?, finished_at = ?, updated_at = ?, `+clearLease+` WHERE id = ?`,
+			string(next), f.Error, hist, runAt, finished, now, rid)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	if next == queue.StateRetrying && f.RetryIn <= 0 {
+		b.notify(q)
+	}
+	return next, nil
+}
+
+// appendError adds e to the history, keeping the newest MaxErrorHistory,
+// and returns it as JSON.
+func appendError(hist []queue.AttemptError, e queue.AttemptError) (string, error) {
+	hist = append(hist, e)
+	if n := len(hist) - queue.MaxErrorHistory; n > 0 {
+		hist = hist[n:]
+	}
+	out, err := json.Marshal(hist)
+	return string(out), err
+}
+
+// Snooze implements queue.Backend.
+func (b *Backend) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
+	next := queue.StatePending
+	if d > 0 {
+		next = queue.StateScheduled
+	}
+	return b.giveBack(ctx, "snooze", id, token, next, d)
+}
+
+// Requeue implements queue.Backend.
+func (b *Backend) Requeue(ctx context.Context, id, token string) (queue.State, error) {
+	return b.giveBack(ctx, "requeue", id, token, queue.StatePending, 0)
+}
+
+// giveBack ends an attempt without spending it: the job goes to next
+// (cancelled instead when a cancel was requested) with RunAt = now + d.
+func (b *Backend) giveBack(ctx context.Context, op, id, token string, next queue.State, d time.Duration) (queue.State, error) {
+	rid, err := parseID(id)
+	if err != nil {
+		return "", err
+	}
+	now := b.now()
+	var got, q string
+	err = b.write(ctx, op, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `UPDATE jobs SET
+			state = CASE WHEN cancel_requested THEN 'cancelled' ELSE ?1 END,
+			finished_at = CASE WHEN cancel_requested THEN ?2 ELSE 0 END,
+			run_at = CASE WHEN cancel_requested THEN run_at ELSE ?3 END,
+			attempt = attempt - 1, updated_at = ?2, `+clearLease+`
+			WHERE id = ?4 AND state = 'active' AND lease_token = ?5 RETURNING state, queue`,
+			string(next), now, now+int64(max(d, 0)), rid, token).Scan(&got, &q)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fenced(ctx, tx, rid)
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	if queue.State(got) == queue.StatePending {
+		b.notify(q)
+	}
+	return queue.State(got), nil
+}
