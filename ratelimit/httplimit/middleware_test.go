@@ -77,7 +77,7 @@ func equalFields(a, b map[string]string) bool {
 
 func TestByIPAllowDeny(t *testing.T) {
 	t.Parallel()
-	store := newMapStore()
+	store := newStore(t)
 	h := httplimit.ByIP(store, "login", ratelimit.PerMinute(2), httplimit.Options{Logger: quietLogger()})(okHandler)
 	store.clock.Advance(20*time.Second + 500*time.Millisecond) // 39.5s left in the window
 	tests := []struct {
@@ -110,7 +110,7 @@ func TestByIPAllowDeny(t *testing.T) {
 
 func TestByIPLegacyHeadersAndRounding(t *testing.T) {
 	t.Parallel()
-	store := newMapStore()
+	store := newStore(t)
 	h := httplimit.ByIP(store, "captcha", ratelimit.Per(1, 1500*time.Millisecond),
 		httplimit.Options{LegacyHeaders: true, Logger: quietLogger()})(okHandler)
 	store.clock.Advance(1499 * time.Millisecond) // 1ms left in the window
@@ -131,7 +131,7 @@ func TestByIPLegacyHeadersAndRounding(t *testing.T) {
 
 func TestTrustedProxyChainEndToEnd(t *testing.T) {
 	t.Parallel()
-	store := newMapStore()
+	store := newStore(t)
 	opts := httplimit.Options{TrustedProxies: mustCIDRs(t, "127.0.0.1"), Logger: quietLogger()}
 	srv := httptest.NewServer(httplimit.ByIP(store, "api", ratelimit.PerMinute(1), opts)(okHandler))
 	defer srv.Close()
@@ -154,7 +154,7 @@ func TestTrustedProxyChainEndToEnd(t *testing.T) {
 
 func TestSpoofedHeadersShareThePeersCounter(t *testing.T) {
 	t.Parallel()
-	store := newMapStore()
+	store := newStore(t)
 	srv := httptest.NewServer(httplimit.ByIP(store, "api", ratelimit.PerMinute(1), httplimit.Options{Logger: quietLogger()})(okHandler))
 	defer srv.Close()
 	var got []int
@@ -185,7 +185,7 @@ func TestSwitch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			store := newMapStore()
+			store := newStore(t)
 			tt.opts.Logger = quietLogger()
 			h := httplimit.ByIP(store, "ip", ratelimit.PerMinute(1), tt.opts)(okHandler)
 			var got []int
@@ -212,7 +212,7 @@ func TestCustomResponder(t *testing.T) {
 		w.WriteHeader(rj.Status)
 		_, _ = io.WriteString(w, "slow down: "+rj.Detail())
 	}}
-	h := httplimit.ByIP(newMapStore(), "upload", ratelimit.PerSecond(1), opts)(okHandler)
+	h := httplimit.ByIP(newStore(t), "upload", ratelimit.PerSecond(1), opts)(okHandler)
 	serve(h, "192.0.2.1:1")
 	got := serve(h, "192.0.2.1:1")
 	wantBody := "slow down: Too many requests: 1 every 1 seconds"
@@ -269,7 +269,7 @@ func TestInvalidLimitAnswers500AndLogs(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	l, err := ratelimit.Define(newMapStore(), ratelimit.Definition[*http.Request]{
+	l, err := ratelimit.Define(newStore(t), ratelimit.Definition[*http.Request]{
 		Scene:       "api",
 		Subject:     func(r *http.Request) []string { return []string{"key", r.Header.Get("X-Api-Key")} },
 		Limits:      func(*http.Request) []ratelimit.Limit { return []ratelimit.Limit{ratelimit.PerSecond(0)} },
@@ -293,7 +293,7 @@ func TestInvalidLimitAnswers500AndLogs(t *testing.T) {
 
 func TestShadowModeChangesNothingForClients(t *testing.T) {
 	t.Parallel()
-	store := newMapStore()
+	store := newStore(t)
 	opts := httplimit.Options{Logger: quietLogger()}
 	def := httplimit.IPDefinition("search", ratelimit.PerMinute(1), opts)
 	def.Shadow = true
@@ -315,7 +315,7 @@ func TestShadowModeChangesNothingForClients(t *testing.T) {
 
 func TestPoliciesAndClientsHaveSeparateCounters(t *testing.T) {
 	t.Parallel()
-	store := newMapStore()
+	store := newStore(t)
 	opts := httplimit.Options{Logger: quietLogger(), IPv6Prefix: 64}
 	a := httplimit.ByIP(store, "a", ratelimit.PerMinute(1), opts)(okHandler)
 	b := httplimit.ByIP(store, "b", ratelimit.PerMinute(1), opts)(okHandler)
@@ -339,7 +339,7 @@ func TestPoliciesAndClientsHaveSeparateCounters(t *testing.T) {
 
 func TestIPDefinitionKey(t *testing.T) {
 	t.Parallel()
-	l, err := ratelimit.Define(newMapStore(), httplimit.IPDefinition("wechat-login-qrcode", ratelimit.PerMinute(1), httplimit.Options{}))
+	l, err := ratelimit.Define(newStore(t), httplimit.IPDefinition("wechat-login-qrcode", ratelimit.PerMinute(1), httplimit.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,10 +359,10 @@ func TestConstructorsPanicOnBadConfiguration(t *testing.T) {
 		fn   func()
 		want string
 	}{
-		{"empty id", func() { httplimit.ByIP(newMapStore(), "", ratelimit.PerSecond(1), httplimit.Options{}) }, "id must not be empty"},
-		{"zero quota", func() { httplimit.ByIP(newMapStore(), "x", ratelimit.PerSecond(0), httplimit.Options{}) }, "Limit.Quota"},
+		{"empty id", func() { httplimit.ByIP(newStore(t), "", ratelimit.PerSecond(1), httplimit.Options{}) }, "id must not be empty"},
+		{"zero quota", func() { httplimit.ByIP(newStore(t), "x", ratelimit.PerSecond(0), httplimit.Options{}) }, "Limit.Quota"},
 		{"nil store", func() { httplimit.ByIP(nil, "x", ratelimit.PerSecond(1), httplimit.Options{}) }, "store must not be nil"},
-		{"bad IPv6 prefix", func() { httplimit.ByIP(newMapStore(), "x", ratelimit.PerSecond(1), httplimit.Options{IPv6Prefix: 129}) }, "IPv6Prefix"},
+		{"bad IPv6 prefix", func() { httplimit.ByIP(newStore(t), "x", ratelimit.PerSecond(1), httplimit.Options{IPv6Prefix: 129}) }, "IPv6Prefix"},
 		{"nil limiter", func() { httplimit.Middleware(nil, httplimit.Options{}) }, "limiter must not be nil"},
 	}
 	for _, tt := range tests {
@@ -380,7 +380,7 @@ func TestConstructorsPanicOnBadConfiguration(t *testing.T) {
 }
 
 func BenchmarkByIP(b *testing.B) {
-	store := newMapStore()
+	store := newStore(b)
 	h := httplimit.ByIP(store, "api", ratelimit.PerSecond(1<<40), httplimit.Options{})(okHandler)
 	r := httptest.NewRequest(http.MethodGet, "/", nil).WithContext(context.Background())
 	r.RemoteAddr = "192.0.2.1:1234"

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/clock"
 	"github.com/sluicehq/sluice/ratelimit"
+	"github.com/sluicehq/sluice/ratelimit/memlimit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -21,62 +22,27 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fresh window has exactly its length left.
 var epoch = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// mapStore is a fixed-window Store counting in a map under one mutex:
-// small enough to read at a glance, atomic and all-or-nothing like the real
-// stores, with an injected clock so tests control reset times.
-type mapStore struct {
+// store is memlimit on a fake clock, counting the calls that reach it so
+// tests can tell a pass-through from a limit that counted.
+type store struct {
+	*memlimit.Store
 	clock *clock.Fake
-	mu    sync.Mutex
-	used  map[string]windowCount
-	calls int
+	calls atomic.Int64
 }
 
-type windowCount struct{ window, used int64 }
-
-func newMapStore() *mapStore {
-	return &mapStore{clock: clock.NewFake(epoch), used: map[string]windowCount{}}
+func newStore(t testing.TB) *store {
+	c := clock.NewFake(epoch)
+	s := &store{Store: memlimit.New(memlimit.Options{Clock: c, SweepInterval: -1}), clock: c}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }
 
-func (s *mapStore) Consume(_ context.Context, reqs ...ratelimit.Request) (ratelimit.Decision, error) {
-	if err := ratelimit.ValidateRequests(reqs); err != nil {
-		return ratelimit.Decision{}, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.calls++
-	now := s.clock.Now().UnixNano()
-	results := make([]ratelimit.Result, len(reqs))
-	next := make([]windowCount, len(reqs))
-	for i, rq := range reqs {
-		w := int64(rq.Limit.Window)
-		c := windowCount{window: now / w}
-		if old := s.used[rq.Key+"|"+rq.Limit.ID()]; old.window == c.window {
-			c.used = old.used
-		}
-		res := ratelimit.Result{Limit: rq.Limit, Allowed: c.used+rq.Cost <= rq.Limit.Quota,
-			ResetAfter: time.Duration((c.window+1)*w - now)}
-		if res.Allowed {
-			c.used += rq.Cost
-		} else {
-			res.RetryAfter = res.ResetAfter
-		}
-		res.Used, res.Remaining = c.used, max(0, rq.Limit.Quota-c.used)
-		results[i], next[i] = res, c
-	}
-	d := ratelimit.Decide(results)
-	if d.Allowed {
-		for i, rq := range reqs {
-			s.used[rq.Key+"|"+rq.Limit.ID()] = next[i]
-		}
-	}
-	return d, nil
+func (s *store) Consume(ctx context.Context, reqs ...ratelimit.Request) (ratelimit.Decision, error) {
+	s.calls.Add(1)
+	return s.Store.Consume(ctx, reqs...)
 }
 
-func (s *mapStore) Calls() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls
-}
+func (s *store) Calls() int { return int(s.calls.Load()) }
 
 // downStore fails every call the way an unreachable store does.
 type downStore struct{}
@@ -89,26 +55,3 @@ func (downStore) Consume(_ context.Context, reqs ...ratelimit.Request) (ratelimi
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-func TestMapStoreCountsPerWindow(t *testing.T) {
-	t.Parallel()
-	s := newMapStore()
-	req := ratelimit.Request{Key: "k", Limit: ratelimit.PerSecond(2), Cost: 1}
-	var got []bool
-	for range 3 {
-		d, err := s.Consume(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, d.Allowed)
-	}
-	s.clock.Advance(time.Second)
-	d, _ := s.Consume(context.Background(), req)
-	got = append(got, d.Allowed)
-	want := []bool{true, true, false, true}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("allowed = %v, want %v", got, want)
-		}
-	}
-}
