@@ -60,5 +60,10 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Delays", func(t *testing.T) { testDelays(t, f) })
 	t.Run("PriorityFIFO", func(t *testing.T) { testPriorityFIFO(t, f) })
 	t.Run("Unique", func(t *testing.T) { testUnique(t, f) })
+	t.Run("Retries", func(t *testing.T) { testRetries(t, f) })
+	t.Run("Cancel", func(t *testing.T) { testCancel(t, f) })
+	t.Run("Stalls", func(t *testing.T) { testStalls(t, f) })
+	t.Run("Retention", func(t *testing.T) { testRetention(t, f) })
+	t.Run("ListStats", func(t *testing.T) { testListStats(t, f) })
 
 }
