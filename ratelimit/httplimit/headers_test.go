@@ -105,3 +105,13 @@ func TestWriteProblem(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkSetHeaders(b *testing.B) {
+	d := ratelimit.Decide([]ratelimit.Result{{Limit: ratelimit.PerMinute(100), Remaining: 0,
+		ResetAfter: 17 * time.Second, RetryAfter: 17 * time.Second}})
+	h := http.Header{}
+	b.ReportAllocs()
+	for b.Loop() {
+		httplimit.SetHeaders(h, "api", d, false)
+	}
+}

@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -389,5 +392,74 @@ func BenchmarkByIP(b *testing.B) {
 	for b.Loop() {
 		clear(w.Header())
 		h.ServeHTTP(w, r)
+	}
+}
+
+// BenchmarkLimiterCheck is BenchmarkByIP without the web layer: the
+// same limiter and request, called directly, so the difference is what
+// httplimit adds (client IP, headers, handler call).
+func BenchmarkLimiterCheck(b *testing.B) {
+	l, err := ratelimit.Define(newStore(b), httplimit.IPDefinition("api", ratelimit.PerSecond(1<<40), httplimit.Options{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.RemoteAddr = "192.0.2.1:1234"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := l.Check(r.Context(), r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkByIPParallel spreads requests over 1024 client addresses.
+func BenchmarkByIPParallel(b *testing.B) {
+	h := httplimit.ByIP(newStore(b), "api", ratelimit.PerSecond(1<<40), httplimit.Options{})(okHandler)
+	reqs := make([]*http.Request, 1024)
+	for i := range reqs {
+		reqs[i] = httptest.NewRequest(http.MethodGet, "/", nil)
+		reqs[i].RemoteAddr = netip.AddrFrom4([4]byte{192, 0, byte(i >> 8), byte(i)}).String() + ":1234"
+	}
+	var next atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		w := httptest.NewRecorder()
+		for pb.Next() {
+			clear(w.Header())
+			h.ServeHTTP(w, reqs[next.Add(1)&1023])
+		}
+	})
+}
+
+// TestConcurrentClientsAdmitExactlyTheQuota sends 64 concurrent requests
+// from one client over real connections through a limit of 32.
+func TestConcurrentClientsAdmitExactlyTheQuota(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(httplimit.ByIP(newStore(t), "burst", ratelimit.PerMinute(32), httplimit.Options{Logger: quietLogger()})(okHandler))
+	defer srv.Close()
+	var wg sync.WaitGroup
+	statuses := make(chan int, 64)
+	for range 64 {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	got := map[int]int{}
+	for s := range statuses {
+		got[s]++
+	}
+	if got[200] != 32 || got[429] != 32 {
+		t.Errorf("statuses %v, want 32×200 and 32×429", got)
 	}
 }
