@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/sluicehq/sluice/ratelimit"
 )
@@ -34,6 +35,7 @@ const Scene = "ip"
 // pass ratelimit.Define's limiter to Middleware.
 func IPDefinition(id string, limit ratelimit.Limit, opts Options) ratelimit.Definition[*http.Request] {
 	limits := []ratelimit.Limit{limit}
+	opts.TrustedProxies = slices.Clone(opts.TrustedProxies) // later edits by the caller must not race
 	return ratelimit.Definition[*http.Request]{
 		Scene:   Scene,
 		Policy:  func(*http.Request) string { return id },

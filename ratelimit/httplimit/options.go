@@ -26,10 +26,13 @@ type Options struct {
 	// TrustedProxies are the peers whose forwarding headers are believed
 	// (X-Forwarded-For, then X-Real-IP). Nil, the default, trusts no one:
 	// the client is always the socket peer. Build it with ParseCIDRs.
+	// ByIP and ClientIP use it; a limiter given to Middleware uses it only
+	// if its Subject calls ClientIP with these Options.
 	TrustedProxies []netip.Prefix
 	// IPv6Prefix, when above 0, buckets IPv6 clients by that prefix length
 	// (64 puts a whole /64, usually one subscriber, on one counter). 0, the
-	// default, keeps the full address. Must be 0..128.
+	// default, keeps the full address. Must be 0..128. Used like
+	// TrustedProxies.
 	IPv6Prefix int
 	// LegacyHeaders adds X-RateLimit-Limit, X-RateLimit-Remaining and
 	// X-RateLimit-Reset to the IETF fields. Default false.
