@@ -105,7 +105,25 @@ func unhex(c byte) int {
 }
 
 // ValidNamespace reports whether ns matches ^[A-Za-z0-9_-]+(:[A-Za-z0-9_-]+)*$.
-func ValidNamespace(ns string) bool { return namespacePattern.MatchString(ns) }
+// It is a hand-written scan rather than the regexp because every key built
+// on a hot path checks its namespace.
+func ValidNamespace(ns string) bool {
+	if ns == "" || ns[0] == ':' || ns[len(ns)-1] == ':' {
+		return false
+	}
+	for i := 0; i < len(ns); i++ {
+		c := ns[i]
+		switch {
+		case c == ':':
+			if ns[i-1] == ':' {
+				return false
+			}
+		case c == '.' || c == '~' || !unreserved(c):
+			return false
+		}
+	}
+	return true
+}
 
 // Join builds a logical key: the namespace, then each segment escaped,
 // separated by ':'. The namespace must match

@@ -142,3 +142,14 @@ func nonEmpty(ss ...string) []string {
 	}
 	return out
 }
+
+func FuzzValidNamespaceMatchesPattern(f *testing.F) {
+	for _, s := range []string{"a", "a:b", "a::b", ":a", "a:", "a.b", "rate-limit", "x_y:Z-9", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := ValidNamespace(s), namespacePattern.MatchString(s); got != want {
+			t.Fatalf("ValidNamespace(%q) = %v, pattern says %v", s, got, want)
+		}
+	})
+}
