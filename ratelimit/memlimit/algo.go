@@ -31,24 +31,26 @@ func (s state) expires(l ratelimit.Limit) int64 {
 	return s.tat
 }
 
-// decide judges cost n against l at now (µs) on state s. It returns the
-// state to keep if the whole decision is allowed, and the result as if it
-// were. The formulas are the ones documented in package limittest.
-func decide(s state, l ratelimit.Limit, n, now int64) (state, ratelimit.Result) {
+// decide judges cost n against l at now (µs) on the counter *s, turning
+// *s into the state to keep if the whole decision is allowed and writing
+// the result as if it were into *r. The formulas are the ones documented
+// in package limittest. Pointers, not values: this is the hot path and the
+// structs are large enough for copies to show.
+func decide(s *state, l *ratelimit.Limit, n, now int64, r *ratelimit.Result) {
 	switch l.Algorithm {
 	case ratelimit.FixedWindow:
-		return fixed(s, l, n, now)
+		fixed(s, l, n, now, r)
 	case ratelimit.SlidingWindow:
-		return sliding(s, l, n, now)
+		sliding(s, l, n, now, r)
+	default:
+		bucket(s, l, n, now, r)
 	}
-	return bucket(s, l, n, now)
 }
 
-// unchanged is the result a limit that would have admitted its request
-// reports inside a denied decision: the counter as it was (a peek).
-func unchanged(s state, l ratelimit.Limit, now int64) ratelimit.Result {
-	_, r := decide(s, l, 0, now)
-	return r
+// unchanged writes into *r the result a limit that would have admitted its
+// request reports inside a denied decision: the counter as it was (a peek).
+func unchanged(s state, l *ratelimit.Limit, now int64, r *ratelimit.Result) {
+	decide(&s, l, 0, now, r)
 }
 
 // roll moves s to the window of now and returns the window's start.
@@ -67,10 +69,10 @@ func roll(s *state, now, w int64) int64 {
 
 func dur(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
 
-func fixed(s state, l ratelimit.Limit, n, now int64) (state, ratelimit.Result) {
+func fixed(s *state, l *ratelimit.Limit, n, now int64, r *ratelimit.Result) {
 	q, w := l.Quota, l.Window.Microseconds()
-	start := roll(&s, now, w)
-	r := ratelimit.Result{Limit: l, Allowed: n <= q && s.cur <= q-n}
+	start := roll(s, now, w)
+	*r = ratelimit.Result{Limit: *l, Allowed: n <= q && s.cur <= q-n}
 	if r.Allowed {
 		s.cur += n
 	} else if n <= q {
@@ -80,15 +82,14 @@ func fixed(s state, l ratelimit.Limit, n, now int64) (state, ratelimit.Result) {
 	if s.cur > 0 {
 		r.ResetAfter = dur(start + w - now)
 	}
-	return s, r
 }
 
-func sliding(s state, l ratelimit.Limit, n, now int64) (state, ratelimit.Result) {
+func sliding(s *state, l *ratelimit.Limit, n, now int64, r *ratelimit.Result) {
 	q, w := l.Quota, l.Window.Microseconds()
-	start := roll(&s, now, w)
+	start := roll(s, now, w)
 	e := now - start
 	est := satAdd(mulDiv(s.prev, w-e, w), s.cur)
-	r := ratelimit.Result{Limit: l, Allowed: n <= q && est <= q-n}
+	*r = ratelimit.Result{Limit: *l, Allowed: n <= q && est <= q-n}
 	if r.Allowed {
 		s.cur += n
 		est += n
@@ -102,12 +103,11 @@ func sliding(s state, l ratelimit.Limit, n, now int64) (state, ratelimit.Result)
 	case s.prev > 0:
 		r.ResetAfter = dur(start + w - now)
 	}
-	return s, r
 }
 
 // slidingRetry returns the offset from the current window's start at which
 // cost n first fits, given no other traffic.
-func slidingRetry(s state, q, n, w, e int64) int64 {
+func slidingRetry(s *state, q, n, w, e int64) int64 {
 	if a := q - n - s.cur; a >= 0 && s.prev > 0 {
 		if e1 := w - mulDivDec(a+1, w, s.prev); e1 < w {
 			return e1
@@ -120,13 +120,13 @@ func slidingRetry(s state, q, n, w, e int64) int64 {
 	return w + e2
 }
 
-func bucket(s state, l ratelimit.Limit, n, now int64) (state, ratelimit.Result) {
+func bucket(s *state, l *ratelimit.Limit, n, now int64, r *ratelimit.Result) {
 	t := (l.Window.Microseconds() + l.Quota - 1) / l.Quota
 	c := l.Capacity()
 	tau := satMul(c, t)
 	base := max(s.tat, now)
 	next := satAdd(base, satMul(n, t))
-	r := ratelimit.Result{Limit: l, Allowed: n <= c && next-now <= tau}
+	*r = ratelimit.Result{Limit: *l, Allowed: n <= c && next-now <= tau}
 	if r.Allowed {
 		s.tat = next
 	} else {
@@ -138,7 +138,6 @@ func bucket(s state, l ratelimit.Limit, n, now int64) (state, ratelimit.Result) 
 	r.Used = (s.tat - now + t - 1) / t
 	r.Remaining = max(0, c-r.Used)
 	r.ResetAfter = dur(s.tat - now)
-	return s, r
 }
 
 // mulDiv returns floor(a×b / d) for non-negative a, b and positive d

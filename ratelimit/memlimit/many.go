@@ -10,6 +10,7 @@ import (
 // committing.
 type pending struct {
 	sh   *shard
+	h    uint64 // mapKey
 	e    *entry
 	st   state // the counter before the decision
 	next state // the counter if the decision is allowed
@@ -21,13 +22,16 @@ type pending struct {
 // commits only when all are allowed.
 func (s *Store) many(reqs []ratelimit.Request, results []ratelimit.Result, now int64) {
 	// Up to 8 requests stay on the stack; append spills beyond that.
-	var idxBuf, lockBuf [8]int
+	var hashBuf, lockBuf [8]uint64
 	var pendBuf [8]pending
-	idx, pend := idxBuf[:0], pendBuf[:0]
+	hashes, pend := hashBuf[:0], pendBuf[:0]
 	for _, r := range reqs {
-		idx = append(idx, s.shardOf(r.Key))
+		hashes = append(hashes, s.hash(r.Key))
 	}
-	locks := append(lockBuf[:0], idx...)
+	locks := append(lockBuf[:0], hashes...)
+	for i := range locks {
+		locks[i] &= s.mask
+	}
 	slices.Sort(locks)
 	locks = slices.Compact(locks)
 	for _, i := range locks {
@@ -40,23 +44,26 @@ func (s *Store) many(reqs []ratelimit.Request, results []ratelimit.Result, now i
 	}()
 
 	allowed := true
-	for i, r := range reqs {
-		p := pending{sh: &s.shards[idx[i]]}
-		if p.e = p.sh.get(keyOf(r)); p.e != nil {
+	for i := range reqs {
+		r := &reqs[i]
+		k := keyOf(r)
+		p := pending{sh: s.shardOf(hashes[i]), h: mapKey(hashes[i], k)}
+		if p.e = p.sh.get(p.h, k); p.e != nil {
 			p.st = p.e.st
 		}
-		p.next, results[i] = decide(p.st, r.Limit, r.Cost, now)
+		p.next = p.st
+		decide(&p.next, &r.Limit, r.Cost, now, &results[i])
 		allowed = allowed && results[i].Allowed
 		pend = append(pend, p)
 	}
-	for i, r := range reqs {
-		p := &pend[i]
+	for i := range reqs {
+		r, p := &reqs[i], &pend[i]
 		switch {
 		case !allowed && results[i].Allowed:
-			results[i] = unchanged(p.st, r.Limit, now)
+			unchanged(p.st, &r.Limit, now, &results[i])
 		case allowed && r.Cost > 0:
 			if p.e == nil {
-				p.e = p.sh.insert(keyOf(r), now)
+				p.e = p.sh.insert(p.h, keyOf(r), now)
 			}
 			p.e.st, p.e.exp = p.next, p.next.expires(r.Limit)
 		}

@@ -16,13 +16,23 @@ type counterKey struct {
 	window time.Duration
 }
 
-func keyOf(r ratelimit.Request) counterKey {
+func keyOf(r *ratelimit.Request) counterKey {
 	return counterKey{key: r.Key, alg: r.Limit.Algorithm, window: r.Limit.Window}
+}
+
+// mapKey folds the limit ID into the key's hash. The shard maps are keyed
+// by this 64-bit value rather than by counterKey, so a lookup hashes the
+// key string once (the same hash picks the shard) and compares it once;
+// the rare collisions are chained through entry.same.
+func mapKey(keyHash uint64, k counterKey) uint64 {
+	return keyHash ^ (uint64(k.window)*0x9E3779B97F4A7C15 + uint64(k.alg))
 }
 
 // entry is one counter in a shard's map and in its recency list.
 type entry struct {
 	k          counterKey
+	h          uint64 // mapKey of k
+	same       *entry // next entry with the same mapKey
 	st         state
 	exp        int64  // µs since the epoch when st holds nothing any more
 	op         uint64 // the shard operation that last touched it
@@ -34,7 +44,7 @@ type entry struct {
 // cheaply at its tail.
 type shard struct {
 	mu   sync.Mutex
-	m    map[counterKey]*entry
+	m    map[uint64]*entry
 	head entry // sentinel of the circular recency list
 	max  int
 	op   uint64 // bumped at every locked operation; pins entries in use
@@ -42,7 +52,7 @@ type shard struct {
 }
 
 func (sh *shard) init(max int) {
-	sh.m = make(map[counterKey]*entry)
+	sh.m = make(map[uint64]*entry)
 	sh.head.next, sh.head.prev = &sh.head, &sh.head
 	sh.max = max
 }
@@ -57,12 +67,17 @@ func (sh *shard) lock() {
 func (sh *shard) unlock() { sh.mu.Unlock() }
 
 // get returns the counter for k (nil when absent) and marks it used.
-func (sh *shard) get(k counterKey) *entry {
-	e := sh.m[k]
+func (sh *shard) get(h uint64, k counterKey) *entry {
+	e := sh.m[h]
+	for e != nil && e.k != k {
+		e = e.same
+	}
 	if e != nil {
 		e.op = sh.op
-		sh.unlink(e)
-		sh.pushFront(e)
+		if sh.head.next != e { // a hot key stays put: no list writes
+			sh.unlink(e)
+			sh.pushFront(e)
+		}
 	}
 	return e
 }
@@ -70,7 +85,7 @@ func (sh *shard) get(k counterKey) *entry {
 // insert adds an empty counter for k, first dropping expired counters at
 // the tail and, when the shard is still full, the least recently used
 // one. A dropped entry is reused, so steady traffic allocates nothing.
-func (sh *shard) insert(k counterKey, now int64) *entry {
+func (sh *shard) insert(h uint64, k counterKey, now int64) *entry {
 	var spare *entry
 	for range 2 {
 		if e := sh.head.prev; e != &sh.head && e.op != sh.op && e.exp <= now {
@@ -85,14 +100,25 @@ func (sh *shard) insert(k counterKey, now int64) *entry {
 	if spare == nil {
 		spare = new(entry)
 	}
-	*spare = entry{k: k, op: sh.op}
-	sh.m[k] = spare
+	*spare = entry{k: k, h: h, op: sh.op, same: sh.m[h]}
+	sh.m[h] = spare
 	sh.pushFront(spare)
 	return spare
 }
 
 func (sh *shard) remove(e *entry) *entry {
-	delete(sh.m, e.k)
+	if first := sh.m[e.h]; first == e {
+		if e.same == nil {
+			delete(sh.m, e.h)
+		} else {
+			sh.m[e.h] = e.same
+		}
+	} else {
+		for first.same != e {
+			first = first.same
+		}
+		first.same = e.same
+	}
 	sh.unlink(e)
 	return e
 }
