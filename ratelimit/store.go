@@ -38,7 +38,10 @@ func ValidateRequests(reqs []Request) error {
 			return err
 		}
 		for _, o := range reqs[:i] {
-			if o.Key == r.Key && o.Limit.ID() == r.Limit.ID() {
+			// Valid limits have equal IDs exactly when algorithm and
+			// window match; comparing those avoids building two strings
+			// per pair on every multi-limit call.
+			if o.Key == r.Key && o.Limit.Algorithm == r.Limit.Algorithm && o.Limit.Window == r.Limit.Window {
 				return invalidArg("requests", "hold key %q with limit %s twice", r.Key, r.Limit.ID())
 			}
 		}
