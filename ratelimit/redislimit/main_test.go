@@ -1,0 +1,93 @@
+package redislimit_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/keyspace"
+	"github.com/sluicehq/sluice/ratelimit/redislimit"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// epoch is where fake clocks start: a multiple of every window the tests use.
+var epoch = time.Unix(1_700_000_000, 0)
+
+// backend is a Redis the tests can open clients on: a fresh miniredis, or
+// the real Redis named by SLUICE_REDIS_URL under a random prefix whose keys
+// are deleted when the test ends.
+type backend struct {
+	opts   *redis.Options
+	prefix keyspace.Prefix
+	mini   *miniredis.Miniredis
+}
+
+func miniBackend(t testing.TB) backend {
+	t.Helper()
+	m := miniredis.RunT(t)
+	return backend{opts: &redis.Options{Addr: m.Addr()}, prefix: keyspace.DefaultPrefix, mini: m}
+}
+
+func realBackend(t testing.TB) backend {
+	t.Helper()
+	url := os.Getenv("SLUICE_REDIS_URL")
+	if url == "" {
+		t.Skip("SLUICE_REDIS_URL not set: skipping the real-Redis run")
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatalf("SLUICE_REDIS_URL: %v", err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	be := backend{opts: opts, prefix: keyspace.Prefix("sluicetest-" + hex.EncodeToString(b) + ":")}
+	t.Cleanup(func() { be.cleanup(t) })
+	return be
+}
+
+func (b backend) cleanup(t testing.TB) {
+	c := redis.NewClient(b.opts)
+	defer c.Close()
+	ctx := context.Background()
+	iter := c.Scan(ctx, 0, string(b.prefix)+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		c.Del(ctx, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Errorf("cleaning up %s*: %v", b.prefix, err)
+	}
+}
+
+// client opens a new client (a new connection pool: another "process").
+func (b backend) client(t testing.TB) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(b.opts)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// store opens a store on a new client; opts.Prefix defaults to the
+// backend's prefix.
+func (b backend) store(t testing.TB, opts redislimit.Options) *redislimit.Store {
+	t.Helper()
+	if opts.Prefix == "" {
+		opts.Prefix = b.prefix
+	}
+	s, err := redislimit.New(b.client(t), opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func fakeClock() *clock.Fake { return clock.NewFake(epoch) }
