@@ -1,0 +1,135 @@
+package flow
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/keyspace"
+	"github.com/sluicehq/sluice/ratelimit"
+)
+
+// SharedBudgetNamespace is the keyspace namespace of shared budgets' keys:
+// a budget named "search" counts under "flow:budget:{search}".
+const SharedBudgetNamespace = "flow"
+
+// storeTimeout bounds one store call made by TryTake, which has no context.
+const storeTimeout = ratelimit.DefaultTimeout
+
+// SharedBudget is a Budget kept in a ratelimit.Store, so every process using
+// the same store (and name) draws from one budget: a fleet-wide calls per
+// period. It counts with the store's token bucket (GCRA, starting full with
+// capacity calls) and, when denied, sleeps for the RetryAfter the store
+// returned and asks again.
+//
+// Within a process waiters are served in strict arrival order (only the
+// longest waiter asks the store); across processes the store decides who
+// comes first. Store faults are returned, matching
+// ratelimit.ErrStoreUnavailable: the caller decides whether to call
+// anyway. It is safe for concurrent use.
+type SharedBudget struct {
+	store    ratelimit.Store
+	name     string
+	key      string
+	limit    ratelimit.Limit
+	capacity int
+	clock    clock.Clock
+	turn     turnstile
+}
+
+var _ Limiter = (*SharedBudget)(nil)
+
+// NewSharedBudget returns the budget called name, of calls per period, kept
+// in store. Every process must use the same calls and per for a name. per
+// must be a whole number of milliseconds (at least 1ms), as for any
+// ratelimit.Limit.
+func NewSharedBudget(store ratelimit.Store, name string, calls int, per time.Duration, opts ...BudgetOption) (*SharedBudget, error) {
+	if store == nil {
+		return nil, invalidArg("store", "must not be nil")
+	}
+	if name == "" {
+		return nil, invalidArg("name", "must not be empty")
+	}
+	if err := validateBudget(calls, per); err != nil {
+		return nil, err
+	}
+	limit := ratelimit.Limit{Quota: int64(calls), Window: per, Algorithm: ratelimit.TokenBucket}
+	if err := limit.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidArgument, err)
+	}
+	key, err := keyspace.JoinTagged(SharedBudgetNamespace, 1, 2, "budget", name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: name: %w", ErrInvalidArgument, err)
+	}
+	cfg := buildBudgetConfig(opts)
+	return &SharedBudget{store: store, name: name, key: key, limit: limit, capacity: calls, clock: cfg.clock}, nil
+}
+
+// Name returns the budget's name.
+func (s *SharedBudget) Name() string { return s.name }
+
+// Key returns the logical key the store counts under.
+func (s *SharedBudget) Key() string { return s.key }
+
+// Capacity returns the most calls the budget admits at once.
+func (s *SharedBudget) Capacity() int { return s.capacity }
+
+// Wait blocks until n calls may start, with the same contract as
+// Budget.Wait, plus: a store fault ends the wait with an error matching
+// ratelimit.ErrStoreUnavailable. The deadline check uses the store's
+// RetryAfter, so a wait is refused as soon as the store says it cannot
+// finish in time.
+func (s *SharedBudget) Wait(ctx context.Context, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	if n > s.capacity {
+		return overCapacity(n, s.capacity)
+	}
+	if err := s.turn.enter(ctx); err != nil {
+		return err
+	}
+	defer s.turn.leave()
+	for {
+		d, err := s.consume(ctx, n)
+		if err != nil || d.Allowed {
+			return err
+		}
+		wait := max(d.RetryAfter, time.Millisecond)
+		if err := exceedsDeadline(ctx, wait); err != nil {
+			return err
+		}
+		if err := sleep(ctx, s.clock, wait); err != nil {
+			return err
+		}
+	}
+}
+
+// TryTake takes n calls if the store has them now and no caller in this
+// process is waiting ahead. A store fault (or a store slower than 100ms)
+// reads as false; use Wait to see the error.
+func (s *SharedBudget) TryTake(n int) bool {
+	if n <= 0 {
+		return true
+	}
+	if n > s.capacity || !s.turn.tryEnter() {
+		return false
+	}
+	defer s.turn.leave()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	d, err := s.consume(ctx, n)
+	return err == nil && d.Allowed
+}
+
+func (s *SharedBudget) consume(ctx context.Context, n int) (ratelimit.Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return ratelimit.Decision{}, err
+	}
+	d, err := s.store.Consume(ctx, ratelimit.Request{Key: s.key, Limit: s.limit, Cost: int64(n)})
+	if err != nil {
+		return d, fmt.Errorf("flow: shared budget %q: %w", s.name, err)
+	}
+	return d, nil
+}
