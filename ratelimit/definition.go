@@ -70,14 +70,16 @@ type Event struct {
 	Latency time.Duration
 	// Shadow is true when the scene is in shadow mode.
 	Shadow bool
-	// FailureMode is set when Allow or Assert answered by the failure mode.
+	// FailureModeApplied is set when Allow, Assert or Check answered by the
+	// failure mode.
 	FailureModeApplied bool
 	// Allowed is the answer given to the caller (after shadow and failure
 	// mode).
 	Allowed bool
 }
 
-// Observer is called synchronously after each decision; keep it cheap.
+// Observer is called synchronously after each decision made by Consume,
+// Allow, Assert or Check (once per call); keep it cheap.
 type Observer func(Event)
 
 // Option configures a Limiter.
@@ -211,9 +213,15 @@ func (l *Limiter[T]) requests(in T) (string, []Request, error) {
 
 // Consume counts in against its limits and returns the raw decision. Store
 // faults are returned (matching ErrStoreUnavailable), not masked; shadow
-// mode does not change the decision.
+// mode does not change the decision. The observer sees the call like any
+// other decision, with Allowed the raw decision.
 func (l *Limiter[T]) Consume(ctx context.Context, in T) (Decision, error) {
-	d, _, err := l.consume(ctx, in)
+	start := time.Now()
+	d, policy, err := l.consume(ctx, in)
+	if l.opts.observer != nil {
+		l.opts.observer(Event{Scene: l.def.Scene, Policy: policy, Decision: d, Err: err,
+			Latency: time.Since(start), Shadow: l.def.Shadow, Allowed: err == nil && d.Allowed})
+	}
 	return d, err
 }
 
