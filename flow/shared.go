@@ -3,6 +3,7 @@ package flow
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/clock"
@@ -14,8 +15,9 @@ import (
 // a budget named "search" counts under "flow:budget:{search}".
 const SharedBudgetNamespace = "flow"
 
-// storeTimeout bounds one store call made by TryTake, which has no context.
-const storeTimeout = ratelimit.DefaultTimeout
+// TryTakeTimeout bounds the store call of SharedBudget.TryTake, which has
+// no context.
+const TryTakeTimeout = time.Second
 
 // SharedBudget is a Budget kept in a ratelimit.Store, so every process using
 // the same store (and name) draws from one budget: a fleet-wide calls per
@@ -36,6 +38,7 @@ type SharedBudget struct {
 	capacity int
 	clock    clock.Clock
 	turn     turnstile
+	waiters  atomic.Int64 // Wait calls in progress
 }
 
 var _ Limiter = (*SharedBudget)(nil)
@@ -87,6 +90,8 @@ func (s *SharedBudget) Wait(ctx context.Context, n int) error {
 	if n > s.capacity {
 		return overCapacity(n, s.capacity)
 	}
+	s.waiters.Add(1)
+	defer s.waiters.Add(-1)
 	if err := s.turn.enter(ctx); err != nil {
 		return err
 	}
@@ -106,21 +111,31 @@ func (s *SharedBudget) Wait(ctx context.Context, n int) error {
 	}
 }
 
-// TryTake takes n calls if the store has them now and no caller in this
-// process is waiting ahead. A store fault (or a store slower than 100ms)
-// reads as false; use Wait to see the error.
+// TryTake takes n calls if the store has them now and no Wait in this
+// process is waiting ahead. A store fault, or a store slower than
+// TryTakeTimeout, reads as false; use Take to see the error.
 func (s *SharedBudget) TryTake(n int) bool {
-	if n <= 0 {
-		return true
-	}
-	if n > s.capacity || !s.turn.tryEnter() {
-		return false
-	}
-	defer s.turn.leave()
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), TryTakeTimeout)
 	defer cancel()
+	ok, err := s.Take(ctx, n)
+	return err == nil && ok
+}
+
+// Take is TryTake with a context and the store's error: it takes n calls
+// if the store has them now and no Wait in this process is waiting ahead,
+// and never waits for the budget.
+func (s *SharedBudget) Take(ctx context.Context, n int) (bool, error) {
+	if n <= 0 {
+		return true, nil
+	}
+	if n > s.capacity {
+		return false, overCapacity(n, s.capacity)
+	}
+	if s.waiters.Load() > 0 {
+		return false, nil
+	}
 	d, err := s.consume(ctx, n)
-	return err == nil && d.Allowed
+	return err == nil && d.Allowed, err
 }
 
 func (s *SharedBudget) consume(ctx context.Context, n int) (ratelimit.Decision, error) {

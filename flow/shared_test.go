@@ -80,6 +80,9 @@ func TestSharedBudgetBasics(t *testing.T) {
 	go func() { done <- b.Wait(context.Background(), 2) }()
 	fc.BlockUntil(1)
 	fc.Advance(2 * time.Second)
+	if b.TryTake(1) {
+		t.Fatal("TryTake took a call a waiter was waiting for")
+	}
 	if err := <-done; err != nil {
 		t.Fatalf("Wait(2) after refill = %v", err)
 	}
@@ -102,6 +105,9 @@ func TestSharedBudgetReturnsStoreFaults(t *testing.T) {
 	if b.TryTake(1) {
 		t.Fatal("TryTake on a failing store = true")
 	}
+	if ok, err := b.Take(context.Background(), 1); ok || !errors.Is(err, ratelimit.ErrStoreUnavailable) {
+		t.Fatalf("Take on a failing store = %v, %v; want false, ErrStoreUnavailable", ok, err)
+	}
 }
 
 // testFleet checks the fleet-wide promise on two budgets that share a name
@@ -119,7 +125,11 @@ func testFleet(t *testing.T, fc *clock.Fake, a, b *flow.SharedBudget) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if clients[i%2].TryTake(1) {
+			ok, err := clients[i%2].Take(context.Background(), 1)
+			if err != nil {
+				t.Errorf("Take: %v", err)
+			}
+			if ok {
 				took.Add(1)
 			}
 		}()

@@ -55,17 +55,6 @@ func (t *turnstile) abandon(ch chan struct{}, err error) error {
 	return err
 }
 
-// tryEnter takes the turn only if nobody holds it or waits for it.
-func (t *turnstile) tryEnter() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.busy {
-		return false
-	}
-	t.busy = true
-	return true
-}
-
 // leave hands the turn to the longest waiter, or frees it.
 func (t *turnstile) leave() {
 	t.mu.Lock()
