@@ -67,7 +67,14 @@ func roll(s *state, now, w int64) int64 {
 	return k * w
 }
 
-func dur(us int64) time.Duration { return time.Duration(us) * time.Microsecond }
+// dur converts microseconds to a Duration, saturating: a token bucket with
+// an enormous burst can be further from full than a Duration can say.
+func dur(us int64) time.Duration {
+	if us > math.MaxInt64/int64(time.Microsecond) {
+		return math.MaxInt64
+	}
+	return time.Duration(us) * time.Microsecond
+}
 
 func fixed(s *state, l *ratelimit.Limit, n, now int64, r *ratelimit.Result) {
 	q, w := l.Quota, l.Window.Microseconds()
