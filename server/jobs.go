@@ -1,0 +1,326 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// MaxBatch is the most jobs one POST /v1/jobs/batch may hold.
+const MaxBatch = 1000
+
+// jobSpecBody is a job to enqueue, in JSON.
+type jobSpecBody struct {
+	Queue string `json:"queue"`
+	Kind  string `json:"kind"`
+	// Payload is any JSON value, handed to the worker as is.
+	Payload json.RawMessage `json:"payload,omitempty"`
+	Tenant  string          `json:"tenant,omitempty"`
+	Group   string          `json:"group,omitempty"`
+	// Priority: lower runs first; default 0.
+	Priority int `json:"priority,omitempty"`
+	// RunAt (RFC 3339) or DelayMS delays the job.
+	RunAt       *time.Time `json:"run_at,omitempty"`
+	DelayMS     int64      `json:"delay_ms,omitempty"`
+	MaxAttempts int        `json:"max_attempts,omitempty"`
+	TimeoutMS   int64      `json:"timeout_ms,omitempty"`
+	UniqueKey   string     `json:"unique_key,omitempty"`
+	UniqueForMS int64      `json:"unique_for_ms,omitempty"`
+}
+
+func (b jobSpecBody) spec(now time.Time, field string) (queue.JobSpec, *problem) {
+	s := queue.JobSpec{
+		Queue: b.Queue, Kind: b.Kind, Payload: b.Payload, Tenant: b.Tenant, Group: b.Group,
+		Priority: b.Priority, MaxAttempts: b.MaxAttempts, UniqueKey: b.UniqueKey,
+		Timeout: time.Duration(b.TimeoutMS) * time.Millisecond, UniqueFor: time.Duration(b.UniqueForMS) * time.Millisecond,
+	}
+	switch {
+	case b.RunAt != nil && b.DelayMS != 0:
+		return s, badRequest("%srun_at and delay_ms must not both be set", field)
+	case b.DelayMS < 0:
+		return s, badRequest("%sdelay_ms must not be negative, got %d", field, b.DelayMS)
+	case b.RunAt != nil:
+		s.RunAt = *b.RunAt
+	case b.DelayMS > 0:
+		s.RunAt = now.Add(time.Duration(b.DelayMS) * time.Millisecond)
+	}
+	return s, nil
+}
+
+// jobBody is a stored job in JSON.
+type jobBody struct {
+	ID              string               `json:"id"`
+	Queue           string               `json:"queue"`
+	Kind            string               `json:"kind"`
+	State           queue.State          `json:"state"`
+	Payload         json.RawMessage      `json:"payload,omitempty"`
+	PayloadBase64   string               `json:"payload_base64,omitempty"`
+	Tenant          string               `json:"tenant,omitempty"`
+	Group           string               `json:"group,omitempty"`
+	Priority        int                  `json:"priority"`
+	Attempt         int                  `json:"attempt"`
+	MaxAttempts     int                  `json:"max_attempts"`
+	Stalls          int                  `json:"stalls,omitempty"`
+	TimeoutMS       int64                `json:"timeout_ms,omitempty"`
+	UniqueKey       string               `json:"unique_key,omitempty"`
+	LastError       string               `json:"last_error,omitempty"`
+	Errors          []queue.AttemptError `json:"errors,omitempty"`
+	Result          json.RawMessage      `json:"result,omitempty"`
+	ResultBase64    string               `json:"result_base64,omitempty"`
+	CancelRequested bool                 `json:"cancel_requested,omitempty"`
+	WorkerID        string               `json:"worker_id,omitempty"`
+	LeaseUntil      *time.Time           `json:"lease_until,omitempty"`
+	RunAt           *time.Time           `json:"run_at,omitempty"`
+	CreatedAt       time.Time            `json:"created_at"`
+	UpdatedAt       time.Time            `json:"updated_at"`
+	StartedAt       *time.Time           `json:"started_at,omitempty"`
+	FinishedAt      *time.Time           `json:"finished_at,omitempty"`
+}
+
+func toJobBody(j *queue.Job) jobBody {
+	b := jobBody{
+		ID: j.ID, Queue: j.Queue, Kind: j.Kind, State: j.State, Tenant: j.Tenant, Group: j.Group,
+		Priority: j.Priority, Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, Stalls: j.Stalls,
+		TimeoutMS: j.Timeout.Milliseconds(), UniqueKey: j.UniqueKey, LastError: j.LastError, Errors: j.Errors,
+		CancelRequested: j.CancelRequested, WorkerID: j.WorkerID, LeaseUntil: timePtr(j.LeaseUntil),
+		RunAt: timePtr(j.RunAt), CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
+		StartedAt: timePtr(j.StartedAt), FinishedAt: timePtr(j.FinishedAt),
+	}
+	b.Payload, b.PayloadBase64 = rawOrBase64(j.Payload)
+	b.Result, b.ResultBase64 = rawOrBase64(j.Result)
+	return b
+}
+
+// rawOrBase64 passes JSON through as JSON; anything else (a payload a Go
+// producer enqueued as bytes) as base64, so no byte is lost.
+func rawOrBase64(b []byte) (json.RawMessage, string) {
+	if len(b) == 0 {
+		return nil, ""
+	}
+	if json.Valid(b) {
+		return json.RawMessage(b), ""
+	}
+	return nil, base64.StdEncoding.EncodeToString(b)
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+type enqueuedBody struct {
+	Job       jobBody `json:"job"`
+	Duplicate bool    `json:"duplicate"`
+}
+
+// jobError maps queue errors to problems; unknown faults are logged and
+// answered without their text, which may name internals.
+func (s *Server) jobError(w http.ResponseWriter, r *http.Request, err error) {
+	var p *problem
+	switch {
+	case errors.Is(err, queue.ErrInvalidArgument):
+		p = badRequest("%s", strings.TrimPrefix(err.Error(), "queue: "))
+	case errors.Is(err, queue.ErrNotFound):
+		p = notFound("unknown job %q", r.PathValue("id"))
+	case errors.Is(err, queue.ErrLeaseLost):
+		p = &problem{Status: http.StatusConflict, Detail: "lease lost: the job was rescued, requeued or finished, or the token is wrong; drop the job"}
+	case errors.Is(err, queue.ErrJobFinished):
+		p = &problem{Status: http.StatusConflict, Detail: "job already finished"}
+	case isOverloaded(err):
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(retryAfterOf(err).Seconds()+0.999), 10))
+		p = &problem{Status: http.StatusServiceUnavailable, Detail: strings.TrimPrefix(err.Error(), "queue: ")}
+	case errors.Is(err, queue.ErrClosed), errors.Is(err, errNoQueue):
+		w.Header().Set("Retry-After", "1")
+		p = &problem{Status: http.StatusServiceUnavailable, Detail: "job queue unavailable"}
+	default:
+		s.log.ErrorContext(r.Context(), "server: job store fault", "route", r.Pattern, "error", err)
+		w.Header().Set("Retry-After", "1")
+		p = &problem{Status: http.StatusServiceUnavailable, Detail: "job store unavailable, retry later"}
+	}
+	writeProblem(w, p, nil)
+}
+
+func (s *Server) handleEnqueue(w http.ResponseWriter, r *http.Request) {
+	var body jobSpecBody
+	if p := decodeJSON(r, &body, false); p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	spec, p := body.spec(s.now(), "")
+	if p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	res, err := s.jobs.EnqueueBatch(r.Context(), []queue.JobSpec{spec})
+	if err != nil {
+		s.jobError(w, r, err)
+		return
+	}
+	s.countEnqueued(res)
+	status := http.StatusCreated
+	if res[0].Duplicate {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, enqueuedBody{Job: toJobBody(res[0].Job), Duplicate: res[0].Duplicate})
+}
+
+type batchBody struct {
+	Jobs []jobSpecBody `json:"jobs"`
+}
+
+type batchResult struct {
+	Jobs []enqueuedBody `json:"jobs"`
+}
+
+func (s *Server) handleEnqueueBatch(w http.ResponseWriter, r *http.Request) {
+	var body batchBody
+	if p := decodeJSON(r, &body, false); p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	if len(body.Jobs) == 0 || len(body.Jobs) > MaxBatch {
+		writeProblem(w, badRequest("jobs must hold 1 to %d jobs, got %d", MaxBatch, len(body.Jobs)), nil)
+		return
+	}
+	now := s.now()
+	specs := make([]queue.JobSpec, len(body.Jobs))
+	for i, b := range body.Jobs {
+		spec, p := b.spec(now, fmt.Sprintf("jobs[%d]: ", i))
+		if p != nil {
+			writeProblem(w, p, nil)
+			return
+		}
+		specs[i] = spec
+	}
+	res, err := s.jobs.EnqueueBatch(r.Context(), specs)
+	if err != nil {
+		s.jobError(w, r, err)
+		return
+	}
+	s.countEnqueued(res)
+	out := batchResult{Jobs: make([]enqueuedBody, len(res))}
+	for i, e := range res {
+		out.Jobs[i] = enqueuedBody{Job: toJobBody(e.Job), Duplicate: e.Duplicate}
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (s *Server) countEnqueued(res []queue.Enqueued) {
+	for _, e := range res {
+		if !e.Duplicate {
+			s.metrics.enqueued.WithLabelValues(e.Job.Queue, e.Job.Tenant).Inc()
+		}
+	}
+}
+
+func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
+	j, err := s.jobs.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.jobError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toJobBody(j))
+}
+
+func (s *Server) handleCancelJob(w http.ResponseWriter, r *http.Request) {
+	j, err := s.jobs.Cancel(r.Context(), r.PathValue("id"))
+	if err != nil && !(errors.Is(err, queue.ErrJobFinished) && j != nil) {
+		s.jobError(w, r, err)
+		return
+	}
+	if err != nil { // finished: say so, with the job as it is
+		writeProblem(w, &problem{Status: http.StatusConflict, Detail: fmt.Sprintf("job %q already finished (%s)", j.ID, j.State)}, nil)
+		return
+	}
+	writeJSON(w, http.StatusOK, toJobBody(j))
+}
+
+type listBody struct {
+	Jobs []jobBody `json:"jobs"`
+	Next string    `json:"next,omitempty"`
+}
+
+func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := queue.ListFilter{Queue: q.Get("queue"), Cursor: q.Get("cursor")}
+	for _, v := range q["state"] {
+		for _, st := range strings.Split(v, ",") {
+			if !queue.State(st).Valid() {
+				writeProblem(w, badRequest("unknown state %q (states: %s)", st, stateNames()), nil)
+				return
+			}
+			f.States = append(f.States, queue.State(st))
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > queue.MaxListLimit {
+			writeProblem(w, badRequest("limit must be an integer from 1 to %d, got %q", queue.MaxListLimit, v), nil)
+			return
+		}
+		f.Limit = n
+	}
+	page, err := s.jobs.List(r.Context(), f)
+	if err != nil {
+		s.jobError(w, r, err)
+		return
+	}
+	out := listBody{Jobs: make([]jobBody, len(page.Jobs)), Next: page.Next}
+	for i, j := range page.Jobs {
+		out.Jobs[i] = toJobBody(j)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func stateNames() string {
+	names := make([]string, len(queue.States))
+	for i, s := range queue.States {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+type statsBody struct {
+	Queues []queueStatsBody `json:"queues"`
+}
+
+type queueStatsBody struct {
+	Queue  string                `json:"queue"`
+	Counts map[queue.State]int64 `json:"counts"`
+	Total  int64                 `json:"total"`
+}
+
+func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
+	stats, err := s.jobs.Stats(r.Context())
+	if err != nil {
+		s.jobError(w, r, err)
+		return
+	}
+	out := statsBody{Queues: []queueStatsBody{}}
+	for _, st := range stats {
+		b := queueStatsBody{Queue: st.Queue, Counts: map[queue.State]int64{}}
+		for _, state := range queue.States {
+			b.Counts[state] = st.Counts[state]
+			b.Total += st.Counts[state]
+		}
+		out.Queues = append(out.Queues, b)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleNotImplemented answers the tenant and group routes until the
+// queue's tenant scheduler and groups exist.
+func handleNotImplemented(what string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, &problem{Status: http.StatusNotImplemented, Detail: what + " are not implemented yet in this version of the job queue"}, nil)
+	}
+}

@@ -1,0 +1,333 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// Worker protocol limits.
+const (
+	// MaxLeaseWait bounds a lease long-poll.
+	MaxLeaseWait = 60 * time.Second
+	// MaxLeaseBatch bounds how many jobs one lease call hands out.
+	MaxLeaseBatch = 100
+	// leasePoll is how often a long-poll retries when the backend cannot
+	// notify it of new work.
+	leasePoll = 200 * time.Millisecond
+)
+
+// retryAfterError is an error that says when to retry, such as the
+// queue's overload error.
+type retryAfterError interface {
+	error
+	RetryAfter() time.Duration
+}
+
+func isOverloaded(err error) bool {
+	var ra retryAfterError
+	return errors.As(err, &ra)
+}
+
+func retryAfterOf(err error) time.Duration {
+	var ra retryAfterError
+	if errors.As(err, &ra) {
+		return max(ra.RetryAfter(), time.Second)
+	}
+	return time.Second
+}
+
+type leaseRequestBody struct {
+	Queues   []string `json:"queues"`
+	WorkerID string   `json:"worker_id"`
+	// Max jobs to lease; default 1.
+	Max int `json:"max"`
+	// LeaseMS is the lease length; default the config's queues.lease.
+	LeaseMS int64 `json:"lease_ms"`
+	// WaitMS long-polls up to this long for work; default 0 (answer at
+	// once), at most MaxLeaseWait.
+	WaitMS int64 `json:"wait_ms"`
+}
+
+type leaseBody struct {
+	Job   jobBody `json:"job"`
+	Token string  `json:"token"`
+}
+
+type leasesBody struct {
+	Leases []leaseBody `json:"leases"`
+}
+
+func (b *leaseRequestBody) check(defaultLease time.Duration) (queue.LeaseRequest, time.Duration, *problem) {
+	req := queue.LeaseRequest{Queues: b.Queues, WorkerID: b.WorkerID, Max: b.Max, LeaseFor: time.Duration(b.LeaseMS) * time.Millisecond}
+	switch {
+	case len(b.Queues) == 0:
+		return req, 0, badRequest("queues must name at least one queue")
+	case b.WorkerID == "":
+		return req, 0, badRequest("worker_id is required")
+	case b.Max < 0 || b.Max > MaxLeaseBatch:
+		return req, 0, badRequest("max must be from 1 to %d, got %d", MaxLeaseBatch, b.Max)
+	case b.LeaseMS < 0:
+		return req, 0, badRequest("lease_ms must not be negative, got %d", b.LeaseMS)
+	case b.WaitMS < 0 || time.Duration(b.WaitMS)*time.Millisecond > MaxLeaseWait:
+		return req, 0, badRequest("wait_ms must be from 0 to %d, got %d", MaxLeaseWait.Milliseconds(), b.WaitMS)
+	}
+	for i, q := range b.Queues {
+		if q == "" {
+			return req, 0, badRequest("queues[%d] must not be empty", i)
+		}
+	}
+	if req.Max == 0 {
+		req.Max = 1
+	}
+	if req.LeaseFor == 0 {
+		req.LeaseFor = defaultLease
+	}
+	return req, time.Duration(b.WaitMS) * time.Millisecond, nil
+}
+
+func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
+	var body leaseRequestBody
+	if p := decodeJSON(r, &body, false); p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	req, wait, p := body.check(s.Config().Queues.Lease.D())
+	if p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	leases, err := s.leases.lease(r.Context(), req, wait)
+	if err != nil {
+		s.jobError(w, r, err)
+		return
+	}
+	out := leasesBody{Leases: make([]leaseBody, len(leases))}
+	for i, l := range leases {
+		s.metrics.jobStarted(l.Job)
+		out.Leases[i] = leaseBody{Job: toJobBody(l.Job), Token: l.Token}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// leaseWaiter long-polls a backend: it leases at once when work is ready,
+// else waits for the backend's notification (when it has one) or a short
+// poll interval, until the wait ends or the client goes away.
+type leaseWaiter struct {
+	b        queue.Backend
+	notifier queue.Notifier
+}
+
+func newLeaseWaiter(b queue.Backend) *leaseWaiter {
+	n, _ := b.(queue.Notifier)
+	return &leaseWaiter{b: b, notifier: n}
+}
+
+func (lw *leaseWaiter) lease(ctx context.Context, req queue.LeaseRequest, wait time.Duration) ([]queue.Lease, error) {
+	deadline := time.Now().Add(wait)
+	var wake <-chan struct{}
+	if lw.notifier != nil && wait > 0 {
+		ch, stop := lw.notifier.Subscribe(req.Queues)
+		defer stop()
+		wake = ch
+	}
+	for {
+		leases, err := lw.b.Lease(ctx, req)
+		if err != nil || len(leases) > 0 {
+			return leases, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, nil
+		}
+		t := time.NewTimer(min(left, leasePoll))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil // the client left or the server is stopping: nothing leased
+		case <-wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+type heartbeatBody struct {
+	Token   string `json:"token"`
+	LeaseMS int64  `json:"lease_ms"`
+}
+
+type heartbeatResult struct {
+	LeaseUntil      time.Time `json:"lease_until"`
+	CancelRequested bool      `json:"cancel_requested"`
+}
+
+func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
+	var body heartbeatBody
+	if p := decodeJSON(r, &body, false); p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	if p := needToken(body.Token); p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	if body.LeaseMS < 0 {
+		writeProblem(w, badRequest("lease_ms must not be negative, got %d", body.LeaseMS), nil)
+		return
+	}
+	d := time.Duration(body.LeaseMS) * time.Millisecond
+	if d == 0 {
+		d = s.Config().Queues.Lease.D()
+	}
+	st, err := s.backend.Extend(r.Context(), r.PathValue("id"), body.Token, d)
+	if err != nil {
+		s.jobError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, heartbeatResult{LeaseUntil: st.Until, CancelRequested: st.CancelRequested})
+}
+
+func needToken(tok string) *problem {
+	if tok == "" {
+		return badRequest("token is required: the lease token the job was leased with")
+	}
+	return nil
+}
+
+type completeBody struct {
+	Token  string          `json:"token"`
+	Result json.RawMessage `json:"result"`
+}
+
+type stateBody struct {
+	ID    string      `json:"id"`
+	State queue.State `json:"state"`
+}
+
+func (s *Server) handleComplete(w http.ResponseWriter, r *http.Request) {
+	var body completeBody
+	if p := decodeJSON(r, &body, false); p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	if p := needToken(body.Token); p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	id := r.PathValue("id")
+	job := s.peekJob(r.Context(), id)
+	if err := s.backend.Complete(r.Context(), id, body.Token, body.Result); err != nil {
+		s.jobError(w, r, err)
+		return
+	}
+	s.ended(job, queue.StateCompleted)
+	writeJSON(w, http.StatusOK, stateBody{ID: id, State: queue.StateCompleted})
+}
+
+type failBody struct {
+	Token     string `json:"token"`
+	Error     string `json:"error"`
+	RetryInMS int64  `json:"retry_in_ms"`
+	Permanent bool   `json:"permanent"`
+}
+
+func (s *Server) handleFail(w http.ResponseWriter, r *http.Request) {
+	var body failBody
+	if p := decodeJSON(r, &body, false); p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	if p := needToken(body.Token); p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	if body.Error == "" {
+		writeProblem(w, badRequest("error is required: say why the attempt failed"), nil)
+		return
+	}
+	if body.RetryInMS < 0 {
+		writeProblem(w, badRequest("retry_in_ms must not be negative, got %d", body.RetryInMS), nil)
+		return
+	}
+	if len(body.Error) > queue.MaxErrorLen {
+		body.Error = body.Error[:queue.MaxErrorLen]
+	}
+	id := r.PathValue("id")
+	job := s.peekJob(r.Context(), id)
+	retry := time.Duration(body.RetryInMS) * time.Millisecond
+	if retry == 0 && job != nil {
+		retry = defaultBackoff(job.Attempt)
+	}
+	st, err := s.backend.Fail(r.Context(), id, body.Token, queue.Failure{Error: body.Error, RetryIn: retry, Permanent: body.Permanent})
+	if err != nil {
+		s.jobError(w, r, err)
+		return
+	}
+	s.ended(job, st)
+	writeJSON(w, http.StatusOK, stateBody{ID: id, State: st})
+}
+
+// defaultBackoff is the retry delay when a worker does not choose one:
+// exponential from 1s, capped at 10 minutes.
+func defaultBackoff(attempt int) time.Duration {
+	d := time.Second << min(max(attempt-1, 0), 10)
+	return min(d, 10*time.Minute)
+}
+
+type requeueBody struct {
+	Token   string `json:"token"`
+	DelayMS int64  `json:"delay_ms"`
+}
+
+// handleRequeue gives a job back without spending its attempt: at once
+// (a worker shutting down) or after delay_ms (snooze).
+func (s *Server) handleRequeue(w http.ResponseWriter, r *http.Request) {
+	var body requeueBody
+	if p := decodeJSON(r, &body, false); p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	if p := needToken(body.Token); p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	if body.DelayMS < 0 {
+		writeProblem(w, badRequest("delay_ms must not be negative, got %d", body.DelayMS), nil)
+		return
+	}
+	id := r.PathValue("id")
+	var (
+		st  queue.State
+		err error
+	)
+	if body.DelayMS > 0 {
+		st, err = s.backend.Snooze(r.Context(), id, body.Token, time.Duration(body.DelayMS)*time.Millisecond)
+	} else {
+		st, err = s.backend.Requeue(r.Context(), id, body.Token)
+	}
+	if err != nil {
+		s.jobError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, stateBody{ID: id, State: st})
+}
+
+// peekJob reads a job for metrics before it changes; nil when it cannot.
+func (s *Server) peekJob(ctx context.Context, id string) *queue.Job {
+	j, err := s.backend.Get(ctx, id)
+	if err != nil {
+		return nil
+	}
+	return j
+}
+
+func (s *Server) ended(j *queue.Job, st queue.State) {
+	if j != nil {
+		s.metrics.jobEnded(j, st, s.now())
+	}
+}
