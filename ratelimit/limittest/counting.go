@@ -55,6 +55,44 @@ func testExactness(t *testing.T, s *suite) {
 	}
 }
 
+// testExactnessMultiLimit: 64 concurrent two-limit decisions, in both
+// orders across two keys, admit exactly 32 and leave both counters at 32:
+// no denied call moves either counter, whatever the interleaving.
+func testExactnessMultiLimit(t *testing.T, s *suite) {
+	s.align(t, time.Hour)
+	tight, loose := ratelimit.PerHour(32), ratelimit.PerHour(40).With(ratelimit.SlidingWindow)
+	ab := []ratelimit.Request{req("multi:a", tight, 1), req("multi:b", loose, 1)}
+	ba := []ratelimit.Request{ab[1], ab[0]}
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 64 {
+		st, reqs := s.h.Store, ab
+		if i%2 == 1 {
+			st, reqs = s.second(), ba
+		}
+		wg.Go(func() {
+			<-start
+			d, err := st.Consume(context.Background(), reqs...)
+			if err != nil {
+				t.Errorf("Consume: %v", err)
+				return
+			}
+			if d.Allowed {
+				allowed.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if got := allowed.Load(); got != 32 {
+		t.Errorf("allowed %d of 64 concurrent two-limit calls, want exactly 32", got)
+	}
+	if a, b := s.peek(t, "multi:a", tight).Used, s.peek(t, "multi:b", loose).Used; a != 32 || b != 32 {
+		t.Errorf("after the race: Used %d and %d, want 32 and 32 (denied calls move nothing)", a, b)
+	}
+}
+
 // testAllOrNothing: a denying limit moves no counter, on one key and across
 // keys.
 func testAllOrNothing(t *testing.T, s *suite) {

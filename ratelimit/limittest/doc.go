@@ -37,6 +37,11 @@
 // would be allowed by this limit with no other traffic (0 when Allowed).
 // Decision.RetryAfter is the largest RetryAfter of the denying results.
 //
+// A store may forget a counter once it holds nothing: a fixed window after
+// its window ends, a sliding window one window later, a token bucket once
+// tat <= t. It may also forget counters to bound its memory (memlimit's
+// MaxKeys); the suite never fills a store that far.
+//
 // Cost 0 is a peek: allowed, moves nothing, reports the fields above.
 // A cost above Limit.Capacity() can never be allowed: it is denied, moves
 // nothing, and its RetryAfter is 0 because waiting does not help.
@@ -99,6 +104,10 @@
 //
 // So a fresh bucket admits C at once and then one unit of cost every T.
 // A token bucket cannot admit more than one unit per microsecond.
+//
+// Every formula is exact integer arithmetic: a store must not let a product
+// such as p × (W - e) lose precision (Lua numbers are doubles, exact only
+// up to 2^53) or overflow.
 //
 // # Stores in several processes
 //

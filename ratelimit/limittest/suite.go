@@ -31,6 +31,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		fn   func(t *testing.T, s *suite)
 	}{
 		{"Exactness", testExactness},
+		{"ExactnessMultiLimit", testExactnessMultiLimit},
 		{"AllOrNothing", testAllOrNothing},
 		{"DeniedDoNotConsume", testDeniedDoNotConsume},
 		{"Cost", testCost},
