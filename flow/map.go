@@ -163,12 +163,15 @@ func mapInline[T, R any](ctx context.Context, items []T, fn func(context.Context
 type mapRun[T, R any] struct {
 	parent  context.Context
 	ctx     context.Context
+	done    <-chan struct{} // ctx.Done(), read once: a cancelCtx's Err takes a lock
 	cancel  context.CancelCauseFunc
 	items   []T
 	fn      func(context.Context, T) (R, error)
 	results []R
-	errs    []error
 	next    atomic.Int64
+	mu      sync.Mutex
+	errAt   int   // index of the first failed item by input order, or -1
+	err     error // its error
 	failed  atomic.Bool
 	drained chan struct{} // closed once no item is left to claim
 	once    sync.Once
@@ -177,10 +180,11 @@ type mapRun[T, R any] struct {
 
 func newMapRun[T, R any](ctx context.Context, items []T, fn func(context.Context, T) (R, error), results []R, cfg mapConfig) *mapRun[T, R] {
 	m := &mapRun[T, R]{parent: ctx, ctx: ctx, items: items, fn: fn, results: results,
-		errs: make([]error, len(items)), drained: make(chan struct{})}
+		errAt: -1, drained: make(chan struct{})}
 	if cfg.cancelOnError {
 		m.ctx, m.cancel = context.WithCancelCause(ctx)
 	}
+	m.done = m.ctx.Done()
 	return m
 }
 
@@ -195,10 +199,8 @@ func (m *mapRun[T, R]) run(cfg mapConfig) error {
 	if m.cancel != nil {
 		m.cancel(nil)
 	}
-	for _, err := range m.errs {
-		if err != nil {
-			return err
-		}
+	if m.err != nil {
+		return m.err
 	}
 	if int(m.next.Load()) < len(m.items) {
 		return m.parent.Err()
@@ -221,28 +223,60 @@ func (m *mapRun[T, R]) help(pool *Pool) {
 	m.work()
 }
 
+// work runs items until none is left. A panic ends only the item that
+// raised it: run recovers it and work carries on with the next item (which
+// claim refuses, since the panic counts as a failure).
 func (m *mapRun[T, R]) work() {
-	for {
-		i, ok := m.claim()
-		if !ok {
-			m.once.Do(func() { close(m.drained) })
-			return
+	for m.run1() {
+	}
+	m.once.Do(func() { close(m.drained) })
+}
+
+// run1 runs items until none is left (false) or one panics (true). The
+// deferred recover is paid once per run of items, not once per item.
+func (m *mapRun[T, R]) run1() (panicked bool) {
+	i := -1
+	defer func() {
+		if v := recover(); v != nil {
+			m.fail(i, &PanicError{Index: i, Value: v, Stack: debug.Stack()})
+			panicked = true
 		}
-		r, err := protect(m.ctx, i, m.items[i], m.fn)
+	}()
+	for {
+		var ok bool
+		if i, ok = m.claim(); !ok {
+			return false
+		}
+		r, err := m.fn(m.ctx, m.items[i])
 		m.results[i] = r
 		if err != nil {
-			m.errs[i] = err
-			m.failed.Store(true)
-			if m.cancel != nil {
-				m.cancel(err)
-			}
+			m.fail(i, err)
 		}
 	}
 }
 
+// fail records item i's error if it is the first by input order so far,
+// and stops new items from starting.
+func (m *mapRun[T, R]) fail(i int, err error) {
+	m.mu.Lock()
+	if m.errAt < 0 || i < m.errAt {
+		m.errAt, m.err = i, err
+	}
+	m.mu.Unlock()
+	m.failed.Store(true)
+	if m.cancel != nil {
+		m.cancel(err)
+	}
+}
+
 func (m *mapRun[T, R]) claim() (int, bool) {
-	if m.failed.Load() || m.ctx.Err() != nil {
+	if m.failed.Load() {
 		return 0, false
+	}
+	select {
+	case <-m.done:
+		return 0, false
+	default:
 	}
 	i := int(m.next.Add(1) - 1)
 	if i >= len(m.items) {
