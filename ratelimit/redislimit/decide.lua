@@ -5,7 +5,7 @@
 -- KEYS[i]  the counter of request i (all keys share one hash tag).
 -- ARGV[1]  the time in microseconds, or "" to read the server's TIME.
 -- ARGV[2]  the least key lifetime in milliseconds (0 unless time is injected).
--- ARGV[2+5(i-1)+1..5]  request i: algorithm (0 fixed window, 1 sliding
+-- ARGV[5i-2 .. 5i+2]  request i: algorithm (0 fixed window, 1 sliding
 --          window, 2 token bucket), quota, window in microseconds,
 --          capacity, cost.
 --
@@ -15,140 +15,107 @@
 -- Counter values carry their own window or time ("<window> <count>",
 -- "<window> <count> <previous count>", "<theoretical arrival time>"), so a
 -- value from an earlier window reads as stale whatever the key's expiry
--- says. Arithmetic stays in integers below 2^53, where Lua numbers are exact.
+-- says. Arithmetic stays in integers below 2^53, where Lua numbers are
+-- exact. The code is written inline, with two tables per run, because
+-- this script is the server-side cost of every decision.
 
 local now = tonumber(ARGV[1])
 if not now then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  now = t[1] * 1000000 + t[2]
 end
-local minttl = tonumber(ARGV[2])
 local floor = math.floor
-
-local function ceildiv(a, b)
-  return floor((a + b - 1) / b)
-end
-
--- Each algorithm returns: allowed, used before, used after, reset before,
--- reset after, retry, the value to store, its lifetime in microseconds.
--- "After" is the state once the request is counted.
-
-local function fixed(raw, quota, win, cost)
-  local w = floor(now / win)
-  local c = 0
-  if raw then
-    local sw, sc = string.match(raw, '^(%d+) (%d+)$')
-    if not sw then return nil end
-    if tonumber(sw) == w then c = tonumber(sc) end
-  end
-  local reset = (w + 1) * win - now
-  local ok = c + cost <= quota
-  local retry = 0
-  if not ok and cost <= quota then retry = reset end
-  local rb, ra = 0, 0
-  if c > 0 then rb = reset end
-  if c + cost > 0 then ra = reset end
-  return ok, c, c + cost, rb, ra, retry, string.format('%.0f %.0f', w, c + cost), reset
-end
-
-local function slidingretry(p, c, quota, n, win, e)
-  local a = quota - n - c
-  if a >= 0 and p > 0 then
-    local e1 = win - floor(((a + 1) * win - 1) / p)
-    if e1 < win then return e1 - e end
-  end
-  local e2 = 0
-  if c > 0 then
-    e2 = win - floor(((quota - n + 1) * win - 1) / c)
-    if e2 < 0 then e2 = 0 end
-  end
-  return win - e + e2
-end
-
-local function sliding(raw, quota, win, cost)
-  local w = floor(now / win)
-  local e = now - w * win
-  local c, p = 0, 0
-  if raw then
-    local sw, sc, sp = string.match(raw, '^(%d+) (%d+) (%d+)$')
-    if not sw then return nil end
-    sw = tonumber(sw)
-    if sw == w then
-      c, p = tonumber(sc), tonumber(sp)
-    elseif sw == w - 1 then
-      p = tonumber(sc)
-    end
-  end
-  local est = floor(p * (win - e) / win) + c
-  local ok = est + cost <= quota
-  local retry = 0
-  if not ok and cost <= quota then retry = slidingretry(p, c, quota, cost, win, e) end
-  local rb = 0
-  if c > 0 then rb = 2 * win - e elseif p > 0 then rb = win - e end
-  local ra = rb
-  if cost > 0 then ra = 2 * win - e end
-  return ok, est, est + cost, rb, ra, retry, string.format('%.0f %.0f %.0f', w, c + cost, p), 2 * win - e
-end
-
--- GCRA: emission interval t = ceil(window / quota), tolerance cap × t.
-local function bucket(raw, quota, win, cap, cost)
-  local t = ceildiv(win, quota)
-  local tat = now
-  if raw then
-    tat = tonumber(string.match(raw, '^(%d+)$'))
-    if not tat then return nil end
-  end
-  if tat < now then tat = now end
-  local new = tat + cost * t
-  local ok = new - now <= cap * t
-  local retry = 0
-  if not ok and cost <= cap then retry = new - now - cap * t end
-  return ok, ceildiv(tat - now, t), ceildiv(new - now, t), tat - now, new - now,
-    retry, string.format('%.0f', new), new - now
-end
-
 local n = #KEYS
-local res = {}
+local out = {} -- the reply, filled with the state before the decision
+local after = {} -- per request: used, reset, value, lifetime once counted
 local all = true
-for i = 1, n do
-  local a = 2 + (i - 1) * 5
-  local alg, quota, win = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3])
-  local cap, cost = tonumber(ARGV[a + 4]), tonumber(ARGV[a + 5])
-  local raw = redis.call('GET', KEYS[i])
-  if not raw then raw = nil end
-  local r
-  if alg == 0 then
-    r = {fixed(raw, quota, win, cost)}
-  elseif alg == 1 then
-    r = {sliding(raw, quota, win, cost)}
-  else
-    r = {bucket(raw, quota, win, cap, cost)}
-  end
-  if r[1] == nil then
-    return redis.error_reply('redislimit: malformed counter value at ' .. KEYS[i])
-  end
-  r[9], r[10] = cap, cost
-  res[i] = r
-  if not r[1] then all = false end
-end
 
-local out = {}
 for i = 1, n do
-  local r = res[i]
-  local used, reset = r[2], r[4]
-  if all then
-    used, reset = r[3], r[5]
-    if r[10] > 0 then
-      local ttl = ceildiv(r[8], 1000)
-      if ttl < minttl then ttl = minttl end
-      redis.call('SET', KEYS[i], r[7], 'PX', ttl)
+  local a = 5 * i - 2
+  local alg, q, win = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  local cap, cost = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+  local raw = redis.call('GET', KEYS[i])
+  local ok, ub, ua, rb, ra, retry, val, ttl
+  if alg == '2' then
+    -- GCRA: emission interval t rounded up, tolerance cap × t.
+    local t = floor((win + q - 1) / q)
+    local tat = now
+    if raw then
+      tat = tonumber(raw)
+      if not tat then return redis.error_reply('redislimit: malformed counter value at ' .. KEYS[i]) end
+      if tat < now then tat = now end
+    end
+    local new = tat + cost * t
+    ok = new - now <= cap * t
+    retry = 0
+    if not ok and cost <= cap then retry = new - now - cap * t end
+    ub, ua = floor((tat - now + t - 1) / t), floor((new - now + t - 1) / t)
+    rb, ra = tat - now, new - now
+    val, ttl = string.format('%.0f', new), new - now
+  else
+    local w = floor(now / win)
+    local e = now - w * win
+    local c, p = 0, 0
+    if raw then
+      local sw, sc, sp = string.match(raw, '^(%d+) (%d+) ?(%d*)$')
+      if not sw then return redis.error_reply('redislimit: malformed counter value at ' .. KEYS[i]) end
+      sw = tonumber(sw)
+      if sw == w then
+        c, p = tonumber(sc), tonumber(sp) or 0
+      elseif sw == w - 1 then
+        p = tonumber(sc)
+      end
+    end
+    retry = 0
+    if alg == '0' then
+      ok = c + cost <= q
+      if not ok and cost <= q then retry = win - e end
+      ub, ua, rb, ra = c, c + cost, 0, 0
+      if c > 0 then rb = win - e end
+      if c + cost > 0 then ra = win - e end
+      val, ttl = string.format('%.0f %.0f', w, c + cost), win - e
+    else
+      -- The previous window weighs by the part of it still inside the
+      -- sliding window, rounded down.
+      local est = floor(p * (win - e) / win) + c
+      ok = est + cost <= q
+      if not ok and cost <= q then
+        local room = q - cost - c
+        if room >= 0 and p > 0 and win - floor(((room + 1) * win - 1) / p) < win then
+          retry = win - floor(((room + 1) * win - 1) / p) - e
+        else
+          local e2 = 0
+          if c > 0 then e2 = math.max(0, win - floor(((q - cost + 1) * win - 1) / c)) end
+          retry = win - e + e2
+        end
+      end
+      ub, ua, rb = est, est + cost, 0
+      if c > 0 then rb = 2 * win - e elseif p > 0 then rb = win - e end
+      ra = rb
+      if cost > 0 then ra = 2 * win - e end
+      val, ttl = string.format('%.0f %.0f %.0f', w, c + cost, p), 2 * win - e
     end
   end
-  local remaining = r[9] - used
+  if not ok then all = false end
+  local j = 5 * i - 4
+  out[j], out[j + 1], out[j + 2], out[j + 3], out[j + 4] = ok and 1 or 0, ub, cap, rb, retry
+  j = 4 * i - 3
+  after[j], after[j + 1], after[j + 2], after[j + 3] = ua, ra, val, ttl
+end
+
+local minttl = tonumber(ARGV[2])
+for i = 1, n do
+  local j, k = 5 * i - 4, 4 * i - 3
+  if all then
+    out[j + 1], out[j + 3] = after[k], after[k + 1]
+    if tonumber(ARGV[5 * i + 2]) > 0 then
+      local ttl = floor((after[k + 3] + 999) / 1000)
+      if ttl < minttl then ttl = minttl end
+      redis.call('SET', KEYS[i], after[k + 2], 'PX', ttl)
+    end
+  end
+  local remaining = out[j + 2] - out[j + 1]
   if remaining < 0 then remaining = 0 end
-  local allowed = 0
-  if r[1] then allowed = 1 end
-  local j = (i - 1) * 5
-  out[j + 1], out[j + 2], out[j + 3], out[j + 4], out[j + 5] = allowed, used, remaining, reset, r[6]
+  out[j + 2] = remaining
 end
 return out
