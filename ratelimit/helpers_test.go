@@ -10,10 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/sluicehq/sluice/internal/clock"
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
 )
+
+// TestMain checks that no test leaves a goroutine behind (memlimit stores
+// in the examples run a sweeper until closed).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // testStart is a fixed instant for fake clocks.
 var testStart = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)

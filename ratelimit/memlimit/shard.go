@@ -36,6 +36,7 @@ type entry struct {
 	st         state
 	exp        int64  // µs since the epoch when st holds nothing any more
 	op         uint64 // the shard operation that last touched it
+	used       bool   // used since last placed in the list (second chance)
 	prev, next *entry // recency list: head.next is the most recent
 }
 
@@ -48,7 +49,10 @@ type shard struct {
 	head entry // sentinel of the circular recency list
 	max  int
 	op   uint64 // bumped at every locked operation; pins entries in use
-	_    [64]byte
+	// free holds dropped entries for reuse, chained through entry.same.
+	free  *entry
+	nfree int
+	_     [64]byte
 }
 
 func (sh *shard) init(max int) {
@@ -66,44 +70,77 @@ func (sh *shard) lock() {
 
 func (sh *shard) unlock() { sh.mu.Unlock() }
 
-// get returns the counter for k (nil when absent) and marks it used.
+// get returns the counter for k (nil when absent) and marks it used. It
+// does not move the entry in the recency list: on random access that would
+// touch two neighbouring entries' cache lines per call. The list is put in
+// order lazily, when evicting (second chance).
 func (sh *shard) get(h uint64, k counterKey) *entry {
 	e := sh.m[h]
 	for e != nil && e.k != k {
 		e = e.same
 	}
 	if e != nil {
-		e.op = sh.op
-		if sh.head.next != e { // a hot key stays put: no list writes
-			sh.unlink(e)
-			sh.pushFront(e)
-		}
+		e.op, e.used = sh.op, true
 	}
 	return e
 }
 
-// insert adds an empty counter for k, first dropping expired counters at
-// the tail and, when the shard is still full, the least recently used
-// one. A dropped entry is reused, so steady traffic allocates nothing.
+// insert adds an empty counter for k, first dropping up to two expired
+// counters at the tail (so the map shrinks when traffic moves to new keys)
+// and, when the shard is still full, the least recently used one. Dropped
+// entries are kept for reuse, so steady traffic allocates nothing.
 func (sh *shard) insert(h uint64, k counterKey, now int64) *entry {
-	var spare *entry
 	for range 2 {
 		if e := sh.head.prev; e != &sh.head && e.op != sh.op && e.exp <= now {
-			spare = sh.remove(e)
+			sh.release(sh.remove(e))
 		}
 	}
 	if len(sh.m) >= sh.max {
-		if e := sh.head.prev; e != &sh.head && e.op != sh.op {
-			spare = sh.remove(e)
+		if e := sh.victim(); e != nil {
+			sh.release(sh.remove(e))
 		}
 	}
-	if spare == nil {
-		spare = new(entry)
+	e := sh.free
+	if e != nil {
+		sh.free, sh.nfree = e.same, sh.nfree-1
+	} else {
+		e = new(entry)
 	}
-	*spare = entry{k: k, h: h, op: sh.op, same: sh.m[h]}
-	sh.m[h] = spare
-	sh.pushFront(spare)
-	return spare
+	*e = entry{k: k, h: h, op: sh.op, same: sh.m[h]}
+	sh.m[h] = e
+	sh.pushFront(e)
+	return e
+}
+
+// victim picks the entry to evict: from the tail, entries used since they
+// were last placed get a second chance at the front (the clock algorithm,
+// an approximation of least recently used). Pinned entries are never
+// picked; nil when every entry is pinned.
+func (sh *shard) victim() *entry {
+	for range len(sh.m) + 1 {
+		e := sh.head.prev
+		if e == &sh.head {
+			return nil
+		}
+		if !e.used && e.op != sh.op {
+			return e
+		}
+		e.used = false
+		sh.unlink(e)
+		sh.pushFront(e)
+	}
+	return nil
+}
+
+// maxFree bounds the entries a shard keeps for reuse.
+const maxFree = 16
+
+// release keeps a dropped entry for reuse, up to maxFree.
+func (sh *shard) release(e *entry) {
+	if sh.nfree < maxFree {
+		*e = entry{same: sh.free}
+		sh.free, sh.nfree = e, sh.nfree+1
+	}
 }
 
 func (sh *shard) remove(e *entry) *entry {
