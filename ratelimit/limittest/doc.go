@@ -1,5 +1,5 @@
 // Package limittest is the conformance suite every ratelimit.Store must
-// pass, and the specification a store implements. Run it from a store1s
+// pass, and the specification a store implements. Run it from a store's
 // tests:
 //
 //	func TestConformance(t *testing.T) {
@@ -33,8 +33,9 @@
 // Result fields describe each counter after the decision (so, for a denied
 // decision, the state before it): Used is the cost counted, Remaining what
 // is still admitted now, ResetAfter when the counter is fully available
-// again (0 when the counter holds nothing), RetryAfter how long until the same request
-// would be allowed by this limit with no other traffic (0 when Allowed).
+// again (0 when the counter holds nothing), RetryAfter how long until the
+// same request would be allowed by this limit with no other traffic (0
+// when Allowed).
 // Decision.RetryAfter is the largest RetryAfter of the denying results.
 //
 // A store may forget a counter once it holds nothing: a fixed window after
@@ -51,17 +52,21 @@
 // context that is already done returns an error matching ctx.Err() and
 // moves nothing.
 //
+// In the formulas below, Allowed is the limit's own verdict
+// (Result.Allowed); "the decision is allowed" means every limit of the call
+// admitted its request.
+//
 // # Fixed window (ratelimit.FixedWindow)
 //
 // Windows are aligned to multiples of W since the Unix epoch: the window
 // of t starts at s = t - t mod W. Let c be the cost counted in that window
 // (a count from an earlier window is 0).
 //
-//	allowed    = c + n <= Q
+//	Allowed    = c + n <= Q
 //	Used       = c + n if the decision is allowed, else c
 //	Remaining  = max(0, Q - Used)
 //	ResetAfter = s + W - t if Used > 0, else 0
-//	RetryAfter = s + W - t when denied (n <= Q)
+//	RetryAfter = s + W - t when this limit denies (n <= Q)
 //
 // # Sliding window (ratelimit.SlidingWindow)
 //
@@ -72,13 +77,13 @@
 // sliding window, rounding down:
 //
 //	E          = floor(p × (W - e) / W) + c
-//	allowed    = E + n <= Q
+//	Allowed    = E + n <= Q
 //	Used       = E + n if the decision is allowed, else E
 //	Remaining  = max(0, Q - Used)
 //	ResetAfter = s + 2W - t if c > 0 after the decision,
 //	             else s + W - t if p > 0, else 0
 //
-// RetryAfter (denied, n <= Q) is the smallest whole-microsecond d > 0 for
+// RetryAfter (this limit denies, n <= Q) is the smallest whole-microsecond d > 0 for
 // which the estimate at t + d, with no other traffic, admits n. Within the
 // current window that needs floor(p × (W - e1) / W) <= A with
 // A = Q - n - c >= 0, first true at e1 = W - floor(((A+1) × W - 1) / p);
@@ -95,12 +100,12 @@
 // arrival time tat (a counter without state has tat <= t). With
 // base = max(tat, t) and new = base + n × T:
 //
-//	allowed    = new - t <= τ
+//	Allowed    = new - t <= τ
 //	tat'       = new if the decision is allowed, else base
 //	Used       = ceil((tat' - t) / T)
 //	Remaining  = max(0, C - Used)
 //	ResetAfter = tat' - t
-//	RetryAfter = new - t - τ when denied (n <= C)
+//	RetryAfter = new - t - τ when this limit denies (n <= C)
 //
 // So a fresh bucket admits C at once and then one unit of cost every T.
 // A token bucket cannot admit more than one unit per microsecond.
