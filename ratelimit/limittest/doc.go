@@ -83,9 +83,9 @@
 //	ResetAfter = s + 2W - t if c > 0 after the decision,
 //	             else s + W - t if p > 0, else 0
 //
-// RetryAfter (this limit denies, n <= Q) is the smallest whole-microsecond d > 0 for
-// which the estimate at t + d, with no other traffic, admits n. Within the
-// current window that needs floor(p × (W - e1) / W) <= A with
+// When this limit denies (n <= Q), RetryAfter is the smallest
+// whole-microsecond d > 0 for which the estimate at t + d, with no other
+// traffic, admits n. Within the current window that needs floor(p × (W - e1) / W) <= A with
 // A = Q - n - c >= 0, first true at e1 = W - floor(((A+1) × W - 1) / p);
 // when A >= 0 and e1 < W, d = e1 - e. Otherwise it falls in the next
 // window, where p becomes c and c becomes 0: with
