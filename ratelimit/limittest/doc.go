@@ -85,12 +85,12 @@
 //
 // When this limit denies (n <= Q), RetryAfter is the smallest
 // whole-microsecond d > 0 for which the estimate at t + d, with no other
-// traffic, admits n. Within the current window that needs floor(p × (W - e1) / W) <= A with
-// A = Q - n - c >= 0, first true at e1 = W - floor(((A+1) × W - 1) / p);
-// when A >= 0 and e1 < W, d = e1 - e. Otherwise it falls in the next
-// window, where p becomes c and c becomes 0: with
-// e2 = max(0, W - floor(((Q-n+1) × W - 1) / c)) (0 when c is 0),
-// d = s + W - t + e2.
+// traffic, admits n. Within the current window that needs
+// floor(p × (W - e1) / W) <= A with A = Q - n - c >= 0, first true at
+// e1 = W - floor(((A+1) × W - 1) / p); when A >= 0 and e1 < W,
+// d = e1 - e. Otherwise it falls in the next window, where p becomes c and
+// c becomes 0: with e2 = max(0, W - floor(((Q-n+1) × W - 1) / c)) (0 when
+// c is 0), d = s + W - t + e2.
 //
 // # Token bucket (ratelimit.TokenBucket)
 //
