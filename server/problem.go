@@ -65,7 +65,10 @@ func writeJSONType(w http.ResponseWriter, status int, ctype string, v any) {
 func decodeJSON(r *http.Request, v any, optional bool) *problem {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		// curl -d sends application/x-www-form-urlencoded by default; the
+		// body is still read as JSON, so a real form fails with a JSON
+		// error that says what is wrong.
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json") && mt != "application/x-www-form-urlencoded") {
 			return &problem{Status: http.StatusUnsupportedMediaType, Detail: fmt.Sprintf("Content-Type must be application/json, got %q", ct)}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
@@ -120,12 +121,16 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 type leaseWaiter struct {
 	b        queue.Backend
 	notifier queue.Notifier
+	stopping chan struct{} // closed at shutdown: long-polls answer at once
+	once     sync.Once
 }
 
 func newLeaseWaiter(b queue.Backend) *leaseWaiter {
 	n, _ := b.(queue.Notifier)
-	return &leaseWaiter{b: b, notifier: n}
+	return &leaseWaiter{b: b, notifier: n, stopping: make(chan struct{})}
 }
+
+func (lw *leaseWaiter) close() { lw.once.Do(func() { close(lw.stopping) }) }
 
 func (lw *leaseWaiter) lease(ctx context.Context, req queue.LeaseRequest, wait time.Duration) ([]queue.Lease, error) {
 	deadline := time.Now().Add(wait)
@@ -148,7 +153,10 @@ func (lw *leaseWaiter) lease(ctx context.Context, req queue.LeaseRequest, wait t
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, nil // the client left or the server is stopping: nothing leased
+			return nil, nil // the client left: nothing leased
+		case <-lw.stopping:
+			t.Stop()
+			return nil, nil // shutting down: answer empty, the worker retries elsewhere
 		case <-wake:
 		case <-t.C:
 		}
@@ -261,7 +269,7 @@ func (s *Server) handleFail(w http.ResponseWriter, r *http.Request) {
 	job := s.peekJob(r.Context(), id)
 	retry := time.Duration(body.RetryInMS) * time.Millisecond
 	if retry == 0 && job != nil {
-		retry = defaultBackoff(job.Attempt)
+		retry = queue.DefaultBackoff(job.Attempt, nil)
 	}
 	st, err := s.backend.Fail(r.Context(), id, body.Token, queue.Failure{Error: body.Error, RetryIn: retry, Permanent: body.Permanent})
 	if err != nil {
@@ -270,13 +278,6 @@ func (s *Server) handleFail(w http.ResponseWriter, r *http.Request) {
 	}
 	s.ended(job, st)
 	writeJSON(w, http.StatusOK, stateBody{ID: id, State: st})
-}
-
-// defaultBackoff is the retry delay when a worker does not choose one:
-// exponential from 1s, capped at 10 minutes.
-func defaultBackoff(attempt int) time.Duration {
-	d := time.Second << min(max(attempt-1, 0), 10)
-	return min(d, 10*time.Minute)
 }
 
 type requeueBody struct {

@@ -1,0 +1,354 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+)
+
+// job is the subset of the server's job JSON the command prints.
+type job struct {
+	ID          string          `json:"id"`
+	Queue       string          `json:"queue"`
+	Kind        string          `json:"kind"`
+	State       string          `json:"state"`
+	Tenant      string          `json:"tenant"`
+	Priority    int             `json:"priority"`
+	Attempt     int             `json:"attempt"`
+	MaxAttempts int             `json:"max_attempts"`
+	LastError   string          `json:"last_error"`
+	Result      json.RawMessage `json:"result"`
+	CreatedAt   time.Time       `json:"created_at"`
+}
+
+func (j job) final() bool {
+	return j.State == "completed" || j.State == "failed" || j.State == "cancelled"
+}
+
+type specFlags struct {
+	queue, kind, payload, tenant, group, uniqueKey string
+	priority, maxAttempts                          int
+	delay                                          time.Duration
+}
+
+func (f *specFlags) spec() (map[string]any, error) {
+	s := map[string]any{"queue": f.queue, "kind": f.kind}
+	if f.payload != "" {
+		if !json.Valid([]byte(f.payload)) {
+			return nil, fmt.Errorf("--payload must be JSON, such as '{\"to\":\"a@example.com\"}'")
+		}
+		s["payload"] = json.RawMessage(f.payload)
+	}
+	for k, v := range map[string]string{"tenant": f.tenant, "group": f.group, "unique_key": f.uniqueKey} {
+		if v != "" {
+			s[k] = v
+		}
+	}
+	if f.priority != 0 {
+		s["priority"] = f.priority
+	}
+	if f.maxAttempts != 0 {
+		s["max_attempts"] = f.maxAttempts
+	}
+	if f.delay > 0 {
+		s["delay_ms"] = f.delay.Milliseconds()
+	}
+	return s, nil
+}
+
+func newJobCmd(cf *clientFlags) *cobra.Command {
+	cmd := &cobra.Command{Use: "job", Short: "Enqueue, inspect and cancel jobs on a running server"}
+	cmd.AddCommand(newEnqueueCmd(cf), newGetCmd(cf), newCancelCmd(cf), newListCmd(cf))
+	return cmd
+}
+
+func newEnqueueCmd(cf *clientFlags) *cobra.Command {
+	f := &specFlags{}
+	var file string
+	var wait bool
+	cmd := &cobra.Command{
+		Use:   "enqueue",
+		Short: "Enqueue one job, or many from a file of JSON lines (with a progress bar)",
+		Example: `  sluice job enqueue --queue mail --kind send --payload '{"to":"a@example.com"}'
+  sluice job enqueue --file jobs.jsonl --wait   # one job spec per line`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file != "" {
+				return enqueueFile(cmd, cf, file, wait)
+			}
+			if f.queue == "" || f.kind == "" {
+				return fmt.Errorf("--queue and --kind are required (or --file)")
+			}
+			spec, err := f.spec()
+			if err != nil {
+				return err
+			}
+			var res struct {
+				Job       job  `json:"job"`
+				Duplicate bool `json:"duplicate"`
+			}
+			raw, err := cf.client().callJSON(cmd.Context(), "POST", "/v1/jobs", spec, &res)
+			if err != nil {
+				return err
+			}
+			if cf.json {
+				printJSON(cmd.OutOrStdout(), raw)
+			} else if res.Duplicate {
+				fmt.Fprintf(cmd.OutOrStdout(), "duplicate of %s (%s)\n", res.Job.ID, res.Job.State)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "enqueued %s (%s)\n", res.Job.ID, res.Job.State)
+			}
+			if wait {
+				return waitJobs(cmd, cf, []string{res.Job.ID})
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.queue, "queue", "", "queue name")
+	fl.StringVar(&f.kind, "kind", "", "job kind (selects the worker's handler)")
+	fl.StringVar(&f.payload, "payload", "", "payload, a JSON value")
+	fl.StringVar(&f.tenant, "tenant", "", "tenant the job runs for")
+	fl.StringVar(&f.group, "group", "", "group the job belongs to")
+	fl.StringVar(&f.uniqueKey, "unique-key", "", "unique key within the queue")
+	fl.IntVar(&f.priority, "priority", 0, "priority, lower runs first")
+	fl.IntVar(&f.maxAttempts, "max-attempts", 0, "attempts before the job fails for good (default 25)")
+	fl.DurationVar(&f.delay, "delay", 0, "run after this delay, such as 30s")
+	fl.StringVar(&file, "file", "", "enqueue the job specs in FILE, one JSON object per line ('-' for stdin)")
+	fl.BoolVar(&wait, "wait", false, "wait until the jobs finish, with a progress bar")
+	return cmd
+}
+
+// enqueueFile sends the file's specs in batches of up to 500.
+func enqueueFile(cmd *cobra.Command, cf *clientFlags, path string, wait bool) error {
+	specs, err := readSpecs(cmd.InOrStdin(), path)
+	if err != nil {
+		return err
+	}
+	bar := newBar(cmd.ErrOrStderr(), len(specs), "enqueue")
+	c := cf.client()
+	ids := make([]string, 0, len(specs))
+	for start := 0; start < len(specs); start += 500 {
+		batch := specs[start:min(start+500, len(specs))]
+		var res struct {
+			Jobs []struct {
+				Job job `json:"job"`
+			} `json:"jobs"`
+		}
+		if _, err := c.callJSON(cmd.Context(), "POST", "/v1/jobs/batch", map[string]any{"jobs": batch}, &res); err != nil {
+			return fmt.Errorf("lines %d-%d: %w (earlier lines were enqueued)", start+1, start+len(batch), err)
+		}
+		for _, r := range res.Jobs {
+			ids = append(ids, r.Job.ID)
+		}
+		_ = bar.Add(len(batch))
+	}
+	_ = bar.Finish()
+	fmt.Fprintf(cmd.OutOrStdout(), "enqueued %d jobs\n", len(ids))
+	if wait {
+		return waitJobs(cmd, cf, ids)
+	}
+	return nil
+}
+
+func readSpecs(stdin io.Reader, path string) ([]json.RawMessage, error) {
+	r := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	var specs []json.RawMessage
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 2<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !json.Valid([]byte(line)) {
+			return nil, fmt.Errorf("%s:%d: not a JSON object", path, n)
+		}
+		specs = append(specs, json.RawMessage(line))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("%s: no job specs", path)
+	}
+	return specs, nil
+}
+
+func newBar(w io.Writer, n int, what string) *progressbar.ProgressBar {
+	return progressbar.NewOptions(n, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(), progressbar.OptionSetWidth(30), progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
+}
+
+// waitJobs polls until every job is final, showing progress, and fails
+// when any did not complete.
+func waitJobs(cmd *cobra.Command, cf *clientFlags, ids []string) error {
+	c := cf.client()
+	bar := newBar(cmd.ErrOrStderr(), len(ids), "wait")
+	pending := append([]string(nil), ids...)
+	counts := map[string]int{}
+	for len(pending) > 0 {
+		var still []string
+		for _, id := range pending {
+			var j job
+			if _, err := c.callJSON(cmd.Context(), "GET", "/v1/jobs/"+pathEscape(id), nil, &j); err != nil {
+				return err
+			}
+			if !j.final() {
+				still = append(still, id)
+				continue
+			}
+			counts[j.State]++
+			_ = bar.Add(1)
+		}
+		pending = still
+		if len(pending) > 0 {
+			if err := sleep(cmd.Context(), 500*time.Millisecond); err != nil {
+				return err
+			}
+		}
+	}
+	_ = bar.Finish()
+	fmt.Fprintf(cmd.OutOrStdout(), "completed %d, failed %d, cancelled %d\n", counts["completed"], counts["failed"], counts["cancelled"])
+	if counts["completed"] != len(ids) {
+		return &exitError{code: 1, msg: "not every job completed"}
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func newGetCmd(cf *clientFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "get ID",
+		Short: "Show a job",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var j job
+			raw, err := cf.client().callJSON(cmd.Context(), "GET", "/v1/jobs/"+pathEscape(args[0]), nil, &j)
+			if err != nil {
+				return err
+			}
+			if cf.json {
+				printJSON(cmd.OutOrStdout(), raw)
+				return nil
+			}
+			printJob(cmd.OutOrStdout(), j)
+			return nil
+		},
+	}
+}
+
+func printJob(w io.Writer, j job) {
+	fmt.Fprintf(w, "%s  %s/%s  %s  attempt %d/%d", j.ID, j.Queue, j.Kind, j.State, j.Attempt, j.MaxAttempts)
+	if j.Tenant != "" {
+		fmt.Fprintf(w, "  tenant %s", j.Tenant)
+	}
+	fmt.Fprintln(w)
+	if j.LastError != "" {
+		fmt.Fprintf(w, "  last error: %s\n", j.LastError)
+	}
+	if len(j.Result) > 0 {
+		fmt.Fprintf(w, "  result: %s\n", j.Result)
+	}
+}
+
+func newCancelCmd(cf *clientFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Cancel a job (a running one is signalled through its worker's heartbeat)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var j job
+			raw, err := cf.client().callJSON(cmd.Context(), "POST", "/v1/jobs/"+pathEscape(args[0])+"/cancel", nil, &j)
+			if err != nil {
+				return err
+			}
+			if cf.json {
+				printJSON(cmd.OutOrStdout(), raw)
+				return nil
+			}
+			printJob(cmd.OutOrStdout(), j)
+			return nil
+		},
+	}
+}
+
+func newListCmd(cf *clientFlags) *cobra.Command {
+	var queue, state, cursor string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List jobs, oldest first, one page at a time",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := url.Values{}
+			for k, v := range map[string]string{"queue": queue, "state": state, "cursor": cursor} {
+				if v != "" {
+					q.Set(k, v)
+				}
+			}
+			if limit > 0 {
+				q.Set("limit", fmt.Sprint(limit))
+			}
+			var page struct {
+				Jobs []job `json:"jobs"`
+				Next string `json:"next"`
+			}
+			raw, err := cf.client().callJSON(cmd.Context(), "GET", "/v1/jobs?"+q.Encode(), nil, &page)
+			if err != nil {
+				return err
+			}
+			if cf.json {
+				printJSON(cmd.OutOrStdout(), raw)
+				return nil
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tQUEUE\tKIND\tSTATE\tATTEMPT\tTENANT\tCREATED")
+			for _, j := range page.Jobs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", j.ID, j.Queue, j.Kind, j.State, j.Attempt, j.MaxAttempts, j.Tenant, j.CreatedAt.Format(time.RFC3339))
+			}
+			tw.Flush()
+			if page.Next != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "more: --cursor %s\n", page.Next)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&queue, "queue", "", "only this queue")
+	fl.StringVar(&state, "state", "", "only these states, comma-separated")
+	fl.IntVar(&limit, "limit", 0, "page size (default 100, at most 1000)")
+	fl.StringVar(&cursor, "cursor", "", "continue from a previous page")
+	return cmd
+}
+
+func pathEscape(s string) string { return url.PathEscape(s) }

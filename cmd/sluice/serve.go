@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/server"
+	"github.com/sluicehq/sluice/server/config"
+)
+
+// DefaultConfigFile is read by sluice serve when --config is not given and
+// the file exists.
+const DefaultConfigFile = "sluice.yaml"
+
+type serveFlags struct {
+	config, listen, grpc, redisURL, dataDir, logFormat, logLevel string
+}
+
+func newServe() *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve rate limits and jobs over HTTP (and Envoy's rate-limit gRPC API)",
+		Long: `Serve rate limits and jobs over HTTP on 127.0.0.1:8080.
+
+The config is --config FILE, else ./sluice.yaml when it exists, else the
+built-in example (FastGPT's scenes, see sluice.example.yaml). The config
+file is watched: a valid change applies at once, an invalid one is logged
+and ignored. Counters stay in process and jobs in an SQLite file under
+./sluice-data unless --redis-url (or storage.redis_url) names a Redis.
+SIGINT or SIGTERM shuts down gracefully.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return serve(ctx, f, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "config file (default ./sluice.yaml if present, else the built-in example)")
+	fl.StringVar(&f.listen, "listen", "", "HTTP address, overriding server.listen (default 127.0.0.1:8080)")
+	fl.StringVar(&f.grpc, "grpc", "", "Envoy rate-limit gRPC address, overriding server.grpc (default off)")
+	fl.StringVar(&f.redisURL, "redis-url", "", "Redis URL, overriding storage.redis_url: counters (and jobs) on Redis")
+	fl.StringVar(&f.dataDir, "data-dir", "", "embedded data directory, overriding storage.data_dir (default ./sluice-data)")
+	fl.StringVar(&f.logFormat, "log-format", "", "text or json, overriding server.log_format")
+	fl.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error, overriding server.log_level")
+	return cmd
+}
+
+func serve(ctx context.Context, f *serveFlags, stdout, stderr io.Writer) error {
+	cfg, path, err := loadServeConfig(f.config)
+	if err != nil {
+		return err
+	}
+	f.override(cfg)
+	log, err := newLogger(stderr, cfg.Server.LogFormat, cfg.Server.LogLevel)
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		log.Info("sluice: no config file: using the built-in example scenes (see sluice.example.yaml)")
+	} else {
+		log.Info("sluice: config loaded", "file", path)
+	}
+	return server.Run(ctx, server.RunOptions{
+		Config: cfg, ConfigPath: path, Logger: log,
+		Listening: func(addr, grpcAddr string) {
+			fmt.Fprintf(stdout, "sluice listening on http://%s\n", addr)
+			if grpcAddr != "" {
+				fmt.Fprintf(stdout, "sluice rate-limit gRPC on %s\n", grpcAddr)
+			}
+		},
+	})
+}
+
+// loadServeConfig returns the config and the path to watch ("" for the
+// built-in example).
+func loadServeConfig(path string) (*config.Config, string, error) {
+	if path == "" {
+		if _, err := os.Stat(DefaultConfigFile); err == nil {
+			path = DefaultConfigFile
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, "", err
+		}
+	}
+	if path == "" {
+		cfg, err := config.LoadExample()
+		return cfg, "", err
+	}
+	cfg, err := config.Load(path)
+	return cfg, path, err
+}
+
+func (f *serveFlags) override(cfg *config.Config) {
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&cfg.Server.Listen, f.listen)
+	set(&cfg.Server.GRPC, f.grpc)
+	set(&cfg.Storage.RedisURL, f.redisURL)
+	set(&cfg.Storage.DataDir, f.dataDir)
+	set(&cfg.Server.LogFormat, f.logFormat)
+	set(&cfg.Server.LogLevel, f.logLevel)
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level must be debug, info, warn or error, got %q", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("log format must be text or json, got %q", format)
+}

@@ -1,0 +1,206 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/server/config"
+)
+
+// RunOptions configures Run.
+type RunOptions struct {
+	// Config is the configuration to serve; nil means config.Default().
+	Config *config.Config
+	// ConfigPath, when set, is watched: each valid new version is applied
+	// at once, an invalid one is logged and ignored. Changes to server.*
+	// and storage.* are logged and take effect at the next start.
+	ConfigPath string
+	// Logger receives everything; default slog.Default().
+	Logger *slog.Logger
+	// Listening, when set, is called with the HTTP (and gRPC, or "")
+	// addresses once both accept connections.
+	Listening func(httpAddr, grpcAddr string)
+}
+
+// Run opens the stores the config names, serves HTTP (and the Envoy
+// rate-limit gRPC service when server.grpc is set) until ctx ends, then
+// shuts down gracefully: it stops accepting, ends lease long-polls, waits
+// up to server.shutdown_timeout for requests in flight, and closes the
+// stores. Jobs leased by workers stay active under their leases: a worker
+// that finishes after a restart completes them with its token, and a
+// lease that runs out is rescued, so no job is lost.
+func Run(ctx context.Context, opts RunOptions) error {
+	cfg := opts.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	stores, err := OpenStores(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := stores.Close(); err != nil {
+			log.Error("server: closing stores", "error", err)
+		}
+	}()
+	srv, err := New(Options{Config: cfg, Limits: stores.Limits, Queue: stores.Queue, Ready: stores.Ping, Logger: log})
+	if err != nil {
+		return err
+	}
+	if len(cfg.Auth.Tokens) == 0 {
+		log.Warn("server: no auth tokens configured: serving without authentication on a loopback address")
+	}
+	return srv.serve(ctx, cfg, stores, opts)
+}
+
+func (s *Server) serve(ctx context.Context, cfg *config.Config, stores *Stores, opts RunOptions) error {
+	httpLn, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("server: listen: %w", err)
+	}
+	var grpcLn net.Listener
+	if cfg.Server.GRPC != "" {
+		if grpcLn, err = net.Listen("tcp", cfg.Server.GRPC); err != nil {
+			httpLn.Close()
+			return fmt.Errorf("server: grpc listen: %w", err)
+		}
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	errc := make(chan error, 2)
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	wg.Add(1)
+	go func() { defer wg.Done(); errc <- serveErr(hs.Serve(httpLn)) }()
+	var gs *grpc.Server
+	grpcAddr := ""
+	if grpcLn != nil {
+		gs = grpc.NewServer()
+		s.RegisterGRPC(gs)
+		grpcAddr = grpcLn.Addr().String()
+		wg.Add(1)
+		go func() { defer wg.Done(); errc <- serveErr(gs.Serve(grpcLn)) }()
+	}
+	s.background(runCtx, &wg, opts.ConfigPath)
+	s.log.Info("sluice: listening", "url", "http://"+httpLn.Addr().String(), "grpc", grpcAddr, "store", stores.Kind)
+	if opts.Listening != nil {
+		opts.Listening(httpLn.Addr().String(), grpcAddr)
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	s.log.Info("sluice: shutting down")
+	s.shutdown(hs, gs, cfg.Server.ShutdownTimeout.D())
+	stop()
+	wg.Wait()
+	s.log.Info("sluice: stopped")
+	return runErr
+}
+
+func serveErr(err error) error {
+	if errors.Is(err, http.ErrServerClosed) || errors.Is(err, grpc.ErrServerStopped) {
+		return nil
+	}
+	return err
+}
+
+// shutdown ends long-polls first (they would hold Shutdown for up to a
+// minute), then lets requests in flight finish within timeout.
+func (s *Server) shutdown(hs *http.Server, gs *grpc.Server, timeout time.Duration) {
+	if s.leases != nil {
+		s.leases.close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := hs.Shutdown(ctx); err != nil {
+		s.log.Warn("server: shutdown timed out; closing connections", "error", err)
+		hs.Close()
+	}
+	if gs != nil {
+		done := make(chan struct{})
+		go func() { gs.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			gs.Stop()
+			<-done
+		}
+	}
+}
+
+// background starts the config watcher and the queue's maintenance: the
+// rescue of expired leases (workers over HTTP cannot do it) and the
+// cleaner.
+func (s *Server) background(ctx context.Context, wg *sync.WaitGroup, path string) {
+	if path != "" {
+		w, err := config.NewWatcher(path, config.WatchOptions{Logger: s.log, OnChange: s.onConfigChange})
+		if err != nil {
+			s.log.Error("server: cannot watch the config file; changes need a restart", "file", path, "error", err)
+		} else {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := w.Run(ctx); err != nil {
+					s.log.Error("server: config watcher stopped", "error", err)
+				}
+			}()
+		}
+	}
+	if s.backend == nil {
+		return
+	}
+	r := s.Config().Queues.Retention
+	cl := queue.NewCleaner(s.backend, queue.CleanerConfig{Logger: s.log, Retention: queue.Retention{Completed: r.Completed.D(), Failed: r.Failed.D(), Cancelled: r.Cancelled.D()}})
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = cl.Run(ctx) }()
+	go func() { defer wg.Done(); s.rescueLoop(ctx) }()
+}
+
+// rescueEvery is how often expired leases are looked for.
+const rescueEvery = time.Second
+
+func (s *Server) rescueLoop(ctx context.Context) {
+	t := time.NewTicker(rescueEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		res, err := s.backend.RescueExpired(ctx, queue.RescueRequest{})
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.log.Error("server: rescuing expired leases", "error", err)
+		case res.Total() > 0:
+			s.log.Warn("server: rescued jobs with expired leases", "requeued", res.Requeued, "failed", res.Failed, "cancelled", res.Cancelled)
+		}
+	}
+}
+
+// onConfigChange applies a new config version. Listeners and stores are
+// bound at start: changes to them are kept as running and logged.
+func (s *Server) onConfigChange(next *config.Config) error {
+	cur := s.Config()
+	if next.Server != cur.Server || next.Storage != cur.Storage {
+		s.log.Warn("server: server.* and storage.* changes take effect at the next start")
+	}
+	applied := *next
+	applied.Server, applied.Storage = cur.Server, cur.Storage
+	return s.Apply(&applied)
+}

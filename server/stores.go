@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicehq/sluice/keyspace"
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlitequeue"
+	"github.com/sluicehq/sluice/ratelimit"
+	"github.com/sluicehq/sluice/ratelimit/memlimit"
+	"github.com/sluicehq/sluice/ratelimit/redislimit"
+	"github.com/sluicehq/sluice/server/config"
+)
+
+// Stores are the rate-limit store and job backend a config names.
+type Stores struct {
+	// Limits counts rate limits.
+	Limits ratelimit.Store
+	// Queue holds jobs.
+	Queue queue.Backend
+	// Kind is "embedded" or "redis", for logs.
+	Kind string
+
+	ping    func(ctx context.Context) error
+	closers []func() error
+}
+
+// OpenStores opens what cfg.Storage names: with a Redis URL, counters on
+// Redis (redislimit) and jobs on Redis when the Redis job backend is
+// available, else in the SQLite file; without, in-process counters
+// (memlimit) and an SQLite job store at <data_dir>/jobs.db, creating the
+// directory on first run.
+func OpenStores(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stores, error) {
+	if cfg.Storage.RedisURL != "" {
+		return openRedis(ctx, cfg, log)
+	}
+	st := &Stores{Kind: "embedded"}
+	mem := memlimit.New(memlimit.Options{})
+	st.Limits = mem
+	st.closers = append(st.closers, mem.Close)
+	b, err := openSQLite(cfg)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	st.Queue = b
+	st.closers = append([]func() error{b.Close}, st.closers...)
+	st.ping = func(ctx context.Context) error { _, err := b.Stats(ctx); return err }
+	return st, nil
+}
+
+func openSQLite(cfg *config.Config) (*sqlitequeue.Backend, error) {
+	dir := cfg.Storage.DataDir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("server: data dir: %w", err)
+	}
+	return sqlitequeue.Open(filepath.Join(dir, "jobs.db"), sqlitequeue.Options{})
+}
+
+func openRedis(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stores, error) {
+	opts, err := redis.ParseURL(cfg.Storage.RedisURL)
+	if err != nil {
+		return nil, errors.New("server: storage.redis_url is not a valid redis:// URL") // never echo it: it may hold a password
+	}
+	client := redis.NewClient(opts)
+	st := &Stores{Kind: "redis", closers: []func() error{client.Close}}
+	st.ping = func(ctx context.Context) error { return client.Ping(ctx).Err() }
+	if err := st.ping(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("server: redis at %s unreachable: %w", opts.Addr, err)
+	}
+	rl, err := redislimit.New(client, redislimit.Options{Prefix: keyspace.Prefix(cfg.Storage.Prefix)})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	st.Limits = rl
+	st.closers = append([]func() error{rl.Close}, st.closers...)
+	b, err := openRedisQueue(client, cfg, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	st.Queue = b
+	if c, ok := b.(interface{ Close() error }); ok {
+		st.closers = append([]func() error{c.Close}, st.closers...)
+	}
+	return st, nil
+}
+
+// Ping checks that the stores answer.
+func (st *Stores) Ping(ctx context.Context) error {
+	if st.ping == nil {
+		return nil
+	}
+	return st.ping(ctx)
+}
+
+// Close closes everything opened, queue first, client last.
+func (st *Stores) Close() error {
+	var errs []error
+	for _, c := range st.closers {
+		errs = append(errs, c())
+	}
+	st.closers = nil
+	return errors.Join(errs...)
+}
