@@ -125,7 +125,7 @@ func protect[T, R any](ctx context.Context, i int, item T, fn func(context.Conte
 //     not cancelled unless CancelOnError is given.
 //   - A panic in fn is recovered and returned as a *PanicError carrying the
 //     stack.
-//   - When ctx ends, no new item starts; Map waits for the running ones and
+//   - Once ctx ends, Map starts no new item; it waits for the running ones and
 //     returns the first item error by input order, or else ctx's error.
 //   - The results slice is always len(items) long: values of items that did
 //     not run, or failed, are whatever fn returned or the zero value.
@@ -163,7 +163,6 @@ func mapInline[T, R any](ctx context.Context, items []T, fn func(context.Context
 type mapRun[T, R any] struct {
 	parent  context.Context
 	ctx     context.Context
-	done    <-chan struct{} // ctx.Done(), read once: a cancelCtx's Err takes a lock
 	cancel  context.CancelCauseFunc
 	items   []T
 	fn      func(context.Context, T) (R, error)
@@ -172,7 +171,7 @@ type mapRun[T, R any] struct {
 	mu      sync.Mutex
 	errAt   int   // index of the first failed item by input order, or -1
 	err     error // its error
-	failed  atomic.Bool
+	halt    atomic.Bool // set by the first failure or when ctx ends
 	drained chan struct{} // closed once no item is left to claim
 	once    sync.Once
 	wg      sync.WaitGroup
@@ -184,11 +183,17 @@ func newMapRun[T, R any](ctx context.Context, items []T, fn func(context.Context
 	if cfg.cancelOnError {
 		m.ctx, m.cancel = context.WithCancelCause(ctx)
 	}
-	m.done = m.ctx.Done()
 	return m
 }
 
 func (m *mapRun[T, R]) run(cfg mapConfig) error {
+	// One atomic flag for "stop claiming", instead of asking ctx per item
+	// (a cancelCtx's Err takes a lock).
+	stop := context.AfterFunc(m.ctx, func() { m.halt.Store(true) })
+	defer stop()
+	if m.ctx.Err() != nil {
+		m.halt.Store(true)
+	}
 	helpers := min(cfg.workers, len(m.items)) - 1
 	for range helpers {
 		m.wg.Add(1)
@@ -263,20 +268,15 @@ func (m *mapRun[T, R]) fail(i int, err error) {
 		m.errAt, m.err = i, err
 	}
 	m.mu.Unlock()
-	m.failed.Store(true)
+	m.halt.Store(true)
 	if m.cancel != nil {
 		m.cancel(err)
 	}
 }
 
 func (m *mapRun[T, R]) claim() (int, bool) {
-	if m.failed.Load() {
+	if m.halt.Load() {
 		return 0, false
-	}
-	select {
-	case <-m.done:
-		return 0, false
-	default:
 	}
 	i := int(m.next.Add(1) - 1)
 	if i >= len(m.items) {
