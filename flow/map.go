@@ -169,9 +169,9 @@ type mapRun[T, R any] struct {
 	results []R
 	next    atomic.Int64
 	mu      sync.Mutex
-	errAt   int   // index of the first failed item by input order, or -1
-	err     error // its error
-	halt    atomic.Bool // set by the first failure or when ctx ends
+	errAt   int           // index of the first failed item by input order, or -1
+	err     error         // its error
+	halt    atomic.Bool   // set by the first failure or when ctx ends
 	drained chan struct{} // closed once no item is left to claim
 	once    sync.Once
 	wg      sync.WaitGroup
