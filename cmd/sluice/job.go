@@ -320,7 +320,7 @@ func newListCmd(cf *clientFlags) *cobra.Command {
 				q.Set("limit", fmt.Sprint(limit))
 			}
 			var page struct {
-				Jobs []job `json:"jobs"`
+				Jobs []job  `json:"jobs"`
 				Next string `json:"next"`
 			}
 			raw, err := cf.client().callJSON(cmd.Context(), "GET", "/v1/jobs?"+q.Encode(), nil, &page)
