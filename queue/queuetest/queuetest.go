@@ -65,5 +65,6 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Stalls", func(t *testing.T) { testStalls(t, f) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, f) })
 	t.Run("ListStats", func(t *testing.T) { testListStats(t, f) })
+	t.Run("Worker", func(t *testing.T) { testWorker(t, f) })
 
 }

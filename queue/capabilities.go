@@ -1,0 +1,229 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+)
+
+// Capability is one optional feature of a Backend. Backends differ: the
+// SQLite and Redis backends have every one; a high-throughput lane on a
+// message broker trades some of them for speed. A backend declares what it
+// has by implementing Capable; asking a backend for a feature it lacks
+// returns an *UnsupportedError (matching ErrUnsupported), never a silent
+// no-op.
+type Capability uint32
+
+// The capabilities a backend may have.
+const (
+	// CapUnique: JobSpec.UniqueKey and UniqueFor deduplicate enqueues.
+	CapUnique Capability = 1 << iota
+	// CapList: Backend.List pages through every job.
+	CapList
+	// CapCancelPending: Cancel stops a job that has not started yet, and
+	// reaches a running job from any process.
+	CapCancelPending
+	// CapTenants: the tenant scheduler may hold jobs back (StateWaiting)
+	// for per-tenant limits and fairness. JobSpec.Tenant is recorded by
+	// every backend; only scheduling by it needs this capability.
+	CapTenants
+	// CapGroups: JobSpec.Group ties jobs together for per-group limits and
+	// completion.
+	CapGroups
+	// CapPriority: JobSpec.Priority orders ready jobs.
+	CapPriority
+	// CapDelay: JobSpec.RunAt, Snooze and retry backoff delay a job.
+	CapDelay
+	// CapStrictOrder: ready jobs leave exactly by (Priority, enqueue
+	// order), and a retried, snoozed or requeued job keeps its place.
+	CapStrictOrder
+	// CapClockDelays: delayed jobs become due exactly when the backend's
+	// clock says so (a fake clock drives them in tests). A backend that
+	// delays on a broker's own timers lacks it.
+	CapClockDelays
+	// CapAtomicBatch: Enqueue stores a whole batch or nothing.
+	CapAtomicBatch
+
+	capEnd // one past the last capability
+)
+
+// Capabilities is a set of Capability values.
+type Capabilities uint32
+
+// AllCapabilities is the set of every capability; it is what CapabilitiesOf
+// reports for a backend that does not implement Capable.
+const AllCapabilities = Capabilities(capEnd - 1)
+
+// Capable is implemented by backends that lack some capabilities.
+type Capable interface {
+	// Capabilities returns the features the backend has.
+	Capabilities() Capabilities
+}
+
+// CapabilitiesOf returns the capabilities b declares, or AllCapabilities
+// when b does not implement Capable.
+func CapabilitiesOf(b Backend) Capabilities {
+	if c, ok := b.(Capable); ok {
+		return c.Capabilities()
+	}
+	return AllCapabilities
+}
+
+// NewCapabilities returns the set of cs.
+func NewCapabilities(cs ...Capability) Capabilities {
+	var s Capabilities
+	for _, c := range cs {
+		s |= Capabilities(c)
+	}
+	return s
+}
+
+// Has reports whether s contains every capability in c.
+func (s Capabilities) Has(c Capability) bool { return Capabilities(c)&^s == 0 }
+
+// Without returns s minus cs.
+func (s Capabilities) Without(cs ...Capability) Capabilities {
+	return s &^ NewCapabilities(cs...)
+}
+
+// List returns the capabilities in s, in declaration order.
+func (s Capabilities) List() []Capability {
+	out := make([]Capability, 0, bits.OnesCount32(uint32(s)))
+	for c := Capability(1); c < capEnd; c <<= 1 {
+		if s.Has(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// String lists the capabilities by name, such as "unique keys, listing".
+func (s Capabilities) String() string {
+	l := s.List()
+	names := make([]string, len(l))
+	for i, c := range l {
+		names[i] = c.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+var capNames = map[Capability]string{
+	CapUnique:        "unique keys",
+	CapList:          "listing jobs",
+	CapCancelPending: "cancelling jobs that have not started",
+	CapTenants:       "tenant scheduling",
+	CapGroups:        "job groups",
+	CapPriority:      "priorities",
+	CapDelay:         "delayed jobs",
+	CapStrictOrder:   "strict priority and FIFO order",
+	CapClockDelays:   "delays on the backend clock",
+	CapAtomicBatch:   "atomic batch enqueue",
+}
+
+// String names the capability, such as "unique keys".
+func (c Capability) String() string {
+	if n, ok := capNames[c]; ok {
+		return n
+	}
+	return fmt.Sprintf("capability(%#x)", uint32(c))
+}
+
+// ErrUnsupported is matched (errors.Is) by every *UnsupportedError.
+var ErrUnsupported = errors.New("queue: unsupported by the backend")
+
+// UnsupportedError says that a backend lacks a feature a call or a job
+// asked for. Nothing was stored or changed.
+type UnsupportedError struct {
+	// Backend names the backend, such as "amqpqueue".
+	Backend string
+	// Feature is the missing capability.
+	Feature Capability
+	// Field is the JobSpec field that asked for it, such as
+	// "JobSpec.UniqueKey"; empty when a method call asked for it.
+	Field string
+}
+
+func (e *UnsupportedError) Error() string {
+	b := e.Backend
+	if b == "" {
+		b = "the backend"
+	}
+	msg := "queue: " + b + " does not support " + e.Feature.String()
+	if e.Field != "" {
+		msg += " (" + e.Field + " is set)"
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrUnsupported) true.
+func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
+
+// Unsupported returns an *UnsupportedError for a method call on backend
+// that needs feature.
+func Unsupported(backend string, feature Capability) error {
+	return &UnsupportedError{Backend: backend, Feature: feature}
+}
+
+// CheckSpec returns an *UnsupportedError naming the first field of s that
+// asks for a capability caps lacks, or nil. backend names the backend in
+// the error. Call it after ValidateSpec and before storing anything:
+//
+//   - UniqueKey needs CapUnique;
+//   - Group needs CapGroups;
+//   - Priority > 0 needs CapPriority;
+//   - a non-zero RunAt needs CapDelay.
+//
+// Tenant needs nothing: every backend records it. Scheduling by tenant
+// (per-tenant limits, StateWaiting) needs CapTenants, which whoever
+// configures such limits for a queue must check on its backend.
+func CheckSpec(caps Capabilities, backend string, s JobSpec) error {
+	need := []struct {
+		set   bool
+		cap   Capability
+		field string
+	}{
+		{s.UniqueKey != "", CapUnique, "JobSpec.UniqueKey"},
+		{s.Group != "", CapGroups, "JobSpec.Group"},
+		{s.Priority > 0, CapPriority, "JobSpec.Priority"},
+		{!s.RunAt.IsZero(), CapDelay, "JobSpec.RunAt"},
+	}
+	for _, n := range need {
+		if n.set && !caps.Has(n.cap) {
+			return &UnsupportedError{Backend: backend, Feature: n.cap, Field: n.field}
+		}
+	}
+	return nil
+}
+
+// CheckSpecs runs CheckSpec on each spec for backend b (its capabilities
+// from CapabilitiesOf, its name from its Go package), prefixing the field
+// with the spec's index when there is more than one spec.
+func CheckSpecs(b Backend, specs []JobSpec) error {
+	caps := CapabilitiesOf(b)
+	if caps == AllCapabilities {
+		return nil
+	}
+	name := BackendName(b)
+	for i, s := range specs {
+		err := CheckSpec(caps, name, s)
+		if err == nil {
+			continue
+		}
+		if ue, ok := err.(*UnsupportedError); ok && len(specs) > 1 {
+			ue.Field = fmt.Sprintf("specs[%d].%s", i, ue.Field)
+		}
+		return err
+	}
+	return nil
+}
+
+// BackendName names b by its Go package, such as "sqlitequeue" for a
+// *sqlitequeue.Backend.
+func BackendName(b Backend) string {
+	n := strings.TrimPrefix(fmt.Sprintf("%T", b), "*")
+	if i := strings.LastIndexByte(n, '.'); i >= 0 && n[i+1:] == "Backend" {
+		n = n[:i]
+	}
+	return n
+}

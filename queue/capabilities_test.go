@@ -1,0 +1,91 @@
+package queue_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// laneBackend is a Backend that declares fewer capabilities.
+type laneBackend struct {
+	queue.Backend
+	caps queue.Capabilities
+}
+
+func (b laneBackend) Capabilities() queue.Capabilities { return b.caps }
+
+func TestCapabilitiesSet(t *testing.T) {
+	t.Parallel()
+	s := queue.NewCapabilities(queue.CapUnique, queue.CapDelay)
+	cases := []struct {
+		name      string
+		got, want any
+	}{
+		{"Has(CapUnique)", s.Has(queue.CapUnique), true},
+		{"Has(CapList)", s.Has(queue.CapList), false},
+		{"String", s.String(), "unique keys, delayed jobs"},
+		{"Without", s.Without(queue.CapUnique).String(), "delayed jobs"},
+		{"All has last", queue.AllCapabilities.Has(queue.CapAtomicBatch), true},
+		{"All count", len(queue.AllCapabilities.List()), 10},
+		{"unknown name", queue.Capability(1 << 30).String(), "capability(0x40000000)"},
+		{"CapabilitiesOf(plain)", queue.CapabilitiesOf(nil), queue.AllCapabilities},
+		{"CapabilitiesOf(capable)", queue.CapabilitiesOf(laneBackend{caps: s}), s},
+		{"BackendName", queue.BackendName(laneBackend{}), "queue_test.laneBackend"},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+func TestCheckSpec(t *testing.T) {
+	t.Parallel()
+	lane := queue.AllCapabilities.Without(queue.CapUnique, queue.CapGroups, queue.CapPriority, queue.CapDelay)
+	cases := []struct {
+		name  string
+		spec  queue.JobSpec
+		field string // empty: no error
+	}{
+		{"plain", queue.JobSpec{Queue: "q", Kind: "k", Tenant: "acme"}, ""},
+		{"unique", queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: "u"}, "JobSpec.UniqueKey"},
+		{"group", queue.JobSpec{Queue: "q", Kind: "k", Group: "g"}, "JobSpec.Group"},
+		{"priority", queue.JobSpec{Queue: "q", Kind: "k", Priority: 1}, "JobSpec.Priority"},
+		{"delay", queue.JobSpec{Queue: "q", Kind: "k", RunAt: time.Unix(1, 0)}, "JobSpec.RunAt"},
+	}
+	for _, c := range cases {
+		err := queue.CheckSpec(lane, "lane", c.spec)
+		if c.field == "" {
+			if err != nil {
+				t.Errorf("%s: CheckSpec = %v, want nil", c.name, err)
+			}
+			continue
+		}
+		var ue *queue.UnsupportedError
+		if !errors.As(err, &ue) || !errors.Is(err, queue.ErrUnsupported) || ue.Field != c.field || ue.Backend != "lane" {
+			t.Errorf("%s: CheckSpec = %v, want *UnsupportedError for %s", c.name, err, c.field)
+		}
+		if err := queue.CheckSpec(queue.AllCapabilities, "full", c.spec); err != nil {
+			t.Errorf("%s: CheckSpec(all) = %v, want nil", c.name, err)
+		}
+	}
+	b := laneBackend{caps: lane}
+	err := queue.CheckSpecs(b, []queue.JobSpec{{Queue: "q", Kind: "k"}, {Queue: "q", Kind: "k", Group: "g"}})
+	want := "queue: queue_test.laneBackend does not support job groups (specs[1].JobSpec.Group is set)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("CheckSpecs = %v, want %q", err, want)
+	}
+}
+
+func ExampleCheckSpec() {
+	lane := queue.AllCapabilities.Without(queue.CapUnique, queue.CapGroups)
+	err := queue.CheckSpec(lane, "amqpqueue", queue.JobSpec{Queue: "scrape", Kind: "page", UniqueKey: "https://example.com"})
+	fmt.Println(errors.Is(err, queue.ErrUnsupported))
+	fmt.Println(err)
+	// Output:
+	// true
+	// queue: amqpqueue does not support unique keys (JobSpec.UniqueKey is set)
+}

@@ -1,0 +1,173 @@
+package redisqueue
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// syncSet is a set of strings safe for concurrent use.
+type syncSet struct{ m sync.Map }
+
+func (s *syncSet) has(v string) bool { _, ok := s.m.Load(v); return ok }
+func (s *syncSet) add(v string)      { s.m.Store(v, struct{}{}) }
+
+// group returns the KEYS and the leading ARGV every script takes for qs:
+// now, the number of queues, and each queue's job prefix and channel.
+func (b *Backend) group(qs []*qkeys, extra int) (keys []string, args []any) {
+	keys = make([]string, 0, len(qs)*nk+2)
+	args = make([]any, 0, 2+2*len(qs)+extra)
+	args = append(args, b.now(), len(qs))
+	for _, k := range qs {
+		keys = append(keys, k.keys...)
+		args = append(args, k.jobPrefix, k.channel)
+	}
+	return keys, args
+}
+
+// register adds queue names to the registry before their first job is
+// stored, so calls on all queues (Stats, List, RescueExpired, Cleanup) see
+// them. It runs once per queue per Backend; the registry lives outside the
+// queues' slots, so it cannot be written by the enqueue script itself.
+func (b *Backend) register(ctx context.Context, qs []*qkeys) error {
+	var add []any
+	for _, k := range qs {
+		if !b.known.has(k.name) {
+			add = append(add, k.name)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	if err := b.client.SAdd(ctx, b.keys.registry, add...).Err(); err != nil {
+		return b.fault("enqueue", err)
+	}
+	for _, q := range add {
+		b.known.add(q.(string))
+	}
+	return nil
+}
+
+// specFields is how many arguments each spec takes in the enqueue script.
+const specFields = 12
+
+// Enqueue implements queue.Backend.
+func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	var qs []*qkeys
+	pos := map[string]int{}
+	for _, s := range specs {
+		if s.Queue == "" {
+			return nil, queue.InvalidArgument("JobSpec.Queue", "must not be empty")
+		}
+		if _, ok := pos[s.Queue]; !ok {
+			qs = append(qs, b.keys.queue(s.Queue))
+			pos[s.Queue] = len(qs)
+		}
+	}
+	if b.cluster && len(qs) > 1 {
+		return nil, queue.InvalidArgument("specs", "must all use one queue on Redis Cluster (one slot per queue), got %d queues", len(qs))
+	}
+	if err := b.register(ctx, qs); err != nil {
+		return nil, err
+	}
+	keys, args := b.group(qs, 1+specFields*len(specs))
+	args = append(args, len(specs))
+	for _, s := range specs {
+		args = b.specArgs(args, pos[s.Queue], s)
+	}
+	res, err := b.eval(ctx, "enqueue", scriptEnqueue, keys, args...)
+	if err != nil {
+		return nil, err
+	}
+	out, woken, err := decodeEnqueued(res, qs, pos, specs)
+	if err != nil {
+		return nil, b.fault("enqueue", err)
+	}
+	b.wakeLocal(qs, woken)
+	return out, nil
+}
+
+func (b *Backend) specArgs(args []any, qpos int, s queue.JobSpec) []any {
+	runAt, ukk, ufor := "0", "", "0"
+	if !s.RunAt.IsZero() {
+		runAt = strconv.FormatInt(s.RunAt.UnixMicro(), 10)
+	}
+	if s.UniqueKey != "" {
+		ukk = b.keys.uniqueKey(s.Queue, s.UniqueKey)
+		ufor = us(s.UniqueFor)
+	}
+	return append(args, qpos, s.Kind, s.Payload, s.Tenant, s.Group, s.Priority, runAt,
+		maxAttempts(s), int64(s.Timeout), s.UniqueKey, ukk, ufor)
+}
+
+func maxAttempts(s queue.JobSpec) int {
+	if s.MaxAttempts <= 0 {
+		return queue.DefaultMaxAttempts
+	}
+	return s.MaxAttempts
+}
+
+// decodeEnqueued reads {now, per spec {dup, seq, state | job}, woken}.
+func decodeEnqueued(res any, qs []*qkeys, pos map[string]int, specs []queue.JobSpec) ([]queue.Enqueued, []any, error) {
+	top, err := asList(res, "enqueue reply")
+	if err != nil || len(top) != 3 {
+		return nil, nil, errReply{"enqueue reply"}
+	}
+	now := micros(asString(top[0]))
+	items, err := asList(top[1], "enqueue results")
+	if err != nil || len(items) != len(specs) {
+		return nil, nil, errReply{"enqueue results"}
+	}
+	woken, _ := top[2].([]any)
+	out := make([]queue.Enqueued, len(specs))
+	for i, s := range specs {
+		it, err := asList(items[i], "enqueue result")
+		if err != nil || len(it) != 3 {
+			return nil, nil, errReply{"enqueue result"}
+		}
+		k := qs[pos[s.Queue]-1]
+		seq := asString(it[1])
+		if asInt(it[0]) == 1 {
+			j, err := decodeJob(k, seq, it[2])
+			if err != nil || j == nil {
+				return nil, nil, errReply{"duplicate job"}
+			}
+			out[i] = queue.Enqueued{Job: j, Duplicate: true}
+			continue
+		}
+		out[i] = queue.Enqueued{Job: newJob(k, seq, queue.State(asString(it[2])), s, now)}
+	}
+	return out, woken, nil
+}
+
+// newJob is the job the enqueue script stored, built from its spec
+// rather than read back.
+func newJob(k *qkeys, seq string, st queue.State, s queue.JobSpec, now time.Time) *queue.Job {
+	j := &queue.Job{JobSpec: s, ID: k.id(seq), State: st, CreatedAt: now, UpdatedAt: now}
+	j.Payload = bytes.Clone(s.Payload)
+	j.MaxAttempts = maxAttempts(s)
+	j.UniqueFor = s.UniqueFor.Truncate(time.Microsecond)
+	if st == queue.StatePending {
+		j.RunAt = now
+	} else {
+		j.RunAt = s.RunAt.Truncate(time.Microsecond).UTC()
+	}
+	return j
+}
+
+// wakeLocal wakes this process's subscribers of the queues a script woke
+// (their positions in qs, from 1), without waiting for pub/sub.
+func (b *Backend) wakeLocal(qs []*qkeys, woken []any) {
+	for _, p := range woken {
+		if i := int(asInt(p)); i >= 1 && i <= len(qs) {
+			b.notes.wake(qs[i-1].channel)
+		}
+	}
+}

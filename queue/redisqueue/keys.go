@@ -1,0 +1,124 @@
+package redisqueue
+
+import (
+	"sync"
+
+	"github.com/sluicehq/sluice/keyspace"
+	"github.com/sluicehq/sluice/queue"
+)
+
+// Per-queue keys, in the order every script receives them (KEYS[1..nk] for
+// the first queue, KEYS[nk+1..2nk] for the second, ...). The index names
+// match the states whose jobs they hold, so a script finds a job's index
+// as q[state]. All of them carry the queue name as their hash tag.
+var queueKeyNames = [...]string{
+	"pending",   // ready jobs; score = priority, ties in member (sequence) order
+	"scheduled", // delayed or snoozed jobs; score = RunAt (µs)
+	"retrying",  // failed attempts waiting for their retry; score = RunAt (µs)
+	"active",    // leased jobs; score = LeaseUntil (µs): the rescue index
+	"completed", // finished jobs; score = FinishedAt (µs): retention and stats
+	"failed",
+	"cancelled",
+	"waiting", // reserved for the tenant scheduler (queue.StateWaiting)
+	"jobs",    // every job of the queue; score 0, members in sequence order: listing
+	"seq",     // a string: the last sequence number handed out
+}
+
+const nk = len(queueKeyNames)
+
+// qkeys is one queue's key set, built once and cached.
+type qkeys struct {
+	name string
+	keys []string // nk keys in queueKeyNames order
+	// jobPrefix is the job hash key without its sequence: the scripts
+	// append a job's sequence to it (and ":errors" for its error history).
+	jobPrefix string
+	// channel is the pub/sub channel that says "jobs may be ready".
+	channel string
+	// idSuffix is what follows the sequence in a job id: "-" and the
+	// escaped queue name.
+	idSuffix string
+}
+
+// keyring builds and caches key sets per queue.
+type keyring struct {
+	prefix   keyspace.Prefix
+	registry string // the set of queue names, for calls on all queues
+	cache    sync.Map
+}
+
+func newKeyring(p keyspace.Prefix) (*keyring, error) {
+	reg, err := p.Physical("queues")
+	if err != nil {
+		return nil, err
+	}
+	return &keyring{prefix: p, registry: reg}, nil
+}
+
+// key returns the physical key "<prefix>queue:{<queue>}:<parts...>".
+func (r *keyring) key(q string, parts ...string) string {
+	logical, err := keyspace.JoinTagged("queue", 0, 1, append([]string{q}, parts...)...)
+	if err != nil {
+		// Queue names are validated (non-empty) before any key is built and
+		// every part is a non-empty constant, so this cannot happen.
+		panic("redisqueue: " + err.Error())
+	}
+	phys, err := r.prefix.Physical(logical)
+	if err != nil {
+		panic("redisqueue: " + err.Error())
+	}
+	return phys
+}
+
+// queue returns the key set of queue q.
+func (r *keyring) queue(q string) *qkeys {
+	if v, ok := r.cache.Load(q); ok {
+		return v.(*qkeys)
+	}
+	k := &qkeys{
+		name:      q,
+		keys:      make([]string, nk),
+		jobPrefix: r.key(q, "job") + ":",
+		channel:   r.key(q, "ready"),
+		idSuffix:  "-" + keyspace.Escape(q),
+	}
+	for i, n := range queueKeyNames {
+		k.keys[i] = r.key(q, n)
+	}
+	v, _ := r.cache.LoadOrStore(q, k)
+	return v.(*qkeys)
+}
+
+// uniqueKey is the string key that holds a unique key for its job.
+func (r *keyring) uniqueKey(q, unique string) string { return r.key(q, "unique", unique) }
+
+// jobKey and errorsKey name one job's hash and its error history list.
+func (k *qkeys) jobKey(seq string) string    { return k.jobPrefix + seq }
+func (k *qkeys) errorsKey(seq string) string { return k.jobPrefix + seq + ":errors" }
+
+// id returns the id of the job with sequence seq in this queue.
+func (k *qkeys) id(seq string) string { return seq + k.idSuffix }
+
+// seqLen is the width of a sequence: microseconds since 1970 fit in 16
+// digits until the year 2286, and stay exact in Lua's doubles (below 2^53)
+// until 2255.
+const seqLen = 16
+
+// parseID splits a job id into its sequence and queue. A malformed id
+// names no job.
+func parseID(id string) (seq, q string, err error) {
+	if len(id) < seqLen+2 || id[seqLen] != '-' {
+		return "", "", queue.ErrNotFound
+	}
+	seq = id[:seqLen]
+	for i := 0; i < seqLen; i++ {
+		if seq[i] < '0' || seq[i] > '9' {
+			return "", "", queue.ErrNotFound
+		}
+	}
+	q, err = keyspace.Unescape(id[seqLen+1:])
+	if err != nil || q == "" {
+		return "", "", queue.ErrNotFound
+	}
+	return seq, q, nil
+}

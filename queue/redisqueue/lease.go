@@ -1,0 +1,193 @@
+package redisqueue
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// Lease implements queue.Backend. It hands out at most 1000 jobs per call.
+// On a Redis Cluster client with several queues it leases queue by queue
+// in the order given.
+func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+	if len(req.Queues) == 0 || req.Max < 1 || req.LeaseFor <= 0 {
+		return nil, queue.InvalidArgument("LeaseRequest", "needs queues, Max >= 1 and LeaseFor > 0, got %d queues, Max %d, LeaseFor %s",
+			len(req.Queues), req.Max, req.LeaseFor)
+	}
+	qs := make([]*qkeys, 0, len(req.Queues))
+	seen := map[string]bool{}
+	for _, q := range req.Queues {
+		if q == "" {
+			return nil, queue.InvalidArgument("LeaseRequest.Queues", "must not contain an empty name")
+		}
+		if !seen[q] {
+			seen[q] = true
+			qs = append(qs, b.keys.queue(q))
+		}
+	}
+	max := min(req.Max, maxLease)
+	if !b.cluster || len(qs) == 1 {
+		return b.leaseFrom(ctx, qs, req, max)
+	}
+	var out []queue.Lease
+	for _, k := range qs {
+		ls, err := b.leaseFrom(ctx, []*qkeys{k}, req, max-len(out))
+		if err != nil {
+			return out, err
+		}
+		if out = append(out, ls...); len(out) >= max {
+			break
+		}
+	}
+	return out, nil
+}
+
+// leaseFrom runs the lease script on queues that share a slot (or any
+// queues off Cluster).
+func (b *Backend) leaseFrom(ctx context.Context, qs []*qkeys, req queue.LeaseRequest, max int) ([]queue.Lease, error) {
+	tokens, err := newToken()
+	if err != nil {
+		return nil, b.fault("lease", err)
+	}
+	keys, args := b.group(qs, 5)
+	args = append(args, max, us(req.LeaseFor), req.WorkerID, tokens, promoteLimit)
+	res, err := b.eval(ctx, "lease", scriptLease, keys, args...)
+	if err != nil {
+		return nil, err
+	}
+	out, woken, err := decodeLeases(res, qs)
+	if err != nil {
+		return nil, b.fault("lease", err)
+	}
+	b.wakeLocal(qs, woken)
+	return out, nil
+}
+
+// decodeLeases reads {per lease {queue position, seq, token, job}, woken}.
+func decodeLeases(res any, qs []*qkeys) ([]queue.Lease, []any, error) {
+	top, err := asList(res, "lease reply")
+	if err != nil || len(top) != 2 {
+		return nil, nil, errReply{"lease reply"}
+	}
+	items, err := asList(top[0], "leases")
+	if err != nil {
+		return nil, nil, err
+	}
+	woken, _ := top[1].([]any)
+	out := make([]queue.Lease, 0, len(items))
+	for _, v := range items {
+		it, err := asList(v, "lease")
+		if err != nil || len(it) != 4 {
+			return nil, nil, errReply{"lease"}
+		}
+		p := int(asInt(it[0]))
+		if p < 1 || p > len(qs) {
+			return nil, nil, errReply{"lease queue position"}
+		}
+		j, err := decodeJob(qs[p-1], asString(it[1]), it[3])
+		if err != nil || j == nil {
+			return nil, nil, errReply{"leased job"}
+		}
+		out = append(out, queue.Lease{Job: j, Token: asString(it[2])})
+	}
+	return out, woken, nil
+}
+
+// newToken returns 128 random bits in hex. One Lease call draws one and
+// numbers its leases after it ("<hex>.1", "<hex>.2", ...): each lease still
+// gets a token nobody can guess or has seen before.
+func newToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// jobScript runs a per-job script: KEYS are the queue's keys, the job and
+// its errors; ARGV the group head, the sequence and own arguments. It
+// returns the reply as a list whose first element was "ok", mapping
+// other codes to the queue's sentinels.
+func (b *Backend) jobScript(ctx context.Context, op string, s scriptRef, id string, own ...any) ([]any, *qkeys, error) {
+	seq, q, err := parseID(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	k := b.keys.queue(q)
+	keys, args := b.group([]*qkeys{k}, 1+len(own))
+	keys = append(keys, k.jobKey(seq), k.errorsKey(seq))
+	args = append(args, seq)
+	args = append(args, own...)
+	res, err := b.eval(ctx, op, s, keys, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := asList(res, op+" reply")
+	if err != nil || len(l) == 0 {
+		return nil, nil, b.fault(op, errReply{op + " reply"})
+	}
+	if code := asString(l[0]); code != codeOK {
+		if err := fenceError(code); err != nil {
+			return nil, nil, err
+		}
+	}
+	return l, k, nil
+}
+
+// Extend implements queue.Backend.
+func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+	l, _, err := b.jobScript(ctx, "extend", scriptExtend, id, token, us(leaseFor))
+	if err != nil {
+		return queue.LeaseStatus{}, err
+	}
+	if len(l) != 3 {
+		return queue.LeaseStatus{}, b.fault("extend", errReply{"extend reply"})
+	}
+	return queue.LeaseStatus{Until: micros(asString(l[1])), CancelRequested: asString(l[2]) == "1"}, nil
+}
+
+// Complete implements queue.Backend.
+func (b *Backend) Complete(ctx context.Context, id, token string, result []byte) error {
+	_, _, err := b.jobScript(ctx, "complete", scriptComplete, id, token, result)
+	return err
+}
+
+// Fail implements queue.Backend.
+func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+	perm := "0"
+	if f.Permanent {
+		perm = "1"
+	}
+	return b.stateScript(ctx, "fail", scriptFail, id, token, f.Error, us(f.RetryIn), perm)
+}
+
+// Snooze implements queue.Backend.
+func (b *Backend) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
+	next := queue.StatePending
+	if d > 0 {
+		next = queue.StateScheduled
+	}
+	return b.stateScript(ctx, "snooze", scriptGiveBack, id, token, string(next), us(d))
+}
+
+// Requeue implements queue.Backend.
+func (b *Backend) Requeue(ctx context.Context, id, token string) (queue.State, error) {
+	return b.stateScript(ctx, "requeue", scriptGiveBack, id, token, string(queue.StatePending), "0")
+}
+
+// stateScript runs a fenced script that replies {'ok', new state, woken}.
+func (b *Backend) stateScript(ctx context.Context, op string, s scriptRef, id string, own ...any) (queue.State, error) {
+	l, k, err := b.jobScript(ctx, op, s, id, own...)
+	if err != nil {
+		return "", err
+	}
+	if len(l) != 3 {
+		return "", b.fault(op, errReply{op + " reply"})
+	}
+	woken, _ := l[2].([]any)
+	b.wakeLocal([]*qkeys{k}, woken)
+	return queue.State(asString(l[1])), nil
+}

@@ -1,0 +1,111 @@
+-- enqueue: store new jobs. Own arguments: the number of specs, then 12
+-- per spec: queue position, kind, payload, tenant, group, priority, run at,
+-- max attempts, timeout, unique key, its key name, unique-for.
+-- Returns {now, per spec {duplicate 0|1, seq, state | existing job}, woken}.
+
+-- held returns the sequence of the job holding unique key ukk, if any: a
+-- job inside its window, or, without a window, one not yet final.
+local function held(q, ukk, now)
+  local seq = redis.call('GET', ukk)
+  if not seq then
+    return nil
+  end
+  local v = redis.call('HMGET', q.jp .. seq, 'st', 'ca', 'uf')
+  if not v[1] then
+    return nil
+  end
+  local uf = tonumber(v[3] or '0')
+  if uf > 0 then
+    if tonumber(v[2]) + uf > now then
+      return seq
+    end
+    return nil
+  end
+  if final(v[1]) then
+    return nil
+  end
+  return seq
+end
+
+-- next_seq hands out the queue's next sequence: now in microseconds, or
+-- one more than the last when the clock has not moved on (or went back).
+-- So sequences are unique and increasing per queue and, across queues,
+-- follow the time of enqueue.
+local function next_seq(q, now)
+  local last = q.last
+  if not last then
+    last = tonumber(redis.call('GET', q.seq) or '0')
+  end
+  local s = now
+  if s <= last then
+    s = last + 1
+  end
+  q.last = s
+  local str = n2s(s)
+  return string.rep('0', 16 - #str) .. str
+end
+
+local function store(q, now, b)
+  local seq = next_seq(q, now)
+  local jk = q.jp .. seq
+  local pr = ARGV[b + 5]
+  local ra = tonumber(ARGV[b + 6])
+  local st = 'pending'
+  if ra > now then
+    st = 'scheduled'
+  else
+    ra = now
+  end
+  local h = {'k', ARGV[b + 1], 'pr', pr, 'ra', n2s(ra), 'ma', ARGV[b + 7], 'st', st,
+    'ca', n2s(now), 'ua', n2s(now)}
+  local opt = {{'p', 2}, {'tn', 3}, {'g', 4}, {'to', 8}, {'uk', 9}, {'ukk', 10}, {'uf', 11}}
+  for _, o in ipairs(opt) do
+    local v = ARGV[b + o[2]]
+    if v ~= '' and v ~= '0' then
+      h[#h + 1] = o[1]
+      h[#h + 1] = v
+    end
+  end
+  redis.call('HSET', jk, unpack(h))
+  redis.call('ZADD', q.jobs, 0, seq)
+  if st == 'pending' then
+    add_pending(q, seq, pr)
+  else
+    redis.call('ZADD', q.scheduled, n2s(ra), seq)
+  end
+  local ukk = ARGV[b + 10]
+  if ukk ~= '' then
+    local uf = tonumber(ARGV[b + 11])
+    if uf > 0 then
+      redis.call('SET', ukk, seq, 'PX', n2s(math.ceil(uf / 1000)))
+    else
+      redis.call('SET', ukk, seq)
+    end
+  end
+  return {0, seq, st}
+end
+
+local qs, a = queues()
+local now = now_us()
+local n = tonumber(ARGV[a])
+local out = {}
+for i = 0, n - 1 do
+  local b = a + 1 + i * 12
+  local q = qs[tonumber(ARGV[b])]
+  local ukk = ARGV[b + 10]
+  local dup = nil
+  if ukk ~= '' then
+    dup = held(q, ukk, now)
+  end
+  if dup then
+    out[#out + 1] = {1, dup, read(q.jp .. dup, q.jp .. dup .. ':errors')}
+  else
+    out[#out + 1] = store(q, now, b)
+  end
+end
+for _, q in ipairs(qs) do
+  if q.last then
+    redis.call('SET', q.seq, n2s(q.last))
+  end
+end
+return {n2s(now), out, wake(qs)}

@@ -1,0 +1,2 @@
+-- get: read one job. KEYS: job, errors. Returns {fields, errors}.
+return read(KEYS[1], KEYS[2])

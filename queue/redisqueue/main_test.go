@@ -1,0 +1,114 @@
+package redisqueue_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/keyspace"
+	"github.com/sluicehq/sluice/queue/redisqueue"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(crashHelperEnv) != "" {
+		os.Exit(crashHelperMain())
+	}
+	goleak.VerifyTestMain(m)
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// server is a Redis the tests open clients on: a fresh miniredis, or the
+// real Redis named by SLUICE_REDIS_URL under a random prefix whose keys
+// are deleted when the test ends.
+type server struct {
+	opts   *redis.Options
+	prefix keyspace.Prefix
+	mini   *miniredis.Miniredis
+}
+
+func miniServer(t testing.TB) server {
+	t.Helper()
+	m := miniredis.RunT(t)
+	return server{opts: &redis.Options{Addr: m.Addr()}, prefix: randomPrefix(), mini: m}
+}
+
+func realServer(t testing.TB) server {
+	t.Helper()
+	url := os.Getenv("SLUICE_REDIS_URL")
+	if url == "" {
+		t.Skip("SLUICE_REDIS_URL not set: skipping the real-Redis run")
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatalf("SLUICE_REDIS_URL: %v", err)
+	}
+	s := server{opts: opts, prefix: randomPrefix()}
+	t.Cleanup(func() { s.cleanup(t) })
+	return s
+}
+
+func randomPrefix() keyspace.Prefix {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return keyspace.Prefix("sluicetest-" + hex.EncodeToString(b) + ":")
+}
+
+func (s server) cleanup(t testing.TB) {
+	c := redis.NewClient(s.opts)
+	defer c.Close()
+	ctx := context.Background()
+	iter := c.Scan(ctx, 0, string(s.prefix)+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		c.Del(ctx, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Errorf("cleaning up %s*: %v", s.prefix, err)
+	}
+}
+
+// client opens a new client (its own connection pool).
+func (s server) client(t testing.TB) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(s.opts)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// backend opens a Backend on a new client; opts.Prefix defaults to the
+// server's prefix and opts.Logger to a quiet one.
+func (s server) backend(t testing.TB, opts redisqueue.Options) *redisqueue.Backend {
+	t.Helper()
+	if opts.Prefix == "" {
+		opts.Prefix = s.prefix
+	}
+	if opts.Logger == nil {
+		opts.Logger = quiet
+	}
+	b, err := redisqueue.New(s.client(t), opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// servers are the Redis servers every backend test runs on.
+var servers = []struct {
+	name string
+	open func(testing.TB) server
+}{
+	{"miniredis", miniServer},
+	{"redis", realServer},
+}
+
+func withClock(clk clock.Clock) redisqueue.Options { return redisqueue.Options{Clock: clk} }

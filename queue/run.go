@@ -1,0 +1,129 @@
+package queue
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/clock"
+)
+
+// run is one Run call's state.
+type run struct {
+	w *Worker
+	// base is the parent of every handler context: it keeps Run's values
+	// but not its cancellation, so in-flight jobs outlive the stop signal
+	// for the grace period.
+	base     context.Context
+	stopJobs chan struct{} // closed when the grace period is over
+	done     chan struct{} // a job finished and freed its slot
+	jobs     sync.WaitGroup
+	handlers sync.WaitGroup
+	inflight int
+}
+
+func newRun(w *Worker) *run {
+	return &run{
+		w:        w,
+		base:     context.Background(),
+		stopJobs: make(chan struct{}),
+		done:     make(chan struct{}, w.cfg.Concurrency),
+	}
+}
+
+// fetchLoop leases jobs while there are free slots and ctx lasts.
+func (r *run) fetchLoop(ctx context.Context) {
+	r.base = context.WithoutCancel(ctx)
+	cfg := r.w.cfg
+	var wake <-chan struct{}
+	if n, ok := r.w.b.(Notifier); ok {
+		ch, stop := n.Subscribe(cfg.Queues)
+		defer stop()
+		wake = ch
+	}
+	for ctx.Err() == nil {
+		r.reap()
+		if free := cfg.Concurrency - r.inflight; free > 0 {
+			got, err := r.lease(ctx, free)
+			if err == nil && got == free {
+				continue // there may be more ready right now
+			}
+		}
+		r.idle(ctx, wake)
+	}
+}
+
+// reap counts finished jobs without blocking.
+func (r *run) reap() {
+	for {
+		select {
+		case <-r.done:
+			r.inflight--
+		default:
+			return
+		}
+	}
+}
+
+// idle waits for a reason to look for work again: a slot freed, a
+// notification, the poll interval, or the end of ctx.
+func (r *run) idle(ctx context.Context, wake <-chan struct{}) {
+	t := r.w.cfg.Clock.NewTimer(r.w.cfg.PollInterval)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-r.done:
+		r.inflight--
+	case <-wake:
+	case <-t.C():
+	}
+}
+
+func (r *run) lease(ctx context.Context, max int) (int, error) {
+	cfg := r.w.cfg
+	leases, err := r.w.b.Lease(ctx, LeaseRequest{Queues: cfg.Queues, WorkerID: cfg.ID, Max: max, LeaseFor: cfg.LeaseFor})
+	if err != nil {
+		if ctx.Err() == nil {
+			cfg.Logger.Error("queue: lease failed", "worker", cfg.ID, "err", err)
+		}
+		return 0, err
+	}
+	for _, l := range leases {
+		r.inflight++
+		r.jobs.Add(1)
+		go func() {
+			defer r.jobs.Done()
+			r.runJob(l)
+			r.done <- struct{}{}
+		}()
+	}
+	return len(leases), nil
+}
+
+// shutdown waits for in-flight jobs for the grace period, then makes them
+// give their jobs back, then waits (bounded) for their handlers.
+func (r *run) shutdown() {
+	cfg := r.w.cfg
+	if waitFor(&r.jobs, cfg.Clock, cfg.ShutdownTimeout) {
+		return
+	}
+	close(r.stopJobs)
+	r.jobs.Wait() // runners return right after giving their job back
+	if !waitFor(&r.handlers, cfg.Clock, cfg.ShutdownTimeout) {
+		cfg.Logger.Warn("queue: handlers ignored cancellation; abandoned", "worker", cfg.ID)
+	}
+}
+
+// waitFor waits for wg up to d and reports whether it finished.
+func waitFor(wg *sync.WaitGroup, clk clock.Clock, d time.Duration) bool {
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	t := clk.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-finished:
+		return true
+	case <-t.C():
+		return false
+	}
+}

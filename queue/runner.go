@@ -1,0 +1,219 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// jobLease is the lease of one running job, shared by its heartbeat and
+// ExtendLease calls from the handler.
+type jobLease struct {
+	b      Backend
+	id     string
+	token  string
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	leaseFor time.Duration
+	until    time.Time
+	lost     bool
+}
+
+// extend renews the lease for d; losing it cancels the handler.
+func (l *jobLease) extend(ctx context.Context, d time.Duration) (LeaseStatus, error) {
+	st, err := l.b.Extend(ctx, l.id, l.token, d)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound):
+		l.lost = true
+		l.cancel(ErrLeaseLost)
+		return st, ErrLeaseLost
+	case err != nil:
+		return st, err
+	}
+	l.leaseFor, l.until = d, st.Until
+	if st.CancelRequested {
+		l.cancel(ErrJobCancelled)
+	}
+	return st, nil
+}
+
+type leaseKey struct{}
+
+// ExtendLease renews the lease of the job whose handler ctx belongs to, to
+// d from now, and makes later heartbeats renew it by d too. Use it before a
+// step longer than the worker's LeaseFor. It returns ErrLeaseLost (and the
+// handler's context is cancelled) when the job is no longer held, and an
+// error when ctx is not a handler's context.
+func ExtendLease(ctx context.Context, d time.Duration) error {
+	l, ok := ctx.Value(leaseKey{}).(*jobLease)
+	if !ok {
+		return errors.New("queue: ExtendLease called outside a job handler")
+	}
+	if d <= 0 {
+		return InvalidArgument("ExtendLease duration", "must be positive, got %s", d)
+	}
+	_, err := l.extend(ctx, d)
+	return err
+}
+
+type outcome struct {
+	result []byte
+	err    error
+}
+
+// runJob runs one leased job to the end of its attempt.
+func (r *run) runJob(ls Lease) {
+	cfg := r.w.cfg
+	job := ls.Job
+	ctx, cancel := context.WithCancelCause(r.base)
+	defer cancel(nil)
+	jl := &jobLease{b: r.w.b, id: job.ID, token: ls.Token, cancel: cancel, leaseFor: cfg.LeaseFor, until: job.LeaseUntil}
+	hctx := context.WithValue(ctx, leaseKey{}, jl)
+
+	out := make(chan outcome, 1)
+	r.handlers.Add(1)
+	go func() {
+		defer r.handlers.Done()
+		out <- r.callHandler(hctx, job)
+	}()
+
+	hb := cfg.Clock.NewTimer(r.heartbeatEvery(jl))
+	defer func() { hb.Stop() }()
+	var timeout <-chan time.Time
+	if job.Timeout > 0 {
+		t := cfg.Clock.NewTimer(job.Timeout)
+		defer t.Stop()
+		timeout = t.C()
+	}
+	for {
+		select {
+		case o := <-out:
+			if cause := context.Cause(ctx); o.err != nil && cause != nil && !errors.Is(o.err, cause) {
+				o.err = fmt.Errorf("%w (%v)", o.err, cause)
+			}
+			r.finish(jl, job, o)
+			return
+		case <-hb.C():
+			r.heartbeat(jl)
+			hb = cfg.Clock.NewTimer(r.heartbeatEvery(jl))
+		case <-timeout:
+			cancel(ErrJobTimeout)
+			timeout = nil
+		case <-r.stopJobs:
+			cancel(ErrWorkerStopped)
+			r.giveBack(jl)
+			return
+		}
+	}
+}
+
+func (r *run) heartbeatEvery(jl *jobLease) time.Duration {
+	jl.mu.Lock()
+	defer jl.mu.Unlock()
+	return max(min(r.w.cfg.HeartbeatEvery, jl.leaseFor/3), time.Millisecond)
+}
+
+// heartbeat renews the lease. A transient fault is retried on the next
+// beat, until the deadline passes: then the lease is presumed lost.
+func (r *run) heartbeat(jl *jobLease) {
+	jl.mu.Lock()
+	d, until, lost := jl.leaseFor, jl.until, jl.lost
+	jl.mu.Unlock()
+	if lost {
+		return
+	}
+	_, err := jl.extend(context.Background(), d)
+	if err == nil || errors.Is(err, ErrLeaseLost) {
+		return
+	}
+	r.w.cfg.Logger.Warn("queue: heartbeat failed", "job", jl.id, "err", err)
+	if !r.w.cfg.Clock.Now().Before(until) {
+		jl.mu.Lock()
+		jl.lost = true
+		jl.mu.Unlock()
+		jl.cancel(ErrLeaseLost)
+	}
+}
+
+// callHandler runs the job's handler, turning a panic into an error.
+func (r *run) callHandler(ctx context.Context, job *Job) (o outcome) {
+	h := r.w.handler(job.Kind)
+	if h == nil {
+		return outcome{err: fmt.Errorf("queue: no handler for kind %q on worker %s", job.Kind, r.w.cfg.ID)}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			o = outcome{err: fmt.Errorf("queue: handler panicked: %v\n%s", p, debug.Stack())}
+		}
+	}()
+	res, err := h.Work(ctx, job)
+	return outcome{result: res, err: err}
+}
+
+// giveBack puts the job straight back to pending (shutdown).
+func (r *run) giveBack(jl *jobLease) {
+	if r.isLost(jl) {
+		return
+	}
+	if _, err := r.w.b.Requeue(context.Background(), jl.id, jl.token); err != nil && !errors.Is(err, ErrLeaseLost) {
+		r.w.cfg.Logger.Error("queue: requeue on shutdown failed", "job", jl.id, "err", err)
+	}
+}
+
+func (r *run) isLost(jl *jobLease) bool {
+	jl.mu.Lock()
+	defer jl.mu.Unlock()
+	return jl.lost
+}
+
+// finish records the attempt's outcome with one fenced transition.
+func (r *run) finish(jl *jobLease, job *Job, o outcome) {
+	if r.isLost(jl) {
+		return // someone else holds the job now; its result is not ours to record
+	}
+	cfg := r.w.cfg
+	ctx := context.Background()
+	var err error
+	var snooze *SnoozeError
+	switch {
+	case o.err == nil && len(o.result) > cfg.MaxResult:
+		_, err = r.w.b.Fail(ctx, jl.id, jl.token, Failure{
+			Error:     fmt.Sprintf("queue: result of %d bytes is over the %d-byte limit", len(o.result), cfg.MaxResult),
+			Permanent: true,
+		})
+	case o.err == nil:
+		err = r.w.b.Complete(ctx, jl.id, jl.token, o.result)
+	case errors.As(o.err, &snooze):
+		_, err = r.w.b.Snooze(ctx, jl.id, jl.token, snooze.Delay)
+	default:
+		_, err = r.w.b.Fail(ctx, jl.id, jl.token, Failure{
+			Error:     truncate(o.err.Error(), MaxErrorLen),
+			RetryIn:   cfg.Backoff(job.Attempt, o.err),
+			Permanent: IsPermanent(o.err),
+		})
+		if err == nil {
+			cfg.Logger.Info("queue: attempt failed", "job", jl.id, "kind", job.Kind, "attempt", job.Attempt, "err", o.err)
+		}
+	}
+	if err != nil {
+		cfg.Logger.Error("queue: could not record job outcome", "job", jl.id, "err", err)
+	}
+}
+
+// truncate cuts s to at most n bytes, on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut]
+}

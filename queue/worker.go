@@ -1,0 +1,213 @@
+package queue
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/clock"
+)
+
+// Handler runs one attempt of a job. It returns an optional result, stored
+// on success, and an error: nil completes the job; Permanent(err) fails it
+// for good; Snooze(d) runs it again later without spending an attempt; any
+// other error fails the attempt, and the job is retried after a backoff
+// while attempts remain. A panic fails the attempt with its stack.
+//
+// The context ends when the job is cancelled (cause ErrJobCancelled), its
+// lease is lost (ErrLeaseLost), its Timeout passes (ErrJobTimeout) or the
+// worker shuts down (ErrWorkerStopped); context.Cause tells which. A handler
+// must return soon after: whatever it returns then is discarded (except a
+// job cancelled while running, which ends cancelled).
+type Handler interface {
+	Work(ctx context.Context, job *Job) ([]byte, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, job *Job) ([]byte, error)
+
+// Work calls f.
+func (f HandlerFunc) Work(ctx context.Context, job *Job) ([]byte, error) { return f(ctx, job) }
+
+// Causes of a handler's context ending.
+var (
+	// ErrJobCancelled: the job was cancelled while it ran.
+	ErrJobCancelled = errors.New("queue: job cancelled")
+	// ErrJobTimeout: the attempt ran longer than JobSpec.Timeout.
+	ErrJobTimeout = errors.New("queue: job timed out")
+	// ErrWorkerStopped: the worker shut down and gave the job back.
+	ErrWorkerStopped = errors.New("queue: worker stopped")
+)
+
+// WorkerConfig configures a Worker. The zero value is the default.
+type WorkerConfig struct {
+	// Queues to lease from; default ["default"].
+	Queues []string
+	// Concurrency is how many jobs run at once; default 10.
+	Concurrency int
+	// LeaseFor is the lease length; default 30s. A job whose worker stops
+	// renewing it is recovered by any worker once it expires.
+	LeaseFor time.Duration
+	// HeartbeatEvery is how often a running job's lease is renewed (and
+	// its cancellation checked); default LeaseFor/3.
+	HeartbeatEvery time.Duration
+	// ShutdownTimeout is how long Run waits for running jobs once its
+	// context ends before it cancels them and gives them back; default 10s.
+	ShutdownTimeout time.Duration
+	// PollInterval is how long an idle worker waits before looking for
+	// work again; default 1s. Backends that implement Notifier wake it
+	// sooner when jobs are enqueued in the same process.
+	PollInterval time.Duration
+	// Backoff is the delay before retrying after a failed attempt
+	// (attempt counts from 1); default DefaultBackoff.
+	Backoff func(attempt int, err error) time.Duration
+	// MaxStalls is how many expired leases a job survives before it fails;
+	// default 10.
+	MaxStalls int
+	// RescueEvery is how often this worker looks for expired leases in its
+	// queues; default LeaseFor/2.
+	RescueEvery time.Duration
+	// Retention says how long finished jobs of its queues are kept; zero
+	// fields are the defaults (see Retention).
+	Retention Retention
+	// CleanupEvery is how often this worker deletes finished jobs past
+	// their retention; default 1 minute. A negative value disables the
+	// cleaner in this worker (run a Cleaner elsewhere).
+	CleanupEvery time.Duration
+	// MaxResult bounds a handler's result in bytes; a bigger one fails the
+	// job for good. Default DefaultMaxPayload (1 MiB).
+	MaxResult int
+	// ID names the worker on the jobs it holds; default host-pid-random.
+	ID string
+	// Clock drives timers (heartbeats, polling, timeouts); default the
+	// real clock.
+	Clock clock.Clock
+	// Logger receives backend faults and handler failures; default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+func (c WorkerConfig) withDefaults() WorkerConfig {
+	if len(c.Queues) == 0 {
+		c.Queues = []string{"default"}
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 10
+	}
+	if c.LeaseFor <= 0 {
+		c.LeaseFor = 30 * time.Second
+	}
+	if c.HeartbeatEvery <= 0 {
+		c.HeartbeatEvery = c.LeaseFor / 3
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = 10 * time.Second
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = time.Second
+	}
+	if c.Backoff == nil {
+		c.Backoff = DefaultBackoff
+	}
+	if c.MaxStalls <= 0 {
+		c.MaxStalls = DefaultMaxStalls
+	}
+	if c.RescueEvery <= 0 {
+		c.RescueEvery = c.LeaseFor / 2
+	}
+	c.Retention = c.Retention.WithDefaults()
+	if c.CleanupEvery == 0 {
+		c.CleanupEvery = time.Minute
+	}
+	if c.MaxResult <= 0 {
+		c.MaxResult = DefaultMaxPayload
+	}
+	if c.ID == "" {
+		c.ID = defaultWorkerID()
+	}
+	c.Clock = clock.Or(c.Clock)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func defaultWorkerID() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Worker leases jobs from its queues and runs their handlers. Register
+// handlers with Handle before Run.
+type Worker struct {
+	b   Backend
+	cfg WorkerConfig
+
+	mu       sync.RWMutex
+	handlers map[string]Handler
+	running  atomic.Bool
+}
+
+// NewWorker returns a worker on b.
+func NewWorker(b Backend, cfg WorkerConfig) *Worker {
+	return &Worker{b: b, cfg: cfg.withDefaults(), handlers: map[string]Handler{}}
+}
+
+// ID returns the worker's id, as recorded on the jobs it holds.
+func (w *Worker) ID() string { return w.cfg.ID }
+
+// Handle registers h for jobs of kind, replacing any earlier one. A job
+// whose kind has no handler fails its attempt (another worker may have one).
+func (w *Worker) Handle(kind string, h Handler) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.handlers[kind] = h
+}
+
+func (w *Worker) handler(kind string) Handler {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.handlers[kind]
+}
+
+// Run leases and runs jobs until ctx ends, then shuts down gracefully: it
+// stops leasing, waits up to ShutdownTimeout for running jobs to finish,
+// then cancels the rest (cause ErrWorkerStopped) and puts them straight
+// back to pending without spending an attempt. It then waits for their
+// handlers to return, at most another ShutdownTimeout (a handler that
+// ignores its context is abandoned; its job is already back in the queue).
+//
+// Alongside, it recovers expired leases in its queues (RescueEvery) and
+// deletes finished jobs past their retention (CleanupEvery). Backend
+// faults are logged and retried, never fatal. Run returns nil after a
+// graceful stop, or an error at once if the worker has no handler or is
+// already running.
+func (w *Worker) Run(ctx context.Context) error {
+	if !w.running.CompareAndSwap(false, true) {
+		return errors.New("queue: worker is already running")
+	}
+	defer w.running.Store(false)
+	w.mu.RLock()
+	n := len(w.handlers)
+	w.mu.RUnlock()
+	if n == 0 {
+		return errors.New("queue: worker has no handlers (call Handle before Run)")
+	}
+	r := newRun(w)
+	var bg sync.WaitGroup
+	bg.Add(1)
+	go func() { defer bg.Done(); w.maintain(ctx) }()
+	r.fetchLoop(ctx)
+	r.shutdown()
+	bg.Wait()
+	return nil
+}
