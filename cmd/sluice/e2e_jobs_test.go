@@ -1,0 +1,326 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// worker speaks the HTTP worker protocol the way a worker in any language
+// would: lease with a long-poll, work, complete with the lease token. It
+// retries a call while the server is unreachable (a restart), keeping its
+// token.
+type worker struct {
+	id        string
+	url       *atomic.Pointer[string]
+	queue     string
+	hold      time.Duration // simulated work per job
+	completed *sync.Map     // job id → *atomic.Int32 completions
+	leased    *atomic.Int64
+	lost      *atomic.Int64 // 409 answers: lease lost
+}
+
+func (w *worker) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		var res struct {
+			Leases []struct {
+				Job   struct{ ID string } `json:"job"`
+				Token string              `json:"token"`
+			} `json:"leases"`
+		}
+		body := fmt.Sprintf(`{"queues":[%q],"worker_id":%q,"max":4,"wait_ms":500}`, w.queue, w.id)
+		if st := w.post(ctx, "/v1/worker/lease", body, &res); st != http.StatusOK {
+			continue
+		}
+		for _, l := range res.Leases {
+			w.leased.Add(1)
+			if w.hold > 0 {
+				time.Sleep(w.hold)
+			}
+			st := w.post(ctx, "/v1/worker/jobs/"+l.Job.ID+"/complete", fmt.Sprintf(`{"token":%q,"result":{"by":%q}}`, l.Token, w.id), nil)
+			switch st {
+			case http.StatusOK:
+				n, _ := w.completed.LoadOrStore(l.Job.ID, new(atomic.Int32))
+				n.(*atomic.Int32).Add(1)
+			case http.StatusConflict:
+				w.lost.Add(1)
+			}
+		}
+	}
+}
+
+// post retries while the server cannot be reached and returns the status.
+func (w *worker) post(ctx context.Context, path, body string, out any) int {
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, "POST", *w.url.Load()+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if out != nil {
+			_ = json.Unmarshal(raw, out)
+		}
+		return resp.StatusCode
+	}
+	return 0
+}
+
+type crew struct {
+	url       atomic.Pointer[string]
+	completed sync.Map
+	leased    atomic.Int64
+	lost      atomic.Int64
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+func startCrew(url, queue string, n int, hold time.Duration) *crew {
+	c := &crew{}
+	c.url.Store(&url)
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	for i := range n {
+		w := &worker{id: fmt.Sprintf("w%d", i), url: &c.url, queue: queue, hold: hold, completed: &c.completed, leased: &c.leased, lost: &c.lost}
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); w.run(ctx) }()
+	}
+	return c
+}
+
+func (c *crew) stop() { c.cancel(); c.wg.Wait() }
+
+// exactlyOnce checks every id was completed once.
+func (c *crew) exactlyOnce(t *testing.T, ids []string) {
+	t.Helper()
+	for _, id := range ids {
+		n, ok := c.completed.Load(id)
+		if !ok || n.(*atomic.Int32).Load() != 1 {
+			t.Errorf("job %s completed %v times, want 1", id, n)
+		}
+	}
+}
+
+func enqueueBatch(t *testing.T, p *proc, queue string, n int) []string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`{"jobs":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"queue":%q,"kind":"work","payload":{"n":%d}}`, queue, i)
+	}
+	b.WriteString("]}")
+	a := p.do("POST", "/v1/jobs/batch", "", b.String())
+	if a.status != 201 {
+		t.Fatalf("enqueue: %d %s", a.status, a.raw)
+	}
+	var ids []string
+	for _, j := range a.body["jobs"].([]any) {
+		ids = append(ids, j.(map[string]any)["job"].(map[string]any)["id"].(string))
+	}
+	return ids
+}
+
+func counts(t *testing.T, p *proc, queue string) map[string]float64 {
+	t.Helper()
+	a := p.do("GET", "/v1/queues/stats", "", "")
+	for _, q := range a.body["queues"].([]any) {
+		q := q.(map[string]any)
+		if q["queue"] == queue {
+			out := map[string]float64{}
+			for k, v := range q["counts"].(map[string]any) {
+				out[k] = v.(float64)
+			}
+			return out
+		}
+	}
+	return map[string]float64{}
+}
+
+func runJobsEndToEnd(t *testing.T, p *proc) {
+	ids := enqueueBatch(t, p, "e2e", 60)
+	c := startCrew(p.url, "e2e", 4, 0)
+	eventually(t, func() bool { return counts(t, p, "e2e")["completed"] == 60 })
+	c.stop()
+	c.exactlyOnce(t, ids)
+	if n := c.lost.Load(); n != 0 {
+		t.Errorf("%d leases lost", n)
+	}
+	a := p.do("GET", "/v1/jobs/"+ids[0], "", "")
+	if a.body["state"] != "completed" || a.body["result"] == nil {
+		t.Errorf("job: %s", a.raw)
+	}
+}
+
+func TestServeJobsThroughWorkerProtocol(t *testing.T) {
+	t.Parallel()
+	p := start(t, t.TempDir(), nil)
+	runJobsEndToEnd(t, p)
+}
+
+// SIGTERM while workers hold jobs: the server stops cleanly, a new one
+// starts on the same data, the workers finish with their tokens, and every
+// job completes exactly once.
+func TestServeSIGTERMLosesNoJob(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := start(t, dir, nil)
+	ids := enqueueBatch(t, p, "term", 40)
+	c := startCrew(p.url, "term", 4, 100*time.Millisecond)
+	defer c.stop()
+	eventually(t, func() bool { return c.leased.Load() >= 8 })
+	if err := p.stop(); err != nil {
+		t.Fatalf("stop: %v\n%s", err, p.stderr)
+	}
+	if p.cmd.ProcessState.ExitCode() != 0 {
+		t.Fatalf("exit code %d:\n%s", p.cmd.ProcessState.ExitCode(), p.stderr)
+	}
+	q := start(t, dir, nil)
+	c.url.Store(&q.url)
+	eventually(t, func() bool { return counts(t, q, "term")["completed"] == 40 })
+	c.stop()
+	c.exactlyOnce(t, ids)
+	if got := counts(t, q, "term"); got["pending"]+got["active"]+got["failed"] != 0 {
+		t.Errorf("left over: %v", got)
+	}
+}
+
+func TestServeRLS(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "sluice.yaml"), e2eConfig+`  envoy:
+    - domain: api
+      scene: member
+      policy: export-usage
+      entries: [{key: member_id, subject: member}]
+`)
+	p := start(t, dir, nil, "--grpc", "127.0.0.1:0")
+	conn, err := grpc.NewClient(p.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rls := rlsv3.NewRateLimitServiceClient(conn)
+	req := &rlsv3.RateLimitRequest{Domain: "api", Descriptors: []*corev3.RateLimitDescriptor{{Entries: []*corev3.RateLimitDescriptor_Entry{{Key: "member_id", Value: "5"}}}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i, want := range []rlsv3.RateLimitResponse_Code{rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OVER_LIMIT} {
+		resp, err := rls.ShouldRateLimit(ctx, req)
+		if err != nil || resp.OverallCode != want {
+			t.Fatalf("call %d: %v %v, want %v", i, resp, err, want)
+		}
+	}
+}
+
+func TestClientCommands(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "sluice.yaml"), e2eConfig)
+	p := start(t, dir, nil)
+	sluice := func(args ...string) (string, int) {
+		cmd := exec.Command(binary, append([]string{"--server", p.url}, args...)...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return out.String(), ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), 0
+	}
+	if out, code := sluice("limit", "consume", "member", "export-usage", "member=9"); code != 0 || !strings.HasPrefix(out, "allowed member/export-usage") {
+		t.Fatalf("consume: %d %s", code, out)
+	}
+	if out, code := sluice("limit", "consume", "member", "export-usage", "member=9"); code != 2 || !strings.HasPrefix(out, "denied member/export-usage") {
+		t.Fatalf("consume over: %d %s", code, out)
+	}
+	if out, code := sluice("limit", "peek", "member", "export-usage", "member=9", "--json"); code != 0 || !strings.Contains(out, `"remaining": 0`) {
+		t.Fatalf("peek: %d %s", code, out)
+	}
+	if out, code := sluice("limit", "consume", "member", "nope", "member=9"); code != 1 || !strings.Contains(out, `unknown policy "nope"`) {
+		t.Fatalf("unknown policy: %d %s", code, out)
+	}
+	// Bulk enqueue from a file with --wait while a worker runs the jobs.
+	var lines strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&lines, `{"queue":"cli","kind":"k","payload":%d}`+"\n", i)
+	}
+	file := filepath.Join(dir, "jobs.jsonl")
+	writeFile(t, file, lines.String())
+	c := startCrew(p.url, "cli", 2, 0)
+	out, code := sluice("job", "enqueue", "--file", file, "--wait")
+	c.stop()
+	if code != 0 || !strings.Contains(out, "enqueued 20 jobs") || !strings.Contains(out, "completed 20, failed 0, cancelled 0") {
+		t.Fatalf("bulk: %d %s", code, out)
+	}
+	out, code = sluice("job", "enqueue", "--queue", "cli", "--kind", "k", "--delay", "1h")
+	if code != 0 || !strings.Contains(out, "(scheduled)") {
+		t.Fatalf("enqueue: %d %s", code, out)
+	}
+	id := strings.Fields(out)[1]
+	if out, code := sluice("job", "cancel", id); code != 0 || !strings.Contains(out, "cancelled") {
+		t.Fatalf("cancel: %d %s", code, out)
+	}
+	if out, code := sluice("job", "list", "--queue", "cli", "--state", "cancelled"); code != 0 || !strings.Contains(out, id) {
+		t.Fatalf("list: %d %s", code, out)
+	}
+	if out, code := sluice("queue", "stats"); code != 0 || !strings.Contains(out, "cli") {
+		t.Fatalf("stats: %d %s", code, out)
+	}
+	if out, code := sluice("job", "get", "nope"); code != 1 || !strings.Contains(out, `unknown job "nope" (HTTP 404)`) {
+		t.Fatalf("get unknown: %d %s", code, out)
+	}
+}
+
+// With SLUICE_REDIS_URL set, the same flows run with --redis-url.
+func TestServeOnRedis(t *testing.T) {
+	url := os.Getenv("SLUICE_REDIS_URL")
+	if url == "" {
+		t.Skip("SLUICE_REDIS_URL not set: skipping the Redis end-to-end test")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	prefix := fmt.Sprintf("e2e%d:", time.Now().UnixNano())
+	writeFile(t, filepath.Join(dir, "sluice.yaml"), e2eConfig+"storage:\n  prefix: \""+prefix+"\"\n")
+	p := start(t, dir, nil, "--redis-url", url)
+	if !strings.Contains(p.stderr.String(), "store=redis") {
+		t.Fatalf("not on Redis:\n%s", p.stderr)
+	}
+	body := `{"subject":{"member":"r"}}`
+	if a := p.do("POST", "/v1/limits/member/export-usage", "", body); a.status != 200 {
+		t.Fatalf("first: %d %s", a.status, a.raw)
+	}
+	if a := p.do("POST", "/v1/limits/member/export-usage", "", body); a.status != 429 {
+		t.Fatalf("second: %d %s", a.status, a.raw)
+	}
+	runJobsEndToEnd(t, p)
+}
