@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -213,7 +214,31 @@ func (t *transport) attempt(ctx context.Context, req *http.Request, n int, disca
 	if err != nil {
 		return nil, err
 	}
+	buffer(resp)
 	return nil, &retryResponse{resp: resp, after: parseRetryAfter(resp.Header.Get("Retry-After"), t.clock.Now())}
+}
+
+// maxBuffered is how much of a retryable response's body is read into
+// memory.
+const maxBuffered = 64 << 10
+
+// buffer reads a retryable response's body into memory and closes it, so
+// the connection is free while Retry sleeps, yet the caller can still read
+// the body if this response turns out to be the last. A body longer than
+// maxBuffered keeps streaming after the buffered part.
+func buffer(resp *http.Response) {
+	buf, err := io.ReadAll(io.LimitReader(resp.Body, maxBuffered+1))
+	if err == nil && len(buf) <= maxBuffered {
+		_ = resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(buf))
+		return
+	}
+	resp.Body = readCloser{io.MultiReader(bytes.NewReader(buf), resp.Body), resp.Body}
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 func (t *transport) wait(ctx context.Context, host string) error {
@@ -247,8 +272,8 @@ func rewind(req *http.Request, n int) (*http.Request, error) {
 	return r, nil
 }
 
-// drain reads a little of a discarded response so the connection can be
-// reused, then closes it.
+// drain reads what is left of a discarded response (up to 64KiB) so the
+// connection can be reused, then closes it.
 func drain(resp *http.Response) {
 	if resp == nil || resp.Body == nil {
 		return

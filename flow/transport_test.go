@@ -372,3 +372,28 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// TestTransportKeepsTheLastBodyWhole: retryable answers are buffered while
+// the transport sleeps; the one handed to the caller must still be whole,
+// short or long.
+func TestTransportKeepsTheLastBodyWhole(t *testing.T) {
+	t.Parallel()
+	for _, size := range []int{10, 64 << 10, 200 << 10} {
+		body := strings.Repeat("x", size)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, body)
+		}))
+		fc, log := clock.NewFake(epoch), &waitLog{}
+		rt := newTransport(fc, log, srv.Client().Transport)
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		resp, err := roundTrip(t, fc, rt, req, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readBody(t, resp); got != body {
+			t.Errorf("%d-byte body came back as %d bytes", size, len(got))
+		}
+		srv.Close()
+	}
+}
