@@ -181,4 +181,3 @@ func envInt(t *testing.T, key string, def int) int {
 	}
 	return n
 }
-
