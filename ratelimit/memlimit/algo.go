@@ -16,6 +16,10 @@ type state struct {
 	cur  int64 // cost counted in window win
 	prev int64 // cost counted in window win-1 (sliding window)
 	tat  int64 // theoretical arrival time (token bucket)
+	// The token bucket's emission interval and the quota it was computed
+	// for: a division saved on every call while the quota stays the same
+	// (the window cannot change: it is part of the counter's identity).
+	t, tq int64
 }
 
 // expires is when s holds nothing any more for limit l, so the entry can
@@ -55,6 +59,9 @@ func unchanged(s state, l *ratelimit.Limit, now int64, r *ratelimit.Result) {
 
 // roll moves s to the window of now and returns the window's start.
 func roll(s *state, now, w int64) int64 {
+	if start := s.win * w; now >= start && now-start < w {
+		return start // still in the same window: no division needed
+	}
 	k := now / w
 	switch s.win {
 	case k:
@@ -128,7 +135,11 @@ func slidingRetry(s *state, q, n, w, e int64) int64 {
 }
 
 func bucket(s *state, l *ratelimit.Limit, n, now int64, r *ratelimit.Result) {
-	t := (l.Window.Microseconds() + l.Quota - 1) / l.Quota
+	t := s.t
+	if s.tq != l.Quota {
+		t = (l.Window.Microseconds() + l.Quota - 1) / l.Quota
+		s.t, s.tq = t, l.Quota
+	}
 	c := l.Capacity()
 	tau := satMul(c, t)
 	base := max(s.tat, now)

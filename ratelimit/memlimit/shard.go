@@ -20,6 +20,12 @@ func keyOf(r *ratelimit.Request) counterKey {
 	return counterKey{key: r.Key, alg: r.Limit.Algorithm, window: r.Limit.Window}
 }
 
+// is compares the cheap fields first; the key string last, and equal
+// strings usually share their bytes, which the comparison checks first.
+func (k counterKey) is(o counterKey) bool {
+	return k.window == o.window && k.alg == o.alg && k.key == o.key
+}
+
 // mapKey folds the limit ID into the key's hash. The shard maps are keyed
 // by this 64-bit value rather than by counterKey, so a lookup hashes the
 // key string once (the same hash picks the shard) and compares it once;
@@ -76,7 +82,7 @@ func (sh *shard) unlock() { sh.mu.Unlock() }
 // order lazily, when evicting (second chance).
 func (sh *shard) get(h uint64, k counterKey) *entry {
 	e := sh.m[h]
-	for e != nil && e.k != k {
+	for e != nil && !e.k.is(k) {
 		e = e.same
 	}
 	if e != nil {

@@ -200,23 +200,28 @@ func (s *Store) ConsumeOne(ctx context.Context, r ratelimit.Request) (ratelimit.
 	return res, nil
 }
 
+// one decides a single request. It works on the entry's state in place:
+// when the request is denied, the only changes decide makes are moving the
+// counter to the current window or time, which change no answer.
 func (s *Store) one(r *ratelimit.Request, now int64, res *ratelimit.Result) {
 	kh := s.hash(r.Key)
 	sh := s.shardOf(kh)
 	k := keyOf(r)
 	h := mapKey(kh, k)
 	sh.lock()
-	defer sh.unlock()
-	e := sh.get(h, k)
-	var st state
-	if e != nil {
-		st = e.st
+	if e := sh.get(h, k); e != nil {
+		decide(&e.st, &r.Limit, r.Cost, now, res)
+		if res.Allowed && r.Cost > 0 {
+			e.exp = e.st.expires(r.Limit)
+		}
+		sh.unlock()
+		return
 	}
+	var st state
 	decide(&st, &r.Limit, r.Cost, now, res)
 	if res.Allowed && r.Cost > 0 {
-		if e == nil {
-			e = sh.insert(h, k, now)
-		}
+		e := sh.insert(h, k, now)
 		e.st, e.exp = st, st.expires(r.Limit)
 	}
+	sh.unlock()
 }
