@@ -173,6 +173,9 @@ func mulDivDec(a, b, d int64) int64 {
 }
 
 func div128(hi, lo uint64, d int64) int64 {
+	if hi == 0 { // the usual case: a plain 64-bit division
+		return int64(min(lo/uint64(d), math.MaxInt64))
+	}
 	if hi >= uint64(d) {
 		return math.MaxInt64
 	}
