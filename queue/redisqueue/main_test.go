@@ -18,12 +18,7 @@ import (
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
-func TestMain(m *testing.M) {
-	if os.Getenv(crashHelperEnv) != "" {
-		os.Exit(crashHelperMain())
-	}
-	goleak.VerifyTestMain(m)
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
