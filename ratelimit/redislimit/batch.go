@@ -24,38 +24,61 @@ type call struct {
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
 
-// batcher gathers concurrent calls into pipelines. Each of its workers takes
-// one call, then every call already waiting (up to max), and sends them as
-// one pipeline. While a worker's pipeline is in flight, new calls wait on
-// the unbuffered channel in, so the next batch gathers there. Because in is
-// unbuffered, a call handed over is always completed by the worker that took
-// it, and a call not handed over can never be stranded by close.
+// batcher gathers concurrent calls into pipelines, with at most len(slots)
+// pipelines in flight.
+//
+// A caller that finds a free slot sends its call at once, from its own
+// goroutine, taking along every call already waiting: an uncontended call
+// costs one round trip and no goroutine hand-off. A caller that finds every
+// slot taken hands its call to the unbuffered channel in and waits; a
+// worker takes it, waits for a slot, gathers every other waiting call (up
+// to max) and sends them as one pipeline. So while pipelines are in flight
+// the next batch gathers. Because in is unbuffered, a call handed over is
+// always completed by whoever took it, and close can never strand one.
 type batcher struct {
 	client redis.UniversalClient
 	max    int
 	in     chan *call
+	slots  chan struct{} // one token per pipeline in flight
 	stop   chan struct{}
 	ctx    context.Context // cancelled by close, bounding pipelines in flight
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-func newBatcher(client redis.UniversalClient, max, workers int) *batcher {
+func newBatcher(client redis.UniversalClient, max, pipelines int) *batcher {
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &batcher{client: client, max: max, in: make(chan *call), stop: make(chan struct{}), ctx: ctx, cancel: cancel}
-	b.wg.Add(workers)
-	for range workers {
+	b := &batcher{
+		client: client, max: max, in: make(chan *call), slots: make(chan struct{}, pipelines),
+		stop: make(chan struct{}), ctx: ctx, cancel: cancel,
+	}
+	b.wg.Add(pipelines)
+	for range pipelines {
 		go b.run()
 	}
 	return b
 }
 
-// do runs the script for keys and args in the next batch and returns its
-// reply. It returns ctx's error as soon as ctx is done, even when the call
-// is already in a pipeline (whose result is then dropped).
+// do runs the script for keys and args, at once when a pipeline slot is
+// free, else in the next batch, and returns its reply. A caller waiting for
+// a batch returns ctx's error as soon as ctx is done, even when its call is
+// already in a pipeline (whose result is then dropped); a caller that sends
+// its own pipeline waits for it like a direct go-redis call.
 func (b *batcher) do(ctx context.Context, keys []string, args []any) ([]int64, error) {
 	c := callPool.Get().(*call)
 	c.ctx, c.keys, c.args = ctx, keys, args
+	if ctx.Done() == nil {
+		// Nothing can cancel the call, so it may as well block this
+		// goroutine: send at once when a slot is free.
+		select {
+		case b.slots <- struct{}{}:
+			b.exec(b.gatherWaiting(append(make([]*call, 0, 8), c)))
+			<-b.slots
+			<-c.done
+			return b.result(c)
+		default:
+		}
+	}
 	select {
 	case b.in <- c:
 	case <-b.stop:
@@ -67,14 +90,18 @@ func (b *batcher) do(ctx context.Context, keys []string, args []any) ([]int64, e
 	}
 	select {
 	case <-c.done:
-		reply, err := c.reply, c.err
-		b.release(c)
-		return reply, err
+		return b.result(c)
 	case <-ctx.Done():
-		// The worker still owns c and will signal done; c is left to the
-		// garbage collector instead of the pool.
+		// Whoever took c still owns it and will signal done; c is left to
+		// the garbage collector instead of the pool.
 		return nil, ctx.Err()
 	}
+}
+
+func (b *batcher) result(c *call) ([]int64, error) {
+	reply, err := c.reply, c.err
+	b.release(c)
+	return reply, err
 }
 
 func (b *batcher) release(c *call) {
@@ -97,12 +124,14 @@ func (b *batcher) run() {
 			return
 		}
 		b.exec(batch)
+		<-b.slots
 		clear(batch)
 	}
 }
 
-// gather waits for one call, then takes every call already waiting, up to
-// max. It reports false when the batcher is closing.
+// gather waits for one call and a free slot, then takes every call already
+// waiting, up to max. It reports false when the batcher is closing, after
+// failing the call it holds, if any.
 func (b *batcher) gather(batch []*call) ([]*call, bool) {
 	select {
 	case c := <-b.in:
@@ -110,15 +139,26 @@ func (b *batcher) gather(batch []*call) ([]*call, bool) {
 	case <-b.stop:
 		return batch, false
 	}
+	select {
+	case b.slots <- struct{}{}:
+	case <-b.stop:
+		b.finish(batch[0], nil, errBatcherClosed)
+		return batch[:0], false
+	}
+	return b.gatherWaiting(batch), true
+}
+
+// gatherWaiting adds the calls already waiting to batch, up to max.
+func (b *batcher) gatherWaiting(batch []*call) []*call {
 	for len(batch) < b.max {
 		select {
 		case c := <-b.in:
 			batch = append(batch, c)
 		default:
-			return batch, true
+			return batch
 		}
 	}
-	return batch, true
+	return batch
 }
 
 // exec runs batch and completes every call in it. Calls whose context is
@@ -137,8 +177,9 @@ func (b *batcher) exec(batch []*call) {
 	case 0:
 		return
 	case 1:
+		// Alone, a call runs under its own context, as a direct call would.
 		c := live[0]
-		reply, err := decideScript.Run(b.ctx, b.client, c.keys, c.args...).Int64Slice()
+		reply, err := decideScript.Run(c.ctx, b.client, c.keys, c.args...).Int64Slice()
 		b.finish(c, reply, err)
 		return
 	}

@@ -11,15 +11,16 @@ import (
 
 func TestGatherTakesWaitingCallsUpToMax(t *testing.T) {
 	t.Parallel()
-	b := &batcher{max: 3, in: make(chan *call, 8), stop: make(chan struct{})}
+	b := &batcher{max: 3, in: make(chan *call, 8), slots: make(chan struct{}, 1), stop: make(chan struct{})}
 	for range 5 {
 		b.in <- &call{}
 	}
 	for i, want := range []int{3, 2} {
 		got, ok := b.gather(nil)
-		if !ok || len(got) != want {
-			t.Errorf("gather %d: %d calls (ok %v), want %d", i, len(got), ok, want)
+		if !ok || len(got) != want || len(b.slots) != 1 {
+			t.Errorf("gather %d: %d calls (ok %v, %d slots taken), want %d and 1 slot", i, len(got), ok, len(b.slots), want)
 		}
+		<-b.slots
 	}
 	close(b.stop)
 	if _, ok := b.gather(nil); ok {

@@ -12,10 +12,17 @@
 // subject in a hash tag, so the counters of one decision share a Redis Cluster
 // slot. Every key expires once its state no longer matters.
 //
-// Concurrent Consume calls are sent together: while one pipeline is in flight
-// the next batch gathers, and each batch goes out as one pipeline of EVALSHA
-// commands. That keeps throughput from stopping at one round trip per
-// goroutine. Options.DisableBatching turns it off.
+// Concurrent Consume calls are sent together. At most Options.Pipelines
+// pipelines are in flight; while they all are, further calls gather, and
+// each batch goes out as one pipeline of EVALSHA commands. That keeps
+// throughput from stopping at one round trip per goroutine. A caller
+// waiting for a batch returns as soon as its context is done. A call whose
+// context can never be cancelled (Done returns nil) and that finds a
+// pipeline free is sent from the caller's own goroutine, saving a hand-off.
+// Options.DisableBatching turns batching off.
+//
+// Counts are exact integers while Quota × Window in microseconds stays
+// below 2^53 (about 2.5 million per hour): Lua numbers are doubles.
 //
 // The store works with go-redis v9 single-node, Sentinel (failover) and
 // Cluster clients, on Redis 5 or later.
@@ -74,14 +81,17 @@ type Options struct {
 	Clock clock.Clock
 
 	// DisableBatching sends each Consume call as its own EVALSHA round trip
-	// instead of gathering concurrent calls into pipelines. The default
+	// instead of gathering concurrent calls into pipelines. A call then
+	// honours its context only as far as the client does (go-redis ignores
+	// context deadlines unless ContextTimeoutEnabled is set). The default
 	// (false) batches.
 	DisableBatching bool
 	// MaxBatch caps how many decisions one pipeline carries. 0 means
 	// DefaultMaxBatch (128).
 	MaxBatch int
 	// Pipelines is how many pipelines may be in flight at once; while they
-	// are, further calls gather into the next batch. 0 means
+	// are, further calls gather into the next batch. More pipelines lower
+	// the wait at moderate concurrency; fewer make larger batches. 0 means
 	// DefaultPipelines (2).
 	Pipelines int
 

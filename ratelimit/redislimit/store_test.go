@@ -323,9 +323,14 @@ func TestConcurrentCallersGetTheirOwnResults(t *testing.T) {
 	s := b.store(t, redislimit.Options{MaxBatch: 8, Pipelines: 1})
 	const n = 100
 	errs := make(chan error, n)
-	ctx := context.Background()
 	for i := range n {
 		go func() {
+			// Half the callers can be cancelled, so they queue for a
+			// batch; the others may send their own pipeline.
+			ctx := context.Background()
+			if i%2 == 0 {
+				ctx = t.Context()
+			}
 			cost := int64(i%7 + 1)
 			key := "own:" + string(rune('A'+i%26)) + ":" + strings.Repeat("x", i/26)
 			d, err := s.Consume(ctx, req(key, ratelimit.PerMinute(100), cost))
