@@ -26,15 +26,19 @@ type redisLib struct {
 	open func(b *testing.B, c *redis.Client, prefix string, quota int64, window time.Duration) func(ctx context.Context, key string) (bool, error)
 }
 
+// The -deadline variant gives every call a deadline (1 s), as a
+// ratelimit.Limiter does, so calls always wait for a batch instead of
+// sending from their own goroutine.
 var redisLibs = []redisLib{
-	{"redislimit-gcra", openRedislimit(ratelimit.TokenBucket, redislimit.Options{})},
-	{"redislimit-fixed", openRedislimit(ratelimit.FixedWindow, redislimit.Options{})},
-	{"redislimit-gcra-unbatched", openRedislimit(ratelimit.TokenBucket, redislimit.Options{DisableBatching: true})},
+	{"redislimit-gcra", openRedislimit(ratelimit.TokenBucket, redislimit.Options{}, 0)},
+	{"redislimit-gcra-deadline", openRedislimit(ratelimit.TokenBucket, redislimit.Options{}, time.Second)},
+	{"redislimit-fixed", openRedislimit(ratelimit.FixedWindow, redislimit.Options{}, 0)},
+	{"redislimit-gcra-unbatched", openRedislimit(ratelimit.TokenBucket, redislimit.Options{DisableBatching: true}, 0)},
 	{"redis_rate-gcra", openRedisRate},
 	{"ulule-fixed", openUlule},
 }
 
-func openRedislimit(alg ratelimit.Algorithm, opts redislimit.Options) func(*testing.B, *redis.Client, string, int64, time.Duration) func(context.Context, string) (bool, error) {
+func openRedislimit(alg ratelimit.Algorithm, opts redislimit.Options, deadline time.Duration) func(*testing.B, *redis.Client, string, int64, time.Duration) func(context.Context, string) (bool, error) {
 	return func(b *testing.B, c *redis.Client, prefix string, quota int64, window time.Duration) func(context.Context, string) (bool, error) {
 		opts.Prefix = keyspace.Prefix(prefix + ":")
 		s, err := redislimit.New(c, opts)
@@ -44,6 +48,11 @@ func openRedislimit(alg ratelimit.Algorithm, opts redislimit.Options) func(*test
 		b.Cleanup(func() { _ = s.Close() })
 		l := ratelimit.Per(quota, window).With(alg)
 		return func(ctx context.Context, key string) (bool, error) {
+			if deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, deadline)
+				defer cancel()
+			}
 			d, err := s.Consume(ctx, ratelimit.Request{Key: key, Limit: l, Cost: 1})
 			return d.Allowed, err
 		}
