@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/sluicehq/sluice/internal/clock"
 	"github.com/sluicehq/sluice/ratelimit"
@@ -86,5 +87,18 @@ func TestSystemClockReading(t *testing.T) {
 	fake := New(Options{Clock: clock.NewFake(time.UnixMicro(42)), SweepInterval: -1})
 	if got := fake.now(); got != 42 {
 		t.Errorf("now() on a fake clock = %d, want 42", got)
+	}
+}
+
+// TestEntryLayout keeps what a hit touches in the first cache line and the
+// entry at a size class that keeps entries line-aligned.
+func TestEntryLayout(t *testing.T) {
+	t.Parallel()
+	var e entry
+	if got := unsafe.Offsetof(e.exp) + unsafe.Sizeof(e.exp); got > 64 {
+		t.Errorf("hot fields end at byte %d, want within the first 64", got)
+	}
+	if got := unsafe.Sizeof(e); got != 128 {
+		t.Errorf("entry is %d bytes, want 128", got)
 	}
 }

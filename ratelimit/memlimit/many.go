@@ -49,6 +49,7 @@ func (s *Store) many(reqs []ratelimit.Request, results []ratelimit.Result, now i
 		k := keyOf(r)
 		p := pending{sh: s.shardOf(hashes[i]), h: mapKey(hashes[i], k)}
 		if p.e = p.sh.get(p.h, k); p.e != nil {
+			p.sh.pin(p.e)
 			p.st = p.e.st
 		}
 		p.next = p.st

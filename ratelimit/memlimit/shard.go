@@ -20,12 +20,6 @@ func keyOf(r *ratelimit.Request) counterKey {
 	return counterKey{key: r.Key, alg: r.Limit.Algorithm, window: r.Limit.Window}
 }
 
-// is compares the cheap fields first; the key string last, and equal
-// strings usually share their bytes, which the comparison checks first.
-func (k counterKey) is(o counterKey) bool {
-	return k.window == o.window && k.alg == o.alg && k.key == o.key
-}
-
 // mapKey folds the limit ID into the key's hash. The shard maps are keyed
 // by this 64-bit value rather than by counterKey, so a lookup hashes the
 // key string once (the same hash picks the shard) and compares it once;
@@ -34,16 +28,29 @@ func mapKey(keyHash uint64, k counterKey) uint64 {
 	return keyHash ^ (uint64(k.window)*0x9E3779B97F4A7C15 + uint64(k.alg))
 }
 
-// entry is one counter in a shard's map and in its recency list.
+// entry is one counter in a shard's map and in its recency list. It is
+// laid out in two 64-byte cache lines: the first holds all a hit on a
+// single request reads and writes, the second the bookkeeping.
 type entry struct {
-	k          counterKey
-	h          uint64 // mapKey of k
+	key    string
+	window time.Duration
+	alg    ratelimit.Algorithm
+	used   bool // used since last placed in the list (second chance)
+	st     state
+	exp    int64 // µs since the epoch when st holds nothing any more
+
+	h          uint64 // mapKey of the counter
 	same       *entry // next entry with the same mapKey
-	st         state
-	exp        int64  // µs since the epoch when st holds nothing any more
-	op         uint64 // the shard operation that last touched it
-	used       bool   // used since last placed in the list (second chance)
-	prev, next *entry // recency list: head.next is the most recent
+	op         uint64 // the shard operation that pinned it last
+	prev, next *entry // recency list
+	_          [24]byte
+}
+
+// is reports whether e is the counter k; the key string is compared last,
+// and equal keys usually share their bytes, which the comparison checks
+// first.
+func (e *entry) is(k counterKey) bool {
+	return e.window == k.window && e.alg == k.alg && e.key == k.key
 }
 
 // shard is one lock's worth of counters. The recency list lets the shard
@@ -82,14 +89,18 @@ func (sh *shard) unlock() { sh.mu.Unlock() }
 // order lazily, when evicting (second chance).
 func (sh *shard) get(h uint64, k counterKey) *entry {
 	e := sh.m[h]
-	for e != nil && !e.k.is(k) {
+	for e != nil && !e.is(k) {
 		e = e.same
 	}
 	if e != nil {
-		e.op, e.used = sh.op, true
+		e.used = true
 	}
 	return e
 }
+
+// pin keeps e from being evicted or reused until the shard is unlocked,
+// for decisions that insert after looking up.
+func (sh *shard) pin(e *entry) { e.op = sh.op }
 
 // insert adds an empty counter for k, first dropping up to two expired
 // counters at the tail (so the map shrinks when traffic moves to new keys)
@@ -112,7 +123,7 @@ func (sh *shard) insert(h uint64, k counterKey, now int64) *entry {
 	} else {
 		e = new(entry)
 	}
-	*e = entry{k: k, h: h, op: sh.op, same: sh.m[h]}
+	*e = entry{key: k.key, window: k.window, alg: k.alg, h: h, op: sh.op, same: sh.m[h]}
 	sh.m[h] = e
 	sh.pushFront(e)
 	return e
