@@ -226,3 +226,23 @@ func TestConsumeOneValidates(t *testing.T) {
 		t.Error("ConsumeOne with a canceled context: nil error")
 	}
 }
+
+// TestExpiredCountersStayUntilNeeded: below MaxKeys an insert drops
+// nothing, so keys that return every window are not churned; Sweep drops
+// them.
+func TestExpiredCountersStayUntilNeeded(t *testing.T) {
+	t.Parallel()
+	s, clk := newStore(t, memlimit.Options{Shards: 1, MaxKeys: 100, SweepInterval: -1})
+	l := ratelimit.PerSecond(1)
+	for i := range 10 {
+		take(t, s, fmt.Sprint("k", i), l)
+	}
+	clk.Advance(time.Second)
+	take(t, s, "new", l)
+	if got := s.Len(); got != 11 {
+		t.Errorf("Len = %d, want 11 (expired counters kept while there is room)", got)
+	}
+	if got := s.Sweep(); got != 10 {
+		t.Errorf("Sweep dropped %d, want the 10 expired", got)
+	}
+}

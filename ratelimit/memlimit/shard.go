@@ -102,18 +102,15 @@ func (sh *shard) get(h uint64, k counterKey) *entry {
 // for decisions that insert after looking up.
 func (sh *shard) pin(e *entry) { e.op = sh.op }
 
-// insert adds an empty counter for k, first dropping up to two expired
-// counters at the tail (so the map shrinks when traffic moves to new keys)
-// and, when the shard is still full, the least recently used one. Dropped
-// entries are kept for reuse, so steady traffic allocates nothing.
+// insert adds an empty counter for k. When the shard is full it first
+// drops one: an expired counter if the clock hand finds one, else one not
+// used recently. Expired counters are otherwise left to Sweep: dropping
+// them here, on every insert, would make keys that come back every window
+// churn. Dropped entries are kept for reuse, so steady traffic allocates
+// nothing.
 func (sh *shard) insert(h uint64, k counterKey, now int64) *entry {
-	for range 2 {
-		if e := sh.head.prev; e != &sh.head && e.op != sh.op && e.exp <= now {
-			sh.release(sh.remove(e))
-		}
-	}
 	if len(sh.m) >= sh.max {
-		if e := sh.victim(); e != nil {
+		if e := sh.victim(now); e != nil {
 			sh.release(sh.remove(e))
 		}
 	}
@@ -129,17 +126,17 @@ func (sh *shard) insert(h uint64, k counterKey, now int64) *entry {
 	return e
 }
 
-// victim picks the entry to evict: from the tail, entries used since they
-// were last placed get a second chance at the front (the clock algorithm,
-// an approximation of least recently used). Pinned entries are never
-// picked; nil when every entry is pinned.
-func (sh *shard) victim() *entry {
+// victim picks the entry to evict, walking from the tail: an expired entry
+// at once; otherwise entries used since they were last placed get a second
+// chance at the front (the clock algorithm, an approximation of least
+// recently used). Pinned entries are skipped; nil when all are pinned.
+func (sh *shard) victim(now int64) *entry {
 	for range len(sh.m) + 1 {
 		e := sh.head.prev
 		if e == &sh.head {
 			return nil
 		}
-		if !e.used && e.op != sh.op {
+		if e.op != sh.op && (e.exp <= now || !e.used) {
 			return e
 		}
 		e.used = false
@@ -183,7 +180,7 @@ func (sh *shard) sweep(now int64) int {
 	for e := sh.head.prev; e != &sh.head; {
 		prev := e.prev
 		if e.exp <= now && e.op != sh.op {
-			sh.remove(e)
+			sh.release(sh.remove(e))
 			n++
 		}
 		e = prev

@@ -33,17 +33,18 @@ type Options struct {
 	// power of two. 0 means DefaultShards (64).
 	Shards int
 	// MaxKeys bounds the number of counters held (one per key and limit
-	// ID). When a shard is full, adding a counter first drops expired ones
-	// and then one that was not used recently (the clock algorithm, close
-	// to least recently used), whose count is forgotten: a forgotten
+	// ID). When a shard is full, adding a counter drops another: an expired
+	// one, or one not used recently (the clock algorithm, close to least
+	// recently used), whose count is then forgotten: a forgotten
 	// subject starts afresh, so size MaxKeys above the number of subjects
 	// active within a window. The bound is enforced per shard as
 	// ceil(MaxKeys / Shards). 0 means DefaultMaxKeys (1,000,000).
 	MaxKeys int
 	// SweepInterval is how often a background goroutine drops expired
 	// counters from every shard; Close stops it. 0 means
-	// DefaultSweepInterval (1 minute); negative means no goroutine (expired
-	// counters are then dropped only as new ones are added).
+	// DefaultSweepInterval (1 minute); negative means no goroutine
+	// (expired counters then stay until a full shard needs their room, so
+	// memory stays at its high-water mark, still bounded by MaxKeys).
 	SweepInterval time.Duration
 }
 
