@@ -12,6 +12,13 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
+var (
+	qState        = hot(`SELECT state FROM jobs WHERE id = ?`)
+	qCancelActive = hot(`UPDATE jobs SET cancel_requested = 1, updated_at = ? WHERE id = ?`)
+	qCancelIdle   = hot(`UPDATE jobs SET state = 'cancelled', finished_at = ?1, updated_at = ?1 WHERE id = ?2`)
+	qGet          = hot(`SELECT ` + jobCols + ` FROM jobs WHERE id = ?`)
+)
+
 // Get implements queue.Backend.
 func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
 	rid, err := parseID(id)
@@ -126,9 +133,9 @@ func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 	}
 	now := b.now()
 	var j *queue.Job
-	err = b.write(ctx, "cancel", func(tx *sql.Tx) error {
+	err = b.write(ctx, "cancel", func(tx *wtx) error {
 		var state string
-		err := tx.QueryRowContext(ctx, `SELECT state FROM jobs WHERE id = ?`, rid).Scan(&state)
+		err := tx.queryRow(qState, rid).Scan(&state)
 		if errors.Is(err, sql.ErrNoRows) {
 			return queue.ErrNotFound
 		} else if err != nil {
@@ -136,15 +143,14 @@ func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 		}
 		switch queue.State(state) {
 		case queue.StateActive:
-			_, err = tx.ExecContext(ctx, `UPDATE jobs SET cancel_requested = 1, updated_at = ? WHERE id = ?`, now, rid)
+			_, err = tx.exec(qCancelActive, now, rid)
 		case queue.StateScheduled, queue.StatePending, queue.StateWaiting, queue.StateRetrying:
-			_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', finished_at = ?1,
-				updated_at = ?1 WHERE id = ?2`, now, rid)
+			_, err = tx.exec(qCancelIdle, now, rid)
 		}
 		if err != nil {
 			return err
 		}
-		j, err = scanJob(tx.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, rid))
+		j, err = scanJob(tx.queryRow(qGet, rid))
 		return err
 	})
 	if err != nil {
@@ -182,11 +188,11 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 	now := b.now()
 	var res queue.RescueResult
 	requeued := map[string]bool{}
-	err := b.write(ctx, "rescue", func(tx *sql.Tx) error {
+	err := b.write(ctx, "rescue", func(tx *wtx) error {
 		res = queue.RescueResult{}
 		qf, qargs := queueFilter(req.Queues)
 		args := append([]any{now}, qargs...)
-		rows, err := tx.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE state = 'active'
+		rows, err := tx.query(`SELECT `+jobCols+` FROM jobs WHERE state = 'active'
 			AND lease_until < ?`+qf+` ORDER BY lease_until LIMIT ?`, append(args, limit)...)
 		if err != nil {
 			return err
@@ -204,7 +210,7 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 			return err
 		}
 		for _, j := range expired {
-			next, err := rescueOne(ctx, tx, j, now, maxStalls)
+			next, err := rescueOne(tx, j, now, maxStalls)
 			if err != nil {
 				return err
 			}
@@ -230,12 +236,12 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 }
 
 // rescueOne moves one expired job out of active and returns its new state.
-func rescueOne(ctx context.Context, tx *sql.Tx, j *queue.Job, now int64, maxStalls int) (queue.State, error) {
+func rescueOne(tx *wtx, j *queue.Job, now int64, maxStalls int) (queue.State, error) {
 	id, _ := parseID(j.ID)
 	stalls := j.Stalls + 1
 	switch {
 	case j.CancelRequested:
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'cancelled', stalls = ?1,
+		_, err := tx.exec(`UPDATE jobs SET state = 'cancelled', stalls = ?1,
 			attempt = attempt - 1, finished_at = ?2, updated_at = ?2, `+clearLease+` WHERE id = ?3`, stalls, now, id)
 		return queue.StateCancelled, err
 	case stalls >= maxStalls:
@@ -244,12 +250,12 @@ func rescueOne(ctx context.Context, tx *sql.Tx, j *queue.Job, now int64, maxStal
 		if err != nil {
 			return "", err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'failed', stalls = ?1, attempt = attempt - 1,
+		_, err = tx.exec(`UPDATE jobs SET state = 'failed', stalls = ?1, attempt = attempt - 1,
 			last_error = ?2, errors = ?3, finished_at = ?4, updated_at = ?4, `+clearLease+` WHERE id = ?5`,
 			stalls, msg, hist, now, id)
 		return queue.StateFailed, err
 	default:
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET state = 'pending', stalls = ?1,
+		_, err := tx.exec(`UPDATE jobs SET state = 'pending', stalls = ?1,
 			attempt = attempt - 1, updated_at = ?2, `+clearLease+` WHERE id = ?3`, stalls, now, id)
 		return queue.StatePending, err
 	}
@@ -263,7 +269,7 @@ func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, e
 	}
 	now := b.now()
 	deleted := 0
-	err := b.write(ctx, "cleanup", func(tx *sql.Tx) error {
+	err := b.write(ctx, "cleanup", func(tx *wtx) error {
 		deleted = 0
 		qf, qargs := queueFilter(req.Queues)
 		for _, s := range []queue.State{queue.StateCompleted, queue.StateFailed, queue.StateCancelled} {
@@ -272,7 +278,7 @@ func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, e
 				continue
 			}
 			args := append([]any{string(s), now - int64(keep)}, qargs...)
-			res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
+			res, err := tx.exec(`DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
 				WHERE state = ? AND finished_at <= ?`+qf+` ORDER BY finished_at LIMIT ?)`,
 				append(args, limit-deleted)...)
 			if err != nil {

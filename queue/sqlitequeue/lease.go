@@ -13,20 +13,39 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
+var (
+	qGiveBack = hot(`UPDATE jobs SET
+			state = CASE WHEN cancel_requested THEN 'cancelled' ELSE ?1 END,
+			finished_at = CASE WHEN cancel_requested THEN ?2 ELSE 0 END,
+			run_at = CASE WHEN cancel_requested THEN run_at ELSE ?3 END,
+			attempt = attempt - 1, updated_at = ?2, ` + clearLease + `
+			WHERE id = ?4 AND state = 'active' AND lease_token = ?5 RETURNING state, queue`)
+	qExists = hot(`SELECT 1 FROM jobs WHERE id = ?`)
+	qExtend = hot(`UPDATE jobs SET lease_until = ?, updated_at = ?
+	WHERE id = ? AND state = 'active' AND lease_token = ? RETURNING lease_until, cancel_requested`)
+	qComplete = hot(`UPDATE jobs SET state = 'completed', result = ?,
+	finished_at = ?, updated_at = ?, ` + clearLease + `
+	WHERE id = ? AND state = 'active' AND lease_token = ?`)
+	qHolder = hot(`SELECT ` + jobCols + ` FROM jobs
+	WHERE id = ? AND state = 'active' AND lease_token = ?`)
+	qFail = hot(`UPDATE jobs SET state = ?, last_error = ?, errors = ?,
+	run_at = ?, finished_at = ?, updated_at = ?, ` + clearLease + ` WHERE id = ?`)
+)
+
 // promoteBatch bounds how many due jobs one Lease promotes; the rest follow
 // on the next call.
 const promoteBatch = 1000
 
-const promoteDue = `UPDATE jobs SET state = 'pending', updated_at = ?1
+var promoteDue = hot(`UPDATE jobs SET state = 'pending', updated_at = ?1
 	WHERE id IN (SELECT id FROM jobs WHERE state IN ('scheduled', 'retrying') AND run_at <= ?1
-		ORDER BY run_at LIMIT ?2)`
+		ORDER BY run_at LIMIT ?2)`)
 
-const readyJobs = `SELECT id, priority FROM jobs WHERE queue = ? AND state = 'pending'
-	ORDER BY priority, id LIMIT ?`
+var readyJobs = hot(`SELECT id, priority FROM jobs WHERE queue = ? AND state = 'pending'
+	ORDER BY priority, id LIMIT ?`)
 
-const activate = `UPDATE jobs SET state = 'active', attempt = attempt + 1, lease_token = ?,
+var activate = hot(`UPDATE jobs SET state = 'active', attempt = attempt + 1, lease_token = ?,
 	lease_until = ?, worker_id = ?, started_at = ?, updated_at = ?
-	WHERE id = ? AND state = 'pending' RETURNING ` + jobCols
+	WHERE id = ? AND state = 'pending' RETURNING ` + jobCols)
 
 // clearLease is the SET part shared by every transition out of active.
 const clearLease = `lease_token = NULL, lease_until = NULL, worker_id = NULL`
@@ -39,12 +58,12 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 	}
 	var out []queue.Lease
 	now := b.now()
-	err := b.write(ctx, "lease", func(tx *sql.Tx) error {
+	err := b.write(ctx, "lease", func(tx *wtx) error {
 		out = out[:0]
-		if _, err := tx.ExecContext(ctx, promoteDue, now, promoteBatch); err != nil {
+		if _, err := tx.exec(promoteDue, now, promoteBatch); err != nil {
 			return err
 		}
-		ids, err := pickReady(ctx, tx, req.Queues, req.Max)
+		ids, err := pickReady(tx, req.Queues, req.Max)
 		if err != nil {
 			return err
 		}
@@ -54,7 +73,7 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 			if err != nil {
 				return err
 			}
-			j, err := scanJob(tx.QueryRowContext(ctx, activate, tok, until, req.WorkerID, now, now, id))
+			j, err := scanJob(tx.queryRow(activate, tok, until, req.WorkerID, now, now, id))
 			if err != nil {
 				return err
 			}
@@ -71,11 +90,11 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 // pickReady returns the ids of the max best ready jobs across queues: the
 // best max of each queue (one index range each), merged by priority, then
 // sequence.
-func pickReady(ctx context.Context, tx *sql.Tx, queues []string, max int) ([]int64, error) {
+func pickReady(tx *wtx, queues []string, max int) ([]int64, error) {
 	type cand struct{ id, prio int64 }
 	var cands []cand
 	for _, q := range dedupe(queues) {
-		rows, err := tx.QueryContext(ctx, readyJobs, q, max)
+		rows, err := tx.query(readyJobs, q, max)
 		if err != nil {
 			return nil, err
 		}
@@ -132,9 +151,9 @@ func newToken() (string, error) {
 
 // fenced classifies a transition that matched no row: the job is missing,
 // or the token no longer holds it.
-func fenced(ctx context.Context, tx *sql.Tx, id int64) error {
+func fenced(tx *wtx, id int64) error {
 	var one int
-	err := tx.QueryRowContext(ctx, `SELECT 1 FROM jobs WHERE id = ?`, id).Scan(&one)
+	err := tx.queryRow(qExists, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return queue.ErrNotFound
 	}
@@ -146,15 +165,15 @@ func fenced(ctx context.Context, tx *sql.Tx, id int64) error {
 
 // execFenced runs a transition guarded by "state = 'active' AND
 // lease_token = ?" and turns "no row changed" into the fencing error.
-func execFenced(ctx context.Context, tx *sql.Tx, id int64, query string, args ...any) error {
-	res, err := tx.ExecContext(ctx, query, args...)
+func execFenced(tx *wtx, id int64, query string, args ...any) error {
+	res, err := tx.exec(query, args...)
 	if err != nil {
 		return err
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return err
 	} else if n == 0 {
-		return fenced(ctx, tx, id)
+		return fenced(tx, id)
 	}
 	return nil
 }
@@ -167,14 +186,13 @@ func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Du
 	}
 	var st queue.LeaseStatus
 	now := b.now()
-	err = b.write(ctx, "extend", func(tx *sql.Tx) error {
+	err = b.write(ctx, "extend", func(tx *wtx) error {
 		var until int64
 		var cancel int
-		err := tx.QueryRowContext(ctx, `UPDATE jobs SET lease_until = ?, updated_at = ?
-			WHERE id = ? AND state = 'active' AND lease_token = ? RETURNING lease_until, cancel_requested`,
+		err := tx.queryRow(qExtend,
 			now+int64(leaseFor), now, rid, token).Scan(&until, &cancel)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fenced(ctx, tx, rid)
+			return fenced(tx, rid)
 		}
 		st = queue.LeaseStatus{Until: fromNanos(until), CancelRequested: cancel != 0}
 		return err
@@ -189,19 +207,16 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 		return err
 	}
 	now := b.now()
-	return b.write(ctx, "complete", func(tx *sql.Tx) error {
-		return execFenced(ctx, tx, rid, `UPDATE jobs SET state = 'completed', result = ?,
-			finished_at = ?, updated_at = ?, `+clearLease+`
-			WHERE id = ? AND state = 'active' AND lease_token = ?`, result, now, now, rid, token)
+	return b.write(ctx, "complete", func(tx *wtx) error {
+		return execFenced(tx, rid, qComplete, result, now, now, rid, token)
 	})
 }
 
 // holder reads the job held by token inside tx, or returns the fencing error.
-func holder(ctx context.Context, tx *sql.Tx, id int64, token string) (*queue.Job, error) {
-	j, err := scanJob(tx.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs
-		WHERE id = ? AND state = 'active' AND lease_token = ?`, id, token))
+func holder(tx *wtx, id int64, token string) (*queue.Job, error) {
+	j, err := scanJob(tx.queryRow(qHolder, id, token))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fenced(ctx, tx, id)
+		return nil, fenced(tx, id)
 	}
 	return j, err
 }
@@ -215,8 +230,8 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (
 	var next queue.State
 	var q string
 	now := b.now()
-	err = b.write(ctx, "fail", func(tx *sql.Tx) error {
-		j, err := holder(ctx, tx, rid, token)
+	err = b.write(ctx, "fail", func(tx *wtx) error {
+		j, err := holder(tx, rid, token)
 		if err != nil {
 			return err
 		}
@@ -236,8 +251,7 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (
 		if next.Final() {
 			finished, runAt = now, toNanos(j.RunAt)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = ?, last_error = ?, errors = ?,
-			run_at = ?, finished_at = ?, updated_at = ?, `+clearLease+` WHERE id = ?`,
+		_, err = tx.exec(qFail,
 			string(next), f.Error, hist, runAt, finished, now, rid)
 		return err
 	})
@@ -284,16 +298,11 @@ func (b *Backend) giveBack(ctx context.Context, op, id, token string, next queue
 	}
 	now := b.now()
 	var got, q string
-	err = b.write(ctx, op, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `UPDATE jobs SET
-			state = CASE WHEN cancel_requested THEN 'cancelled' ELSE ?1 END,
-			finished_at = CASE WHEN cancel_requested THEN ?2 ELSE 0 END,
-			run_at = CASE WHEN cancel_requested THEN run_at ELSE ?3 END,
-			attempt = attempt - 1, updated_at = ?2, `+clearLease+`
-			WHERE id = ?4 AND state = 'active' AND lease_token = ?5 RETURNING state, queue`,
+	err = b.write(ctx, op, func(tx *wtx) error {
+		err := tx.queryRow(qGiveBack,
 			string(next), now, now+int64(max(d, 0)), rid, token).Scan(&got, &q)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fenced(ctx, tx, rid)
+			return fenced(tx, rid)
 		}
 		return err
 	})

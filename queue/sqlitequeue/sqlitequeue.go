@@ -46,9 +46,14 @@ type Options struct {
 // use, also by several processes sharing the file.
 type Backend struct {
 	w      *sql.DB // one connection: all writes
+	ws     *stmts  // statements prepared on w
 	r      *sql.DB // read-only pool
 	clk    clock.Clock
 	closed atomic.Bool
+
+	ops        chan *writeOp // to the writer goroutine
+	stop       chan struct{} // closed by Close
+	writerDone chan struct{} // closed when the writer has returned
 
 	subMu sync.Mutex
 	subs  map[*subscriber]struct{}
@@ -88,7 +93,18 @@ func Open(path string, opts Options) (*Backend, error) {
 	}
 	r.SetMaxOpenConns(opts.ReadConns)
 	r.SetMaxIdleConns(opts.ReadConns)
-	return &Backend{w: w, r: r, clk: clock.Or(opts.Clock), subs: map[*subscriber]struct{}{}}, nil
+	ws := newStmts(w)
+	if err := ws.prepareAll(context.Background()); err != nil {
+		w.Close()
+		r.Close()
+		return nil, err
+	}
+	b := &Backend{
+		w: w, ws: ws, r: r, clk: clock.Or(opts.Clock), subs: map[*subscriber]struct{}{},
+		ops: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{}),
+	}
+	go b.writer()
+	return b, nil
 }
 
 func dsn(path string, opts Options, readOnly bool) string {
@@ -115,6 +131,9 @@ func (b *Backend) Close() error {
 	if b.closed.Swap(true) {
 		return nil
 	}
+	close(b.stop)
+	<-b.writerDone
+	b.ws.close()
 	return errors.Join(b.r.Close(), b.w.Close())
 }
 
@@ -135,20 +154,4 @@ func (b *Backend) wrap(op string, err error) error {
 		}
 	}
 	return fmt.Errorf("sqlitequeue: %s: %w", op, err)
-}
-
-// write runs fn in one IMMEDIATE transaction on the writer connection.
-func (b *Backend) write(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
-	if b.closed.Load() {
-		return fmt.Errorf("sqlitequeue: %s: %w", op, queue.ErrClosed)
-	}
-	tx, err := b.w.BeginTx(ctx, nil)
-	if err != nil {
-		return b.wrap(op, err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return b.wrap(op, err)
-	}
-	return b.wrap(op, tx.Commit())
 }
