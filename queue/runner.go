@@ -17,14 +17,26 @@ type jobLease struct {
 	token  string
 	cancel context.CancelCauseFunc
 
+	// renew serialises renewals, so that a heartbeat carrying the old
+	// length cannot land after ExtendLease and shorten the lease again.
+	renew sync.Mutex
+
 	mu       sync.Mutex
 	leaseFor time.Duration
 	until    time.Time
 	lost     bool
 }
 
-// extend renews the lease for d; losing it cancels the handler.
+// extend renews the lease for d (for the current lease length when d is
+// zero); losing it cancels the handler.
 func (l *jobLease) extend(ctx context.Context, d time.Duration) (LeaseStatus, error) {
+	l.renew.Lock()
+	defer l.renew.Unlock()
+	if d == 0 {
+		l.mu.Lock()
+		d = l.leaseFor
+		l.mu.Unlock()
+	}
 	st, err := l.b.Extend(ctx, l.id, l.token, d)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -123,12 +135,12 @@ func (r *run) heartbeatEvery(jl *jobLease) time.Duration {
 // beat, until the deadline passes: then the lease is presumed lost.
 func (r *run) heartbeat(jl *jobLease) {
 	jl.mu.Lock()
-	d, until, lost := jl.leaseFor, jl.until, jl.lost
+	until, lost := jl.until, jl.lost
 	jl.mu.Unlock()
 	if lost {
 		return
 	}
-	_, err := jl.extend(context.Background(), d)
+	_, err := jl.extend(context.Background(), 0)
 	if err == nil || errors.Is(err, ErrLeaseLost) {
 		return
 	}
