@@ -32,11 +32,10 @@ type Stores struct {
 	closers []func() error
 }
 
-// OpenStores opens what cfg.Storage names: with a Redis URL, counters on
-// Redis (redislimit) and jobs on Redis when the Redis job backend is
-// available, else in the SQLite file; without, in-process counters
-// (memlimit) and an SQLite job store at <data_dir>/jobs.db, creating the
-// directory on first run.
+// OpenStores opens what cfg.Storage names: with a Redis URL, counters
+// (redislimit) and jobs (redisqueue) on that Redis, checked with a PING;
+// without, in-process counters (memlimit) and an SQLite job store at
+// <data_dir>/jobs.db, creating the directory on first run.
 func OpenStores(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stores, error) {
 	if cfg.Storage.RedisURL != "" {
 		return openRedis(ctx, cfg, log)

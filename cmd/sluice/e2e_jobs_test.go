@@ -189,8 +189,11 @@ func TestServeJobsThroughWorkerProtocol(t *testing.T) {
 // job completes exactly once.
 func TestServeSIGTERMLosesNoJob(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	p := start(t, dir, nil)
+	sigtermScenario(t, t.TempDir())
+}
+
+func sigtermScenario(t *testing.T, dir string, args ...string) {
+	p := start(t, dir, nil, args...)
 	ids := enqueueBatch(t, p, "term", 40)
 	c := startCrew(p.url, "term", 4, 100*time.Millisecond)
 	defer c.stop()
@@ -201,7 +204,7 @@ func TestServeSIGTERMLosesNoJob(t *testing.T) {
 	if p.cmd.ProcessState.ExitCode() != 0 {
 		t.Fatalf("exit code %d:\n%s", p.cmd.ProcessState.ExitCode(), p.stderr)
 	}
-	q := start(t, dir, nil)
+	q := start(t, dir, nil, args...)
 	c.url.Store(&q.url)
 	eventually(t, func() bool { return counts(t, q, "term")["completed"] == 40 })
 	c.stop()
@@ -312,9 +315,7 @@ func TestServeOnRedis(t *testing.T) {
 	prefix := fmt.Sprintf("e2e%d:", time.Now().UnixNano())
 	writeFile(t, filepath.Join(dir, "sluice.yaml"), e2eConfig+"storage:\n  prefix: \""+prefix+"\"\n")
 	p := start(t, dir, nil, "--redis-url", url)
-	if !strings.Contains(p.stderr.String(), "store=redis") {
-		t.Fatalf("not on Redis:\n%s", p.stderr)
-	}
+	eventually(t, func() bool { return strings.Contains(p.stderr.String(), "store=redis") })
 	body := `{"subject":{"member":"r"}}`
 	if a := p.do("POST", "/v1/limits/member/export-usage", "", body); a.status != 200 {
 		t.Fatalf("first: %d %s", a.status, a.raw)
@@ -323,4 +324,5 @@ func TestServeOnRedis(t *testing.T) {
 		t.Fatalf("second: %d %s", a.status, a.raw)
 	}
 	runJobsEndToEnd(t, p)
+	sigtermScenario(t, dir, "--redis-url", url)
 }
