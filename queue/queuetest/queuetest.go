@@ -66,5 +66,6 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Retention", func(t *testing.T) { testRetention(t, f) })
 	t.Run("ListStats", func(t *testing.T) { testListStats(t, f) })
 	t.Run("Worker", func(t *testing.T) { testWorker(t, f) })
+	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, f) })
 
 }

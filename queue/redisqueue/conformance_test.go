@@ -11,14 +11,16 @@ import (
 
 // TestConformance runs the shared suite on miniredis, and on real Redis
 // when SLUICE_REDIS_URL is set, with calls batched into pipelines and one
-// by one.
+// by one, and on a Redis Cluster client (miniredis as a one-node cluster).
 func TestConformance(t *testing.T) {
 	modes := []struct {
-		name string
-		opts redisqueue.Options
+		name    string
+		opts    redisqueue.Options
+		cluster bool
 	}{
-		{"batched", redisqueue.Options{}},
-		{"unbatched", redisqueue.Options{DisableBatching: true}},
+		{"batched", redisqueue.Options{}, false},
+		{"unbatched", redisqueue.Options{DisableBatching: true}, false},
+		{"cluster", redisqueue.Options{}, true},
 	}
 	for _, srv := range servers {
 		for _, m := range modes {
@@ -26,7 +28,11 @@ func TestConformance(t *testing.T) {
 				queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
 					opts := m.opts
 					opts.Clock = clk
-					return srv.open(t).backend(t, opts)
+					s := srv.open(t)
+					if m.cluster {
+						return s.backendOn(t, s.clusterClient(t), opts)
+					}
+					return s.backend(t, opts)
 				})
 			})
 		}

@@ -55,7 +55,9 @@ func (b *Backend) register(ctx context.Context, qs []*qkeys) error {
 // specFields is how many arguments each spec takes in the enqueue script.
 const specFields = 12
 
-// Enqueue implements queue.Backend.
+// Enqueue implements queue.Backend. On a Redis Cluster client, a batch
+// that spans queues is stored queue by queue, each queue's part atomic
+// (see Capabilities).
 func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	if len(specs) == 0 {
 		return nil, nil
@@ -71,12 +73,35 @@ func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.E
 			pos[s.Queue] = len(qs)
 		}
 	}
-	if b.cluster && len(qs) > 1 {
-		return nil, queue.InvalidArgument("specs", "must all use one queue on Redis Cluster (one slot per queue), got %d queues", len(qs))
-	}
 	if err := b.register(ctx, qs); err != nil {
 		return nil, err
 	}
+	if !b.cluster || len(qs) == 1 {
+		return b.enqueueIn(ctx, qs, pos, specs)
+	}
+	out := make([]queue.Enqueued, len(specs))
+	for _, k := range qs {
+		var part []queue.JobSpec
+		var at []int
+		for i, s := range specs {
+			if s.Queue == k.name {
+				part, at = append(part, s), append(at, i)
+			}
+		}
+		res, err := b.enqueueIn(ctx, []*qkeys{k}, map[string]int{k.name: 1}, part)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range res {
+			out[at[i]] = r
+		}
+	}
+	return out, nil
+}
+
+// enqueueIn stores specs of queues qs (pos maps a queue name to its place
+// in qs, from 1) with one script run.
+func (b *Backend) enqueueIn(ctx context.Context, qs []*qkeys, pos map[string]int, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	keys, args := b.group(qs, 1+specFields*len(specs))
 	args = append(args, len(specs))
 	for _, s := range specs {

@@ -12,7 +12,7 @@ import (
 // listBudget bounds how many jobs one List call looks at per queue when it
 // filters by state: a page may then come back short (even empty) with a
 // cursor to continue from, rather than one call walking a huge queue.
-const listBudget = 5000
+var listBudget = 5000
 
 // pageItem is one job found by the list script, with its id for merging.
 type pageItem struct {

@@ -18,7 +18,12 @@ import (
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(crashHelperEnv) != "" {
+		os.Exit(crashHelperMain()) // a worker process of TestCrash
+	}
+	goleak.VerifyTestMain(m)
+}
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
@@ -79,9 +84,27 @@ func (s server) client(t testing.TB) *redis.Client {
 	return c
 }
 
+// clusterClient opens a Redis Cluster client on a miniredis, which
+// answers CLUSTER SLOTS as a one-node cluster.
+func (s server) clusterClient(t testing.TB) *redis.ClusterClient {
+	t.Helper()
+	if s.mini == nil {
+		t.Skip("the Cluster client runs on miniredis only")
+	}
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{s.opts.Addr}})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // backend opens a Backend on a new client; opts.Prefix defaults to the
 // server's prefix and opts.Logger to a quiet one.
 func (s server) backend(t testing.TB, opts redisqueue.Options) *redisqueue.Backend {
+	t.Helper()
+	return s.backendOn(t, s.client(t), opts)
+}
+
+// backendOn opens a Backend on client c.
+func (s server) backendOn(t testing.TB, c redis.UniversalClient, opts redisqueue.Options) *redisqueue.Backend {
 	t.Helper()
 	if opts.Prefix == "" {
 		opts.Prefix = s.prefix
@@ -89,7 +112,7 @@ func (s server) backend(t testing.TB, opts redisqueue.Options) *redisqueue.Backe
 	if opts.Logger == nil {
 		opts.Logger = quiet
 	}
-	b, err := redisqueue.New(s.client(t), opts)
+	b, err := redisqueue.New(c, opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -62,9 +62,12 @@
 // # Cluster
 //
 // On a Redis Cluster client, a call on several queues runs one script per
-// queue: Lease then takes jobs queue by queue (lowest priority first within
-// each, not across them), and EnqueueBatch refuses a batch that spans
-// queues, which could not be atomic.
+// queue, because each queue lives in its own slot: Lease then takes jobs
+// queue by queue in the order given (by priority within each queue, not
+// across them), and a batch that spans queues is stored queue by queue,
+// atomic per queue but not as a whole, so Capabilities lacks
+// queue.CapAtomicBatch there. On a single node or Sentinel every call is
+// one script, whatever the queues.
 package redisqueue
 
 import (
@@ -137,7 +140,17 @@ type Backend struct {
 var (
 	_ queue.Backend  = (*Backend)(nil)
 	_ queue.Notifier = (*Backend)(nil)
+	_ queue.Capable  = (*Backend)(nil)
 )
+
+// Capabilities implements queue.Capable: every capability, except
+// queue.CapAtomicBatch on a Redis Cluster client (see the package doc).
+func (b *Backend) Capabilities() queue.Capabilities {
+	if b.cluster {
+		return queue.AllCapabilities.Without(queue.CapAtomicBatch)
+	}
+	return queue.AllCapabilities
+}
 
 // errClosed is returned by calls after Close.
 var errClosed = fmt.Errorf("redisqueue: %w", queue.ErrClosed)

@@ -74,3 +74,39 @@ func BenchmarkLeaseComplete(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
+
+// BenchmarkLeaseBatchComplete leases 16 jobs per call and completes each,
+// as a busy worker does.
+func BenchmarkLeaseBatchComplete(b *testing.B) {
+	be := open(b, nil)
+	c := queue.NewClient(be)
+	ctx := context.Background()
+	specs := make([]queue.JobSpec, 1600)
+	for i := range specs {
+		specs[i] = queue.JobSpec{Queue: "bench", Kind: "noop"}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	left := 0
+	for b.Loop() {
+		if left == 0 {
+			b.StopTimer()
+			if _, err := c.EnqueueBatch(ctx, specs); err != nil {
+				b.Fatal(err)
+			}
+			left = len(specs)
+			b.StartTimer()
+		}
+		ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: 16, LeaseFor: time.Minute})
+		if err != nil || len(ls) != 16 {
+			b.Fatalf("Lease = %d, %v", len(ls), err)
+		}
+		for _, l := range ls {
+			if err := be.Complete(ctx, l.Job.ID, l.Token, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		left -= 16
+	}
+	b.ReportMetric(float64(b.N*16)/b.Elapsed().Seconds(), "jobs/s")
+}

@@ -43,9 +43,15 @@ var promoteDue = hot(`UPDATE jobs SET state = 'pending', updated_at = ?1
 var readyJobs = hot(`SELECT id, priority FROM jobs WHERE queue = ? AND state = 'pending'
 	ORDER BY priority, id LIMIT ?`)
 
-var activate = hot(`UPDATE jobs SET state = 'active', attempt = attempt + 1, lease_token = ?,
-	lease_until = ?, worker_id = ?, started_at = ?, updated_at = ?
-	WHERE id = ? AND state = 'pending' RETURNING ` + jobCols)
+// activate makes the chosen pending jobs (a JSON array of ids) active in
+// one statement. Each gets token prefix + "." + id: fresh for every lease
+// call and distinct per job.
+var activate = hot(`UPDATE jobs SET state = 'active', attempt = attempt + 1,
+	lease_token = ?1 || '.' || id, lease_until = ?2, worker_id = ?3, started_at = ?4, updated_at = ?4
+	WHERE id IN (SELECT value FROM json_each(?5)) AND state = 'pending'`)
+
+var leased = hot(`SELECT ` + jobCols + `, lease_token FROM jobs
+	WHERE id IN (SELECT value FROM json_each(?)) ORDER BY priority, id`)
 
 // clearLease is the SET part shared by every transition out of active.
 const clearLease = `lease_token = NULL, lease_until = NULL, worker_id = NULL`
@@ -67,25 +73,55 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 		if err != nil {
 			return err
 		}
-		until := now + int64(req.LeaseFor)
-		for _, id := range ids {
-			tok, err := newToken()
-			if err != nil {
-				return err
-			}
-			j, err := scanJob(tx.queryRow(activate, tok, until, req.WorkerID, now, now, id))
-			if err != nil {
-				return err
-			}
-			out = append(out, queue.Lease{Job: j, Token: tok})
+		if len(ids) == 0 {
+			return nil
 		}
-		return nil
+		out, err = activateJobs(tx, ids, req, now)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
+
+// activateJobs leases the jobs ids and reads them back.
+func activateJobs(tx *wtx, ids []int64, req queue.LeaseRequest, now int64) ([]queue.Lease, error) {
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	prefix, err := newToken()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.exec(activate, prefix, now+int64(req.LeaseFor), req.WorkerID, now, string(list)); err != nil {
+		return nil, err
+	}
+	rows, err := tx.query(leased, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]queue.Lease, 0, len(ids))
+	for rows.Next() {
+		var tok string
+		j, err := scanJob(scanPlus{rows, &tok})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, queue.Lease{Job: j, Token: tok})
+	}
+	return out, rows.Err()
+}
+
+// scanPlus scans the job columns followed by extra destinations.
+type scanPlus struct {
+	s     scanner
+	extra *string
+}
+
+func (p scanPlus) Scan(dest ...any) error { return p.s.Scan(append(dest, p.extra)...) }
 
 // pickReady returns the ids of the max best ready jobs across queues: the
 // best max of each queue (one index range each), merged by priority, then

@@ -1,0 +1,314 @@
+package amqpqueue
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/queue"
+)
+
+// Backend is the RabbitMQ lane: a queue.Backend on durable broker queues.
+// It is safe for concurrent use; several processes may share the broker
+// queues (each leases through its own consumers).
+type Backend struct {
+	opts Options
+	clk  clock.Clock
+	log  *slog.Logger
+	rec  Recorder
+
+	pub     *link // publishing connection (enqueue, retries, declares)
+	sub     *link // consuming connection (deliveries, acks)
+	topo    *topology
+	pubs    *publishers
+	subs    subscribers
+	closing chan struct{}
+	closed  atomic.Bool
+	wg      sync.WaitGroup
+
+	idPrefix  string
+	idSeq     atomic.Uint64
+	instances atomic.Uint64
+
+	cmu       sync.Mutex
+	consumers map[string]*consumer
+	stopped   bool // no new consumers (cmu)
+
+	hmu  sync.Mutex
+	held map[string]*held // by token
+	byID map[string]*held
+}
+
+var (
+	_ queue.Backend  = (*Backend)(nil)
+	_ queue.Notifier = (*Backend)(nil)
+	_ queue.Capable  = (*Backend)(nil)
+)
+
+// name is how errors name this backend.
+const name = "amqpqueue"
+
+// New connects to the broker at url (amqp://user:pass@host:port/vhost) and
+// returns the lane. It opens two connections, one to publish and one to
+// consume (so that the broker's flow control on publishers never delays
+// acknowledgements), and declares Options.Queues. It fails at once when the
+// broker cannot be reached; later losses are healed in the background.
+func New(url string, opts Options) (*Backend, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	b := &Backend{
+		opts: opts, clk: opts.Clock, log: opts.Logger, rec: opts.Recorder,
+		closing:   make(chan struct{}),
+		idPrefix:  hex.EncodeToString(rnd[:]),
+		consumers: map[string]*consumer{},
+		held:      map[string]*held{},
+		byID:      map[string]*held{},
+	}
+	b.subs.subs = map[*subscriber]struct{}{}
+	b.pub = newLink("publish", url, opts, b.closing)
+	b.sub = newLink("consume", url, opts, b.closing)
+	b.topo = newTopology(b)
+	b.pubs = newPublishers(b, opts.Publishers)
+	if err := b.pub.dial(); err != nil {
+		return nil, err
+	}
+	if err := b.sub.dial(); err != nil {
+		b.pub.cur.Close()
+		return nil, err
+	}
+	for _, l := range []*link{b.pub, b.sub} {
+		b.wg.Add(1)
+		go func() { defer b.wg.Done(); l.run() }()
+	}
+	for _, q := range opts.Queues {
+		if err := b.topo.ensure(context.Background(), b.mainSpec(q)); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// Close stops consuming and closes both connections; the broker takes back
+// every delivery not yet acknowledged, to be redelivered. Calls after Close
+// return queue.ErrClosed. Close waits for the backend's goroutines.
+func (b *Backend) Close() error {
+	if b.closed.Swap(true) {
+		return nil
+	}
+	b.cmu.Lock()
+	b.stopped = true
+	b.cmu.Unlock()
+	close(b.closing)
+	b.wg.Wait()
+	return nil
+}
+
+// Capabilities implements queue.Capable. The lane has delays (bucketed, on
+// the broker's clock) and, in priority mode, priorities; it lacks unique
+// keys, listing, cancelling jobs that have not started, tenant scheduling,
+// groups, strict ordering and atomic batches.
+func (b *Backend) Capabilities() queue.Capabilities {
+	c := queue.NewCapabilities(queue.CapDelay)
+	if b.opts.Priorities > 0 {
+		c |= queue.NewCapabilities(queue.CapPriority)
+	}
+	return c
+}
+
+func (b *Backend) newID() string {
+	return b.idPrefix + strconv.FormatUint(b.idSeq.Add(1), 36)
+}
+
+func (b *Backend) record(j *queue.Job) {
+	if err := b.rec.Record(context.Background(), j); err != nil {
+		b.log.Warn("amqpqueue: recording job state failed", "job", j.ID, "state", j.State, "err", err)
+	}
+}
+
+// Get returns the job: from this process's leases while it runs here,
+// otherwise its latest recorded state. A job the recorder never saw or has
+// dropped (retention, bounds) is queue.ErrNotFound.
+func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
+	if b.closed.Load() {
+		return nil, queue.ErrClosed
+	}
+	b.hmu.Lock()
+	h, ok := b.byID[id]
+	var j queue.Job
+	if ok {
+		j = *h.job
+	}
+	b.hmu.Unlock()
+	if ok {
+		return &j, nil
+	}
+	return b.rec.Lookup(ctx, id)
+}
+
+// List is not supported: the broker cannot list the jobs inside a queue.
+// It returns an error matching queue.ErrUnsupported.
+func (b *Backend) List(context.Context, queue.ListFilter) (*queue.Page, error) {
+	return nil, queue.Unsupported(name, queue.CapList)
+}
+
+// Cancel cancels a job running under a lease of this process (its worker
+// learns of it on its next Extend). A job already finished answers as the
+// other backends do (cancelled: no-op; completed, failed: ErrJobFinished).
+// Any other job (waiting in the broker, or running in another process)
+// cannot be reached: the error matches queue.ErrUnsupported.
+func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
+	if b.closed.Load() {
+		return nil, queue.ErrClosed
+	}
+	b.hmu.Lock()
+	h, ok := b.byID[id]
+	var j queue.Job
+	if ok {
+		h.job.CancelRequested = true
+		h.job.UpdatedAt = b.clk.Now()
+		j = *h.job
+	}
+	b.hmu.Unlock()
+	if ok {
+		b.record(&j)
+		return &j, nil
+	}
+	rj, err := b.rec.Lookup(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	switch rj.State {
+	case queue.StateCancelled:
+		return rj, nil
+	case queue.StateCompleted, queue.StateFailed:
+		return rj, queue.ErrJobFinished
+	}
+	return nil, &queue.UnsupportedError{Backend: name, Feature: queue.CapCancelPending}
+}
+
+// Stats counts, for every lane queue this process has declared or used:
+// pending = ready messages in the main queue, scheduled = messages in its
+// delay queues (scheduled and retrying jobs alike), active = jobs leased
+// by this process, failed = messages in the dead-letter queue. Completed
+// jobs leave no trace in the broker and are not counted.
+func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
+	if b.closed.Load() {
+		return nil, queue.ErrClosed
+	}
+	active := b.activeCounts()
+	var out []queue.QueueStats
+	for q, specs := range b.topo.queues() {
+		counts := map[queue.State]int64{}
+		for _, s := range specs {
+			n, err := b.topo.inspect(ctx, s.name)
+			if err != nil {
+				return nil, err
+			}
+			counts[stateOfKind[s.kind]] += int64(n)
+		}
+		counts[queue.StateActive] += active[q]
+		delete(active, q)
+		if total(counts) > 0 {
+			out = append(out, queue.QueueStats{Queue: q, Counts: counts})
+		}
+	}
+	for q, n := range active {
+		out = append(out, queue.QueueStats{Queue: q, Counts: map[queue.State]int64{queue.StateActive: n}})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
+	return out, nil
+}
+
+var stateOfKind = map[qkind]queue.State{
+	kindMain: queue.StatePending, kindDelay: queue.StateScheduled, kindDead: queue.StateFailed,
+}
+
+func total(m map[queue.State]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func (b *Backend) activeCounts() map[string]int64 {
+	b.hmu.Lock()
+	defer b.hmu.Unlock()
+	out := map[string]int64{}
+	for _, h := range b.held {
+		out[h.job.Queue]++
+	}
+	return out
+}
+
+// Cleanup deletes recorded finished jobs past their retention, when the
+// Recorder implements RecordCleaner; otherwise it deletes nothing (the
+// broker keeps no finished jobs, and dead letters expire by
+// Options.DeadLetterTTL).
+func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, error) {
+	if b.closed.Load() {
+		return 0, queue.ErrClosed
+	}
+	if c, ok := b.rec.(RecordCleaner); ok {
+		return c.Cleanup(ctx, req)
+	}
+	return 0, nil
+}
+
+// Enqueue publishes one persistent message per spec and returns once the
+// broker has confirmed every one. A spec asking for a feature the lane
+// lacks (see Capabilities) fails the whole call before anything is
+// published, with an error matching queue.ErrUnsupported. The batch is not
+// atomic: when the call fails, some of its jobs may have been stored.
+func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
+	if b.closed.Load() {
+		return nil, queue.ErrClosed
+	}
+	if err := queue.CheckSpecs(b, specs); err != nil {
+		return nil, err
+	}
+	now := b.clk.Now()
+	jobs := make([]queue.Job, len(specs))
+	msgs := make([]outMsg, len(specs))
+	for i, s := range specs {
+		if err := checkQueueName(b.opts.Prefix, s.Queue); err != nil {
+			return nil, err
+		}
+		j := &jobs[i]
+		*j = queue.Job{JobSpec: s, ID: b.newID(), State: queue.StatePending, CreatedAt: now, UpdatedAt: now}
+		if j.MaxAttempts <= 0 {
+			j.MaxAttempts = queue.DefaultMaxAttempts
+		}
+		to := b.mainSpec(s.Queue)
+		if s.RunAt.After(now) {
+			j.State = queue.StateScheduled
+			to = b.delaySpec(s.Queue, b.bucket(s.RunAt.Sub(now)))
+		}
+		msgs[i] = outMsg{to: to, pub: b.publishing(j)}
+	}
+	if err := b.pubs.publish(ctx, msgs); err != nil {
+		return nil, err
+	}
+	out := make([]queue.Enqueued, len(jobs))
+	for i := range jobs {
+		b.record(&jobs[i])
+		j := jobs[i]
+		out[i] = queue.Enqueued{Job: &j}
+	}
+	return out, nil
+}
+
+// errStopped is the cause used when an instance dies during a publish.
+var errStopped = errors.New("amqpqueue: consumer channel closed")

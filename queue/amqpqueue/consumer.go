@@ -1,0 +1,193 @@
+package amqpqueue
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// consumer receives one lane queue's deliveries on its own channel of the
+// consuming connection, with the configured prefetch, and buffers them for
+// Lease. When the channel dies (connection loss, broker restart, channel
+// error) it opens another: a new instance. The broker takes back every
+// unacknowledged delivery of a dead channel, so tokens of a dead instance
+// are lost leases.
+type consumer struct {
+	b     *Backend
+	queue string
+	buf   chan *delivery
+}
+
+// instance is one channel's life; its deliveries' tags only mean something
+// on it.
+type instance struct {
+	id   uint64
+	ch   *amqp.Channel
+	dead atomic.Bool
+	gone chan struct{} // closed when dead
+}
+
+func (in *instance) kill() {
+	if !in.dead.Swap(true) {
+		close(in.gone)
+	}
+}
+
+type delivery struct {
+	d    amqp.Delivery
+	inst *instance
+}
+
+// consumerFor returns the consumer of lane queue q, starting it on first use.
+func (b *Backend) consumerFor(q string) *consumer {
+	b.cmu.Lock()
+	defer b.cmu.Unlock()
+	if c, ok := b.consumers[q]; ok {
+		return c
+	}
+	if b.stopped {
+		return &consumer{b: b, queue: q, buf: make(chan *delivery)}
+	}
+	// Twice the prefetch: a dead instance's deliveries may still sit in
+	// the buffer while the next instance's arrive.
+	c := &consumer{b: b, queue: q, buf: make(chan *delivery, 2*max(b.opts.Prefetch, 1))}
+	b.consumers[q] = c
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		c.run()
+	}()
+	return c
+}
+
+// run keeps a consuming channel open until the backend closes.
+func (c *consumer) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.b.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	bo := backoff{min: c.b.opts.ReconnectMin, max: c.b.opts.ReconnectMax}
+	for bo.wait(c.b.closing) {
+		in, deliveries, err := c.open(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.b.log.Warn("amqpqueue: cannot consume; retrying", "queue", c.queue, "err", err)
+			}
+			continue
+		}
+		bo.reset()
+		c.forward(in, deliveries)
+		in.kill()
+		c.b.dropHeld(in)
+	}
+}
+
+// open declares the queue and starts consuming it on a new channel.
+func (c *consumer) open(ctx context.Context) (*instance, <-chan amqp.Delivery, error) {
+	if err := c.b.topo.ensure(ctx, c.b.mainSpec(c.queue)); err != nil {
+		return nil, nil, err
+	}
+	ch, _, err := c.b.sub.channel(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	in := &instance{id: c.b.instances.Add(1), ch: ch, gone: make(chan struct{})}
+	if err := ch.Qos(c.b.opts.Prefetch, 0, false); err != nil {
+		_ = ch.Close()
+		return nil, nil, err
+	}
+	tag := c.b.opts.ConnectionName + "-" + c.b.idPrefix + "-" + c.queue + "-" + strconv.FormatUint(in.id, 10)
+	deliveries, err := ch.Consume(c.b.mainName(c.queue), tag, false, false, false, false, nil)
+	if err != nil {
+		_ = ch.Close()
+		return nil, nil, err
+	}
+	return in, deliveries, nil
+}
+
+// forward moves deliveries into the buffer until the channel closes (the
+// library then closes deliveries) or the backend closes. An idle worker is
+// woken when the buffer goes from empty to not empty.
+func (c *consumer) forward(in *instance, deliveries <-chan amqp.Delivery) {
+	for {
+		select {
+		case d, ok := <-deliveries:
+			if !ok {
+				return
+			}
+			select {
+			case c.buf <- &delivery{d: d, inst: in}:
+				if len(c.buf) == 1 {
+					c.b.notify(c.queue)
+				}
+			case <-c.b.closing:
+				return
+			}
+		case <-c.b.closing:
+			return
+		}
+	}
+}
+
+// next takes one buffered delivery, or nil.
+func (c *consumer) next() *delivery {
+	select {
+	case d := <-c.buf:
+		return d
+	default:
+		return nil
+	}
+}
+
+// subscribers wake idle workers (queue.Notifier).
+type subscribers struct {
+	mu   sync.Mutex
+	subs map[*subscriber]struct{}
+}
+
+type subscriber struct {
+	queues map[string]bool
+	ch     chan struct{}
+}
+
+// Subscribe implements queue.Notifier: the channel receives a value soon
+// after a delivery for one of queues reaches this process's buffer.
+func (b *Backend) Subscribe(queues []string) (<-chan struct{}, func()) {
+	s := &subscriber{queues: make(map[string]bool, len(queues)), ch: make(chan struct{}, 1)}
+	for _, q := range queues {
+		s.queues[q] = true
+		b.consumerFor(q) // deliveries start flowing before the first Lease
+	}
+	b.subs.mu.Lock()
+	b.subs.subs[s] = struct{}{}
+	b.subs.mu.Unlock()
+	var once sync.Once
+	return s.ch, func() {
+		once.Do(func() {
+			b.subs.mu.Lock()
+			delete(b.subs.subs, s)
+			b.subs.mu.Unlock()
+		})
+	}
+}
+
+func (b *Backend) notify(q string) {
+	b.subs.mu.Lock()
+	defer b.subs.mu.Unlock()
+	for s := range b.subs.subs {
+		if s.queues[q] {
+			select {
+			case s.ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package queuetest
+
+const raceEnabled = false

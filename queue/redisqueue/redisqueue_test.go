@@ -1,0 +1,392 @@
+package redisqueue_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/keyspace"
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/redisqueue"
+)
+
+var epoch = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// forEachServer runs fn on miniredis and, when SLUICE_REDIS_URL is set,
+// on real Redis.
+func forEachServer(t *testing.T, fn func(t *testing.T, s server)) {
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) { fn(t, srv.open(t)) })
+	}
+}
+
+func mustEnqueue(t *testing.T, c *queue.Client, s queue.JobSpec) *queue.Job {
+	t.Helper()
+	j, err := c.Enqueue(context.Background(), s)
+	if err != nil {
+		t.Fatalf("Enqueue(%+v): %v", s, err)
+	}
+	return j
+}
+
+func keysUnder(t *testing.T, s server, c redis.UniversalClient) []string {
+	t.Helper()
+	got, err := c.Keys(context.Background(), string(s.prefix)+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	return got
+}
+
+// TestKeyLayout checks that every key of a queue lives under the prefix
+// with the escaped queue name as its hash tag (one Cluster slot), and that
+// ids carry the sequence and the queue.
+func TestKeyLayout(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s server) {
+		clk := clock.NewFake(epoch)
+		c := s.client(t)
+		b := s.backendOn(t, c, withClock(clk))
+		cl := queue.NewClient(b)
+		const q = "mail/eu{1}"
+		j := mustEnqueue(t, cl, queue.JobSpec{Queue: q, Kind: "send", UniqueKey: "u:1"})
+		mustEnqueue(t, cl, queue.JobSpec{Queue: q, Kind: "send", RunAt: epoch.Add(time.Hour)})
+		l, err := b.Lease(context.Background(), queue.LeaseRequest{Queues: []string{q}, Max: 1, LeaseFor: time.Minute})
+		if err != nil || len(l) != 1 {
+			t.Fatalf("Lease = %v, %v", l, err)
+		}
+		if _, err := b.Fail(context.Background(), j.ID, l[0].Token, queue.Failure{Error: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		esc := keyspace.Escape(q)
+		if want := regexp.MustCompile(`^[0-9]{16}-` + regexp.QuoteMeta(esc) + `$`); !want.MatchString(j.ID) {
+			t.Errorf("id %q does not match %s", j.ID, want)
+		}
+		tagged := string(s.prefix) + "queue:{" + esc + "}:"
+		for _, k := range keysUnder(t, s, c) {
+			if k != string(s.prefix)+"queues" && !strings.HasPrefix(k, tagged) {
+				t.Errorf("key %q is not under %q", k, tagged)
+			}
+		}
+		for _, name := range []string{"scheduled", "retrying", "jobs", "seq", "unique:u%3A1"} {
+			if n, _ := c.Exists(context.Background(), tagged+name).Result(); n != 1 {
+				t.Errorf("key %s is missing", tagged+name)
+			}
+		}
+	})
+}
+
+func TestBadIDs(t *testing.T) {
+	s := miniServer(t)
+	b := s.backend(t, redisqueue.Options{})
+	ctx := context.Background()
+	for _, id := range []string{"", "1", "abc", "123456789012345-q", "12345678901234567q", "123456789012345x-q", "1234567890123456-", "1234567890123456-%zz"} {
+		if _, err := b.Get(ctx, id); !errors.Is(err, queue.ErrNotFound) {
+			t.Errorf("Get(%q) error = %v, want ErrNotFound", id, err)
+		}
+		if err := b.Complete(ctx, id, "t", nil); !errors.Is(err, queue.ErrNotFound) {
+			t.Errorf("Complete(%q) error = %v, want ErrNotFound", id, err)
+		}
+	}
+	if _, err := b.List(ctx, queue.ListFilter{Cursor: "nope"}); !errors.Is(err, queue.ErrInvalidArgument) {
+		t.Errorf("List(bad cursor) error = %v, want ErrInvalidArgument", err)
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	s := miniServer(t)
+	c := s.client(t)
+	cases := []struct {
+		name  string
+		c     redis.UniversalClient
+		opts  redisqueue.Options
+		field string
+	}{
+		{"nil client", nil, redisqueue.Options{}, "client"},
+		{"bad prefix", c, redisqueue.Options{Prefix: "no colon"}, "Options.Prefix"},
+		{"negative batch", c, redisqueue.Options{MaxBatch: -1}, "Options"},
+	}
+	for _, tc := range cases {
+		_, err := redisqueue.New(tc.c, tc.opts)
+		var ia *queue.InvalidArgumentError
+		if !errors.As(err, &ia) || ia.Field != tc.field {
+			t.Errorf("%s: error = %v, want an invalid %s", tc.name, err, tc.field)
+		}
+	}
+}
+
+// policyHook answers CONFIG GET maxmemory-policy with a set policy, or an
+// error, as a managed Redis with a different policy or no CONFIG would.
+type policyHook struct {
+	policy string
+	err    error
+}
+
+func (h policyHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h policyHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h policyHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		cg, ok := cmd.(*redis.MapStringStringCmd)
+		if !ok || cmd.Name() != "config" {
+			return next(ctx, cmd)
+		}
+		if h.err != nil {
+			cg.SetErr(h.err)
+			return h.err
+		}
+		cg.SetVal(map[string]string{"maxmemory-policy": h.policy})
+		return nil
+	}
+}
+
+func TestEvictionWarning(t *testing.T) {
+	s := miniServer(t)
+	cases := []struct {
+		name string
+		hook policyHook
+		warn bool
+	}{
+		{"noeviction", policyHook{policy: "noeviction"}, false},
+		{"allkeys-lru", policyHook{policy: "allkeys-lru"}, true},
+		{"volatile-ttl", policyHook{policy: "volatile-ttl"}, true},
+		{"CONFIG disabled", policyHook{err: errors.New("ERR unknown command 'CONFIG'")}, false},
+	}
+	for _, tc := range cases {
+		var buf bytes.Buffer
+		log := slog.New(slog.NewTextHandler(&buf, nil))
+		c := s.client(t)
+		c.AddHook(tc.hook)
+		b, err := redisqueue.New(c, redisqueue.Options{Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		got := strings.Contains(buf.String(), "maxmemory-policy")
+		if got != tc.warn || (tc.warn && !strings.Contains(buf.String(), tc.hook.policy)) {
+			t.Errorf("%s: log = %q, want warning %v", tc.name, buf.String(), tc.warn)
+		}
+	}
+}
+
+// TestCleanupFreesMemory checks that once finished jobs pass their
+// retention nothing of them is left in Redis: the job hashes, their error
+// lists, index entries and unique keys all go.
+func TestCleanupFreesMemory(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s server) {
+		clk := clock.NewFake(epoch)
+		c := s.client(t)
+		b := s.backendOn(t, c, withClock(clk))
+		cl := queue.NewClient(b)
+		ctx := context.Background()
+		for i := 0; i < 30; i++ {
+			mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: string(rune('a' + i%26)) + "x" + string(rune('a'+i/26)), UniqueFor: time.Hour * time.Duration(i%2)})
+		}
+		for i := 0; ; i++ {
+			ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ls) == 0 {
+				break
+			}
+			id, tok := ls[0].Job.ID, ls[0].Token
+			switch i % 3 {
+			case 0:
+				err = b.Complete(ctx, id, tok, []byte("r"))
+			case 1:
+				_, err = b.Fail(ctx, id, tok, queue.Failure{Error: "e", Permanent: true})
+			case 2:
+				_, err = b.Fail(ctx, id, tok, queue.Failure{Error: "e", RetryIn: time.Hour})
+				if err == nil {
+					_, err = cl.Cancel(ctx, id)
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		clk.Advance(8 * 24 * time.Hour)
+		n, err := b.Cleanup(ctx, queue.CleanupRequest{Retention: queue.Retention{}.WithDefaults()})
+		if err != nil || n != 30 {
+			t.Fatalf("Cleanup = %d, %v; want 30", n, err)
+		}
+		tagged := string(s.prefix) + "queue:{q}:"
+		want := []string{tagged + "seq", string(s.prefix) + "queues"}
+		if got := keysUnder(t, s, c); !slices.Equal(got, want) {
+			t.Fatalf("keys after cleanup = %q, want only %q", got, want)
+		}
+	})
+}
+
+// TestNotifyAcrossProcesses checks that a backend on another client (as in
+// another process) wakes when a job becomes ready, and that the enqueuing
+// process wakes its own subscribers too.
+func TestNotifyAcrossProcesses(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s server) {
+		worker := s.backend(t, redisqueue.Options{})
+		producer := s.backend(t, redisqueue.Options{})
+		remote, stopRemote := worker.Subscribe([]string{"other", "jobs"})
+		defer stopRemote()
+		local, stopLocal := producer.Subscribe([]string{"jobs"})
+		defer stopLocal()
+		// The subscription is live once a message published after it
+		// arrives; keep enqueuing until one does.
+		cl := queue.NewClient(producer)
+		deadline := time.After(20 * time.Second)
+		mustEnqueue(t, cl, queue.JobSpec{Queue: "jobs", Kind: "k"})
+		select {
+		case <-local:
+		case <-deadline:
+			t.Fatal("the enqueuing process was not woken")
+		}
+		for got := false; !got; {
+			select {
+			case <-remote:
+				got = true
+			case <-deadline:
+				t.Fatal("the other process was not woken")
+			case <-time.After(50 * time.Millisecond):
+				// The ready set is not empty: empty it so the next
+				// enqueue publishes again.
+				if _, err := worker.Lease(context.Background(), queue.LeaseRequest{Queues: []string{"jobs"}, Max: 100, LeaseFor: time.Minute}); err != nil {
+					t.Fatal(err)
+				}
+				mustEnqueue(t, cl, queue.JobSpec{Queue: "jobs", Kind: "k"})
+			}
+		}
+	})
+}
+
+func TestClosed(t *testing.T) {
+	s := miniServer(t)
+	b := s.backend(t, redisqueue.Options{})
+	ch, stop := b.Subscribe([]string{"q"})
+	defer stop()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := b.Enqueue(ctx, []queue.JobSpec{{Queue: "q", Kind: "k"}}); !errors.Is(err, queue.ErrClosed) {
+		t.Errorf("Enqueue after Close: %v, want ErrClosed", err)
+	}
+	if _, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Second}); !errors.Is(err, queue.ErrClosed) {
+		t.Errorf("Lease after Close: %v, want ErrClosed", err)
+	}
+	select {
+	case <-ch:
+		t.Error("a closed backend woke a subscriber")
+	default:
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestStoreFault checks that a Redis that is gone yields an error naming
+// the package and the operation, matching none of the queue's sentinels.
+func TestStoreFault(t *testing.T) {
+	for _, batching := range []bool{true, false} {
+		s := miniServer(t)
+		s.opts.DialerRetries, s.opts.MaxRetries = 1, -1 // fail fast
+		b := s.backend(t, redisqueue.Options{DisableBatching: !batching})
+		s.mini.Close()
+		ctx := context.Background()
+		_, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Second})
+		if err == nil || !strings.HasPrefix(err.Error(), "redisqueue: lease: ") {
+			t.Errorf("batching %v: Lease on a dead Redis: %v", batching, err)
+		}
+		for _, s := range []error{queue.ErrNotFound, queue.ErrLeaseLost, queue.ErrClosed} {
+			if errors.Is(err, s) {
+				t.Errorf("batching %v: fault %v matches %v", batching, err, s)
+			}
+		}
+	}
+}
+
+// TestExtremes checks that scores and times keep their exact values at the
+// ends of their ranges: the largest priority, a run time centuries ahead.
+func TestExtremes(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s server) {
+		clk := clock.NewFake(epoch)
+		b := s.backend(t, withClock(clk))
+		cl := queue.NewClient(b)
+		ctx := context.Background()
+		far := time.Date(2200, 7, 8, 9, 10, 11, 123456000, time.UTC)
+		low := mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k", Priority: queue.MaxPriority})
+		high := mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k", Priority: queue.MaxPriority - 1})
+		later := mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k", RunAt: far})
+		got, err := b.Get(ctx, later.ID)
+		if err != nil || !got.RunAt.Equal(far) || got.State != queue.StateScheduled {
+			t.Fatalf("Get(far job) = %+v, %v; want RunAt %v exactly", got, err, far)
+		}
+		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 5, LeaseFor: time.Minute})
+		if err != nil || len(ls) != 2 || ls[0].Job.ID != high.ID || ls[1].Job.ID != low.ID {
+			t.Fatalf("Lease = %v, %v; want %s then %s", ls, err, high.ID, low.ID)
+		}
+	})
+}
+
+// TestListAcrossQueues pages through several queues with a state filter
+// and a small scan budget, so that pages come back short and end at the
+// smallest point any queue was read to: every job appears once, in id
+// order.
+func TestListAcrossQueues(t *testing.T) {
+	defer redisqueue.SetListBudget(3)()
+	forEachServer(t, func(t *testing.T, s server) {
+		clk := clock.NewFake(epoch)
+		b := s.backend(t, withClock(clk))
+		cl := queue.NewClient(b)
+		ctx := context.Background()
+		var want []string
+		for i := 0; i < 40; i++ {
+			q := []string{"a", "b", "c"}[i%3]
+			st := queue.JobSpec{Queue: q, Kind: "k"}
+			if i%4 == 0 {
+				st.RunAt = epoch.Add(time.Hour)
+			}
+			j := mustEnqueue(t, cl, st)
+			if j.State == queue.StatePending {
+				want = append(want, j.ID)
+			}
+			if i%5 == 0 {
+				clk.Advance(time.Microsecond)
+			}
+		}
+		slices.Sort(want) // ids sort by sequence (enqueue time), then queue
+		var got []string
+		cursor := ""
+		for pages := 0; ; pages++ {
+			p, err := cl.List(ctx, queue.ListFilter{States: []queue.State{queue.StatePending}, Limit: 4, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Jobs) > 4 {
+				t.Fatalf("page of %d jobs, limit 4", len(p.Jobs))
+			}
+			for _, j := range p.Jobs {
+				got = append(got, j.ID)
+			}
+			if p.Next == "" {
+				break
+			}
+			if pages > 100 {
+				t.Fatal("List never ends")
+			}
+			cursor = p.Next
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("listed %d jobs %v\nwant %d %v", len(got), got, len(want), want)
+		}
+	})
+}
