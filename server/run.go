@@ -82,7 +82,13 @@ func (s *Server) serve(ctx context.Context, cfg *config.Config, stores *Stores, 
 	defer stop()
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	// Timeouts bound slow clients; the write timeout leaves room for the
+	// longest lease long-poll.
+	hs := &http.Server{
+		Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: MaxLeaseWait + 30*time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
 	wg.Add(1)
 	go func() { defer wg.Done(); errc <- serveErr(hs.Serve(httpLn)) }()
 	var gs *grpc.Server
