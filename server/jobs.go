@@ -218,6 +218,7 @@ func (s *Server) countEnqueued(res []queue.Enqueued) {
 	for _, e := range res {
 		if !e.Duplicate {
 			s.metrics.enqueued.WithLabelValues(e.Job.Queue, e.Job.Tenant).Inc()
+			s.metrics.activity.JobEnqueued(e.Job.Queue, 1)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/ratelimit"
+	"github.com/sluicehq/sluice/server/dashboard"
 )
 
 // metrics are the server's Prometheus series. Label values come from the
@@ -30,6 +31,8 @@ type metrics struct {
 	finished   *prometheus.CounterVec
 	jobDur     *prometheus.HistogramVec
 	startDelay *prometheus.HistogramVec
+	// activity keeps the last minute per second for the dashboard.
+	activity *dashboard.Activity
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -78,6 +81,7 @@ func (m *metrics) observeLimit(ev ratelimit.Event) {
 	}
 	m.decisions.WithLabelValues(ev.Scene, ev.Policy, outcome).Inc()
 	m.storeLat.WithLabelValues(ev.Scene).Observe(ev.Latency.Seconds())
+	m.activity.ObserveLimit(ev)
 }
 
 // instrument counts requests by route pattern (never the raw path).
@@ -158,11 +162,13 @@ func (m *metrics) jobStarted(j *queue.Job) {
 	}
 	if d := j.StartedAt.Sub(due); d >= 0 {
 		m.startDelay.WithLabelValues(j.Queue).Observe(d.Seconds())
+		m.activity.JobStarted(j.Queue, d)
 	}
 }
 
 func (m *metrics) jobEnded(j *queue.Job, state queue.State, now time.Time) {
 	m.finished.WithLabelValues(j.Queue, j.Tenant, string(state)).Inc()
+	m.activity.JobEnded(j.Queue, state)
 	if !j.StartedAt.IsZero() {
 		m.jobDur.WithLabelValues(j.Queue).Observe(now.Sub(j.StartedAt).Seconds())
 	}

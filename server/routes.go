@@ -28,7 +28,7 @@ type route struct {
 }
 
 func (s *Server) routeTable() []route {
-	return []route{
+	return append([]route{
 		{method: "GET", path: "/healthz", handler: s.handleHealth},
 		{method: "GET", path: "/readyz", handler: s.handleReady},
 		{method: "GET", path: "/metrics", handler: s.metrics.handler().ServeHTTP},
@@ -56,7 +56,7 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/groups", role: config.RoleProducer, job: true, handler: handleNotImplemented("groups")},
 		{method: "GET", path: "/v1/groups/{group}", role: config.RoleProducer, job: true, handler: handleNotImplemented("groups")},
 		{method: "POST", path: "/v1/groups/{group}/cancel", role: config.RoleProducer, job: true, handler: handleNotImplemented("groups")},
-	}
+	}, s.dashboardRoutes()...) // dashboard.go
 }
 
 // routes builds the mux. Unknown paths and wrong methods are answered as
@@ -66,9 +66,13 @@ func (s *Server) routes() http.Handler {
 	paths := http.NewServeMux() // path-only patterns, to tell 405 from 404
 	methods := map[string][]string{}
 	for _, rt := range s.routeTable() {
-		mux.Handle(rt.method+" "+rt.path, s.wrap(rt))
+		pattern := rt.path
+		if pattern == "/" {
+			pattern = "/{$}" // the dashboard's index; "/" alone would match every path
+		}
+		mux.Handle(rt.method+" "+pattern, s.wrap(rt))
 		if _, seen := methods[rt.path]; !seen {
-			paths.Handle(rt.path, http.NotFoundHandler())
+			paths.Handle(pattern, http.NotFoundHandler())
 		}
 		methods[rt.path] = append(methods[rt.path], rt.method)
 	}

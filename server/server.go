@@ -23,6 +23,7 @@ import (
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/server/config"
+	"github.com/sluicehq/sluice/server/dashboard"
 )
 
 // Options configures a Server.
@@ -59,6 +60,7 @@ type Server struct {
 	now     func() time.Time
 	handler http.Handler
 	leases  *leaseWaiter
+	counts  *dashboard.Breakdowns // job counts by tenant, group, ... (dashboard.go)
 }
 
 // New returns a Server for opts. It fails when opts.Limits is nil or the
@@ -79,8 +81,10 @@ func New(opts Options) (*Server, error) {
 		cfg = config.Default()
 	}
 	s.metrics = newMetrics(opts.Registry)
+	s.metrics.activity = dashboard.NewActivity(dashboard.ActivityOptions{Now: s.now})
 	if opts.Queue != nil {
 		s.jobs = queue.NewClient(opts.Queue, queue.ClientConfig{MaxPayload: int(cfg.Queues.MaxPayloadBytes)})
+		s.counts = dashboard.NewBreakdowns(s.jobs, 0, s.now)
 		s.metrics.watchQueue(s.jobs)
 		s.leases = newLeaseWaiter(opts.Queue)
 	}
