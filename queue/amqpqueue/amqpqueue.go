@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -196,61 +195,6 @@ func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 		return rj, queue.ErrJobFinished
 	}
 	return nil, &queue.UnsupportedError{Backend: name, Feature: queue.CapCancelPending}
-}
-
-// Stats counts, for every lane queue this process has declared or used:
-// pending = ready messages in the main queue, scheduled = messages in its
-// delay queues (scheduled and retrying jobs alike), active = jobs leased
-// by this process, failed = messages in the dead-letter queue. Completed
-// jobs leave no trace in the broker and are not counted.
-func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
-	if b.closed.Load() {
-		return nil, queue.ErrClosed
-	}
-	active := b.activeCounts()
-	var out []queue.QueueStats
-	for q, specs := range b.topo.queues() {
-		counts := map[queue.State]int64{}
-		for _, s := range specs {
-			n, err := b.topo.inspect(ctx, s.name)
-			if err != nil {
-				return nil, err
-			}
-			counts[stateOfKind[s.kind]] += int64(n)
-		}
-		counts[queue.StateActive] += active[q]
-		delete(active, q)
-		if total(counts) > 0 {
-			out = append(out, queue.QueueStats{Queue: q, Counts: counts})
-		}
-	}
-	for q, n := range active {
-		out = append(out, queue.QueueStats{Queue: q, Counts: map[queue.State]int64{queue.StateActive: n}})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
-	return out, nil
-}
-
-var stateOfKind = map[qkind]queue.State{
-	kindMain: queue.StatePending, kindDelay: queue.StateScheduled, kindDead: queue.StateFailed,
-}
-
-func total(m map[queue.State]int64) int64 {
-	var n int64
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
-func (b *Backend) activeCounts() map[string]int64 {
-	b.hmu.Lock()
-	defer b.hmu.Unlock()
-	out := map[string]int64{}
-	for _, h := range b.held {
-		out[h.job.Queue]++
-	}
-	return out
 }
 
 // Cleanup deletes recorded finished jobs past their retention, when the

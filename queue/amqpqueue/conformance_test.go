@@ -1,6 +1,7 @@
 package amqpqueue
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -9,13 +10,24 @@ import (
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
 
-// TestConformance runs the suite on the lane; the tests that need a
-// capability the lane lacks skip themselves (queuetest's Need).
+// TestConformance runs the suite on the lane in both queue modes; the
+// tests that need a capability the lane lacks skip themselves.
 func TestConformance(t *testing.T) {
 	brokerURL(t)
-	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
-		// Lease is called directly by most tests: give deliveries time
-		// to arrive from the broker.
-		return open(t, Options{Clock: clk, LeaseWait: 300 * time.Millisecond})
-	})
+	modes := []struct {
+		name       string
+		priorities int
+	}{{"Quorum", 0}, {"Priority", 3}}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+				b := open(t, Options{Clock: clk, Priorities: m.priorities, LeaseWait: 300 * time.Millisecond})
+				if strings.HasSuffix(t.Name(), "/Concurrency") {
+					// It enqueues jobs with priorities.
+					queuetest.SkipUnless(t, b, queue.CapPriority)
+				}
+				return b
+			})
+		})
+	}
 }

@@ -151,6 +151,7 @@ func TestCrashRedelivers(t *testing.T) {
 	stop()
 
 	done, blocked := first[:complete], first[complete:]
+	t.Logf("killed process completed %d jobs and was running %d; the next process ran %d", len(done), len(blocked), len(second))
 	for _, id := range done {
 		if second[id] != nil {
 			t.Errorf("job %s completed by the killed process ran again", id)

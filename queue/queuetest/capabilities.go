@@ -12,8 +12,15 @@ import (
 // declares less than everything (see queue.Capable) runs the rest.
 func (h *Harness) Need(t *testing.T, caps ...queue.Capability) {
 	t.Helper()
-	have := queue.CapabilitiesOf(h.Backend)
+	SkipUnless(t, h.Backend, caps...)
+}
+
+// SkipUnless skips the test when b lacks any of caps, naming what is
+// missing.
+func SkipUnless(t *testing.T, b queue.Backend, caps ...queue.Capability) {
+	t.Helper()
+	have := queue.CapabilitiesOf(b)
 	if missing := queue.NewCapabilities(caps...) &^ have; missing != 0 {
-		t.Skipf("%s lacks %s", queue.BackendName(h.Backend), missing)
+		t.Skipf("%s lacks %s", queue.BackendName(b), missing)
 	}
 }
