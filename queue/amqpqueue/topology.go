@@ -104,7 +104,7 @@ func (b *Backend) args(s qspec) amqp.Table {
 // connection, once per connection: queues are durable, but a broker that
 // lost its data (or an operator) may have dropped them meanwhile.
 type topology struct {
-	b  *Backend
+	b   *Backend
 	mu  sync.Mutex
 	ch  *amqp.Channel
 	gen uint64 // connection generation of ch
