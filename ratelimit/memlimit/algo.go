@@ -87,7 +87,7 @@ func dur(us int64) time.Duration {
 func fixed(s *state, l *ratelimit.Limit, n, now int64, r *ratelimit.Result) {
 	q, w := l.Quota, l.Window.Microseconds()
 	start := roll(s, now, w)
-	*r = ratelimit.Result{Limit: *l, Allowed: n <= q && s.cur <= q-n}
+	r.Limit, r.Allowed, r.RetryAfter, r.ResetAfter = *l, n <= q && s.cur <= q-n, 0, 0
 	if r.Allowed {
 		s.cur += n
 	} else if n <= q {
@@ -104,7 +104,7 @@ func sliding(s *state, l *ratelimit.Limit, n, now int64, r *ratelimit.Result) {
 	start := roll(s, now, w)
 	e := now - start
 	est := satAdd(mulDiv(s.prev, w-e, w), s.cur)
-	*r = ratelimit.Result{Limit: *l, Allowed: n <= q && est <= q-n}
+	r.Limit, r.Allowed, r.RetryAfter, r.ResetAfter = *l, n <= q && est <= q-n, 0, 0
 	if r.Allowed {
 		s.cur += n
 		est += n
@@ -144,7 +144,7 @@ func bucket(s *state, l *ratelimit.Limit, n, now int64, r *ratelimit.Result) {
 	tau := satMul(c, t)
 	base := max(*tat, now)
 	next := satAdd(base, satMul(n, t))
-	*r = ratelimit.Result{Limit: *l, Allowed: n <= c && next-now <= tau}
+	r.Limit, r.Allowed, r.RetryAfter = *l, n <= c && next-now <= tau, 0
 	if r.Allowed {
 		*tat = next
 	} else {
