@@ -1,0 +1,270 @@
+package queuetest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// Environment of a crash-test worker process.
+const (
+	crashEnv    = "SLUICE_QUEUETEST_CRASH_WORKER" // set to "1" in worker processes
+	crashDSN    = "SLUICE_QUEUETEST_CRASH_DSN"
+	crashRunLog = "SLUICE_QUEUETEST_CRASH_RUNLOG"
+)
+
+// crashKind is the job kind the crash test runs.
+const crashKind = "crash"
+
+// OpenFunc opens the backend named by dsn; it is called in the test process
+// and in every worker process, which must all see the same jobs. close
+// releases it.
+type OpenFunc func(dsn string) (b queue.Backend, close func() error, err error)
+
+// CrashConfig configures Crash.
+type CrashConfig struct {
+	// DSN names the shared backend (a file path, a Redis URL with a
+	// prefix, ...); it is handed to Open in every process.
+	DSN string
+	// Open opens the backend named by a DSN.
+	Open OpenFunc
+	// Jobs is how many jobs to run; default 300.
+	Jobs int
+}
+
+// CrashWorkerMain turns the test binary into a crash-test worker when it
+// was started as one by Crash, and otherwise returns at once. Call it first
+// thing in TestMain, before m.Run:
+//
+//	func TestMain(m *testing.M) {
+//		queuetest.CrashWorkerMain(openDSN)
+//		goleak.VerifyTestMain(m)
+//	}
+//
+// The worker runs jobs until SIGTERM (then it stops gracefully and exits
+// 0) or SIGKILL. Each handler appends "start <job id>" to the run log
+// before it works, so the test can count how often each job ran.
+func CrashWorkerMain(open OpenFunc) {
+	if os.Getenv(crashEnv) != "1" {
+		return
+	}
+	if err := crashWorker(open); err != nil {
+		fmt.Fprintln(os.Stderr, "crash worker:", err)
+		os.Exit(2)
+	}
+	os.Exit(0)
+}
+
+func crashWorker(open OpenFunc) error {
+	b, closeFn, err := open(os.Getenv(crashDSN))
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	log, err := os.OpenFile(os.Getenv(crashRunLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	w := queue.NewWorker(b, queue.WorkerConfig{
+		Queues: []string{"crash"}, Concurrency: 8, LeaseFor: time.Second,
+		RescueEvery: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond, Logger: quiet,
+	})
+	w.Handle(crashKind, queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
+		// One write(2) on an O_APPEND file: lines from concurrent
+		// handlers never interleave, and the kernel keeps the line even
+		// if this process is killed right after.
+		if _, err := fmt.Fprintf(log, "start %s %d\n", j.ID, os.Getpid()); err != nil {
+			return nil, err
+		}
+		t := time.NewTimer(5 * time.Millisecond) // the work: long enough to be caught mid-job
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return []byte("ok"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}))
+	return w.Run(ctx)
+}
+
+// Crash is the crash test: a worker process is killed with SIGKILL in the
+// middle of its jobs, a second process finishes everything, and the only
+// jobs that ran twice are those that were in flight at the kill.
+func Crash(t *testing.T, cfg CrashConfig) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the crash test needs SIGKILL and SIGTERM")
+	}
+	if cfg.Jobs <= 0 {
+		cfg.Jobs = 300
+	}
+	b, closeFn, err := cfg.Open(cfg.DSN)
+	if err != nil {
+		t.Fatalf("open %s: %v", cfg.DSN, err)
+	}
+	t.Cleanup(func() { _ = closeFn() })
+	ids := enqueueCrashJobs(t, b, cfg.Jobs)
+	runLog := t.TempDir() + "/runs.log"
+
+	first := startCrashWorker(t, cfg.DSN, runLog)
+	waitFor(t, "the first worker to start a quarter of the jobs", func() bool {
+		return len(readRunLog(t, runLog)) >= cfg.Jobs/4
+	})
+	if err := first.cmd.Process.Kill(); err != nil { // SIGKILL
+		t.Fatalf("kill: %v", err)
+	}
+	_ = first.cmd.Wait()
+	inFlight := activeJobs(t, b)
+	startedBefore := len(readRunLog(t, runLog))
+	t.Logf("killed the first worker after %d starts; %d jobs active at the kill", startedBefore, len(inFlight))
+	if len(inFlight) == 0 {
+		t.Fatal("no job was in flight at the kill: the test proved nothing")
+	}
+
+	second := startCrashWorker(t, cfg.DSN, runLog)
+	waitFor(t, "the second worker to finish every job", func() bool {
+		st, err := b.Stats(context.Background())
+		return err == nil && count(st, "crash", queue.StateCompleted) == int64(cfg.Jobs)
+	})
+	_ = second.cmd.Process.Signal(syscall.SIGTERM)
+	if err := second.cmd.Wait(); err != nil {
+		t.Errorf("second worker exited with %v after SIGTERM; output:\n%s", err, second.out.String())
+	}
+	checkCrashRuns(t, b, ids, inFlight, readRunLog(t, runLog))
+}
+
+func enqueueCrashJobs(t *testing.T, b queue.Backend, n int) []string {
+	t.Helper()
+	specs := make([]queue.JobSpec, n)
+	for i := range specs {
+		specs[i] = queue.JobSpec{Queue: "crash", Kind: crashKind, Payload: []byte(strconv.Itoa(i))}
+	}
+	res, err := queue.NewClient(b).EnqueueBatch(context.Background(), specs)
+	if err != nil {
+		t.Fatalf("EnqueueBatch: %v", err)
+	}
+	ids := make([]string, n)
+	for i, r := range res {
+		ids[i] = r.Job.ID
+	}
+	return ids
+}
+
+type crashProc struct {
+	cmd *exec.Cmd
+	out *bytes.Buffer
+}
+
+func startCrashWorker(t *testing.T, dsn, runLog string) crashProc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashEnv+"=1", crashDSN+"="+dsn, crashRunLog+"="+runLog)
+	out := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start worker process: %v", err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return crashProc{cmd: cmd, out: out}
+}
+
+// readRunLog returns the job id of every "start" line, in order.
+func readRunLog(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 3 && f[0] == "start" {
+			out = append(out, f[1])
+		}
+	}
+	return out
+}
+
+func activeJobs(t *testing.T, b queue.Backend) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	f := queue.ListFilter{Queue: "crash", States: []queue.State{queue.StateActive}, Limit: queue.MaxListLimit}
+	for {
+		p, err := b.List(context.Background(), f)
+		if err != nil {
+			t.Fatalf("List(active): %v", err)
+		}
+		for _, j := range p.Jobs {
+			out[j.ID] = true
+		}
+		if p.Next == "" {
+			return out
+		}
+		f.Cursor = p.Next
+	}
+}
+
+// waitFor polls cond for up to two minutes of real time.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func checkCrashRuns(t *testing.T, b queue.Backend, ids []string, inFlight map[string]bool, runs []string) {
+	t.Helper()
+	starts := map[string]int{}
+	for _, id := range runs {
+		starts[id]++
+	}
+	twice := 0
+	for _, id := range ids {
+		n := starts[id]
+		switch {
+		case n == 0:
+			t.Errorf("job %s never ran", id)
+		case n > 1 && !inFlight[id]:
+			t.Errorf("job %s ran %d times but was not in flight at the kill", id, n)
+		case n > 2:
+			t.Errorf("job %s ran %d times, want at most 2", id, n)
+		case n == 2:
+			twice++
+		}
+		j, err := b.Get(context.Background(), id)
+		if err != nil || j.State != queue.StateCompleted {
+			t.Errorf("job %s: %v, %v; want completed", id, j, err)
+		} else if inFlight[id] && j.Stalls != 1 {
+			t.Errorf("job %s was in flight at the kill but has %d stalls, want 1", id, j.Stalls)
+		}
+	}
+	t.Logf("%d jobs, %d in flight at the kill, %d ran twice", len(ids), len(inFlight), twice)
+}

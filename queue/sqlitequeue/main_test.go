@@ -1,0 +1,36 @@
+package sqlitequeue_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/queuetest"
+	"github.com/sluicehq/sluice/queue/sqlitequeue"
+)
+
+func TestMain(m *testing.M) {
+	queuetest.CrashWorkerMain(openDSN)
+	goleak.VerifyTestMain(m)
+}
+
+// openDSN opens the queue file named by dsn (a path), in this process or in
+// a crash-test worker process.
+func openDSN(dsn string) (queue.Backend, func() error, error) {
+	b, err := sqlitequeue.Open(dsn, sqlitequeue.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, b.Close, nil
+}
+
+// TestCrash kills a worker process with SIGKILL mid-job; a second process
+// sharing the file finishes everything.
+func TestCrash(t *testing.T) {
+	queuetest.Crash(t, queuetest.CrashConfig{
+		DSN:  filepath.Join(t.TempDir(), "crash.db"),
+		Open: openDSN,
+	})
+}
