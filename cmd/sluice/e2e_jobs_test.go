@@ -114,6 +114,13 @@ func startCrew(url, queue string, n int, hold time.Duration) *crew {
 
 func (c *crew) stop() { c.cancel(); c.wg.Wait() }
 
+// recorded is how many distinct jobs the crew saw completed (200).
+func (c *crew) recorded() int {
+	n := 0
+	c.completed.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
 // exactlyOnce checks every id was completed once.
 func (c *crew) exactlyOnce(t *testing.T, ids []string) {
 	t.Helper()
@@ -166,7 +173,12 @@ func counts(t *testing.T, p *proc, queue string) map[string]float64 {
 func runJobsEndToEnd(t *testing.T, p *proc) {
 	ids := enqueueBatch(t, p, "e2e", 60)
 	c := startCrew(p.url, "e2e", 4, 0)
-	eventually(t, func() bool { return counts(t, p, "e2e")["completed"] == 60 })
+	// Wait for the workers to have seen every completion, not only the
+	// store: stopping them earlier would drop answers in flight.
+	eventually(t, func() bool { return c.recorded() == 60 })
+	if got := counts(t, p, "e2e")["completed"]; got != 60 {
+		t.Errorf("store says %v completed, want 60", got)
+	}
 	c.stop()
 	c.exactlyOnce(t, ids)
 	if n := c.lost.Load(); n != 0 {
@@ -206,7 +218,10 @@ func sigtermScenario(t *testing.T, dir string, args ...string) {
 	}
 	q := start(t, dir, nil, args...)
 	c.url.Store(&q.url)
-	eventually(t, func() bool { return counts(t, q, "term")["completed"] == 40 })
+	eventually(t, func() bool { return c.recorded() == 40 })
+	if got := counts(t, q, "term")["completed"]; got != 40 {
+		t.Errorf("store says %v completed, want 40", got)
+	}
 	c.stop()
 	c.exactlyOnce(t, ids)
 	if got := counts(t, q, "term"); got["pending"]+got["active"]+got["failed"] != 0 {
