@@ -152,7 +152,7 @@ func (v *validator) storage(s *Storage) {
 		}
 	}
 	if err := keyspace.Prefix(s.Prefix).Validate(); err != nil {
-		v.add([]any{"storage", "prefix"}, "%v", err)
+		v.add([]any{"storage", "prefix"}, `must be a namespace followed by ':' such as "sluice:" or "team-a:jobs:", got %q`, s.Prefix)
 	}
 }
 

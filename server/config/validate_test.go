@@ -33,7 +33,7 @@ func TestValidationErrors(t *testing.T) {
 		{"body negative", "server:\n  max_body_bytes: -1\n", 2, "server.max_body_bytes", "must not be negative, got -1"},
 		{"shutdown negative", "server:\n  shutdown_timeout: -1s\n", 2, "server.shutdown_timeout", "must not be negative, got -1s"},
 		{"redis url", "storage:\n  redis_url: http://x:secret@h\n", 2, "storage.redis_url", "must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0"},
-		{"prefix", "storage:\n  prefix: \"a b\"\n", 2, "storage.prefix", ""},
+		{"prefix", "storage:\n  prefix: \"a b\"\n", 2, "storage.prefix", `must be a namespace followed by ':' such as "sluice:" or "team-a:jobs:", got "a b"`},
 		{"token name", "auth:\n  tokens:\n    - {token: 0123456789abcdef, roles: [admin]}\n", 3, "auth.tokens[0].name", "is required"},
 		{"token dup name", "auth:\n  tokens:\n    - {name: a, token: 0123456789abcdef, roles: [admin]}\n    - {name: a, token: 0123456789abcdeX, roles: [admin]}\n", 4, "auth.tokens[1].name", `duplicate name "a" (also tokens[0])`},
 		{"token missing", "auth:\n  tokens:\n    - {name: a, roles: [admin]}\n", 3, "auth.tokens[0].token", "is required (write it as ${ENV_VAR})"},
