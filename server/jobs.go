@@ -128,7 +128,7 @@ func (s *Server) jobError(w http.ResponseWriter, r *http.Request, err error) {
 	var p *problem
 	switch {
 	case errors.Is(err, queue.ErrInvalidArgument):
-		p = badRequest("%s", strings.TrimPrefix(err.Error(), "queue: "))
+		p = badRequest("%s", invalidDetail(err))
 	case errors.Is(err, queue.ErrNotFound):
 		p = notFound("unknown job %q", r.PathValue("id"))
 	case errors.Is(err, queue.ErrLeaseLost):
@@ -147,6 +147,23 @@ func (s *Server) jobError(w http.ResponseWriter, r *http.Request, err error) {
 		p = &problem{Status: http.StatusServiceUnavailable, Detail: "job store unavailable, retry later"}
 	}
 	writeProblem(w, p, nil)
+}
+
+// specFields names JobSpec fields as the JSON API does.
+var specFields = strings.NewReplacer(
+	"JobSpec.Queue", "queue", "JobSpec.Kind", "kind", "JobSpec.Payload", "payload",
+	"JobSpec.Tenant", "tenant", "JobSpec.Group", "group", "JobSpec.Priority", "priority",
+	"JobSpec.MaxAttempts", "max_attempts", "JobSpec.Timeout", "timeout_ms",
+	"JobSpec.UniqueKey", "unique_key", "JobSpec.UniqueFor", "unique_for_ms", "specs[", "jobs[",
+)
+
+// invalidDetail says what was wrong in the API's own field names.
+func invalidDetail(err error) string {
+	var ia *queue.InvalidArgumentError
+	if errors.As(err, &ia) {
+		return specFields.Replace(ia.Field) + " " + specFields.Replace(ia.Rule)
+	}
+	return strings.TrimPrefix(err.Error(), "queue: ")
 }
 
 func (s *Server) handleEnqueue(w http.ResponseWriter, r *http.Request) {

@@ -231,8 +231,9 @@ func TestBadInputs(t *testing.T) {
 		{"wrong method", "GET", "/v1/limits/member/chat", ``, 405, "GET is not allowed on /v1/limits/{scene}/{policy} (allowed: POST)"},
 		{"unknown job", "GET", "/v1/jobs/nope", ``, 404, `unknown job "nope"`},
 		{"cancel unknown job", "POST", "/v1/jobs/nope/cancel", ``, 404, `unknown job "nope"`},
-		{"job without queue", "POST", "/v1/jobs", `{"kind":"k"}`, 400, "JobSpec.Queue must not be empty"},
-		{"job bad priority", "POST", "/v1/jobs", `{"queue":"q","kind":"k","priority":-1}`, 400, ""},
+		{"job without queue", "POST", "/v1/jobs", `{"kind":"k"}`, 400, "queue must not be empty"},
+		{"job bad priority", "POST", "/v1/jobs", `{"queue":"q","kind":"k","priority":-1}`, 400, "priority must be between 0 and 1048575, got -1"},
+		{"batch bad spec", "POST", "/v1/jobs/batch", `{"jobs":[{"queue":"q","kind":"k"},{"queue":"q"}]}`, 400, "jobs[1].kind must not be empty"},
 		{"batch empty", "POST", "/v1/jobs/batch", `{"jobs":[]}`, 400, "jobs must hold 1 to 1000 jobs, got 0"},
 		{"batch bad delay", "POST", "/v1/jobs/batch", `{"jobs":[{"queue":"q","kind":"k","delay_ms":-5}]}`, 400, "jobs[0]: delay_ms must not be negative, got -5"},
 		{"list bad state", "GET", "/v1/jobs?state=done", ``, 400, `unknown state "done" (states: scheduled, pending, waiting, active, retrying, completed, failed, cancelled)`},
@@ -243,7 +244,7 @@ func TestBadInputs(t *testing.T) {
 		{"complete no token", "POST", "/v1/worker/jobs/x/complete", `{}`, 400, "token is required: the lease token the job was leased with"},
 		{"complete unknown", "POST", "/v1/worker/jobs/x/complete", `{"token":"t"}`, 404, `unknown job "x"`},
 		{"fail no error", "POST", "/v1/worker/jobs/x/fail", `{"token":"t"}`, 400, "error is required: say why the attempt failed"},
-		{"content type", "POST", "/v1/jobs", `queue=q`, 415, ""},
+		{"content type", "POST", "/v1/jobs", `queue=q`, 415, `Content-Type must be application/json, got "text/plain"`},
 		{"tenants later", "PUT", "/v1/tenants/acme/limit", `{"concurrency":3}`, 501, "tenant limits are not implemented yet in this version of the job queue"},
 	}
 	for _, tc := range cases {

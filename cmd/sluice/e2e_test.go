@@ -323,7 +323,7 @@ func TestServeBadInputs(t *testing.T) {
 		{"POST", "/v1/limits/member/export-usage", `{"subject":`, 400, "bad JSON: the body ends in the middle of a value"},
 		{"POST", "/v1/limits/member/export-usage", `{"subject":{"member":"` + strings.Repeat("x", 100) + `"}}`, 413, "request body is larger than the limit of 64 bytes"},
 		{"GET", "/v1/jobs/404", "", 404, `unknown job "404"`},
-		{"POST", "/v1/jobs", `{"queue":"q"}`, 400, "JobSpec.Kind must not be empty"},
+		{"POST", "/v1/jobs", `{"queue":"q"}`, 400, "kind must not be empty"},
 	}
 	for _, tc := range cases {
 		a := p.do(tc.method, tc.path, "", tc.body)
