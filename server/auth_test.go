@@ -2,6 +2,8 @@ package server
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/server/config"
@@ -115,4 +117,36 @@ limits:
 	if r := h.do("POST", "/v1/limits/member/export-usage", "", body); r.status != 200 {
 		t.Errorf("old config lost: %d", r.status)
 	}
+}
+
+// Requests keep being answered while the config is swapped under them;
+// run with -race.
+func TestApplyDuringRequests(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, testConfig, false)
+	a, err := config.Parse([]byte(testConfig), "a.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := config.Parse([]byte(strings.Replace(testConfig, "quota: 1, window: 60s", "quota: 1000, window: 60s", 1)), "b.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			if err := h.srv.Apply([]*config.Config{a, b}[i%2]); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for i := 0; i < 100; i++ {
+		r := h.do("POST", "/v1/limits/member/export-usage", "", `{"subject":{"member":"`+strconv.Itoa(i%5)+`"}}`)
+		if r.status != 200 && r.status != 429 {
+			t.Fatalf("status %d: %s", r.status, r.raw)
+		}
+	}
+	<-done
 }
