@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/server/config"
@@ -92,10 +94,15 @@ func (s *Server) serve(ctx context.Context, cfg *config.Config, stores *Stores, 
 	wg.Add(1)
 	go func() { defer wg.Done(); errc <- serveErr(hs.Serve(httpLn)) }()
 	var gs *grpc.Server
+	var hc *health.Server
 	grpcAddr := ""
 	if grpcLn != nil {
 		gs = grpc.NewServer()
 		s.RegisterGRPC(gs)
+		// The standard health service, for Envoy's and Kubernetes' gRPC
+		// health checks: SERVING while up, NOT_SERVING once shutting down.
+		hc = health.NewServer()
+		healthpb.RegisterHealthServer(gs, hc)
 		grpcAddr = grpcLn.Addr().String()
 		wg.Add(1)
 		go func() { defer wg.Done(); errc <- serveErr(gs.Serve(grpcLn)) }()
@@ -111,6 +118,9 @@ func (s *Server) serve(ctx context.Context, cfg *config.Config, stores *Stores, 
 	case runErr = <-errc:
 	}
 	s.log.Info("sluice: shutting down")
+	if hc != nil {
+		hc.Shutdown()
+	}
 	s.shutdown(hs, gs, cfg.Server.ShutdownTimeout.D())
 	stop()
 	wg.Wait()

@@ -21,6 +21,7 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
 // worker speaks the HTTP worker protocol the way a worker in any language
@@ -244,6 +245,10 @@ func TestServeRLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	hr, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil || hr.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("gRPC health: %v %v", hr, err)
+	}
 	rls := rlsv3.NewRateLimitServiceClient(conn)
 	req := &rlsv3.RateLimitRequest{Domain: "api", Descriptors: []*corev3.RateLimitDescriptor{{Entries: []*corev3.RateLimitDescriptor_Entry{{Key: "member_id", Value: "5"}}}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
