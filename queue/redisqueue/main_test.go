@@ -15,13 +15,12 @@ import (
 
 	"github.com/sluicehq/sluice/internal/clock"
 	"github.com/sluicehq/sluice/keyspace"
+	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(crashHelperEnv) != "" {
-		os.Exit(crashHelperMain()) // a worker process of TestCrash
-	}
+	queuetest.CrashWorkerMain(openDSN) // returns at once unless this is a TestCrash worker
 	goleak.VerifyTestMain(m)
 }
 

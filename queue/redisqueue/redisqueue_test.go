@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -190,7 +191,7 @@ func TestCleanupFreesMemory(t *testing.T) {
 		cl := queue.NewClient(b)
 		ctx := context.Background()
 		for i := 0; i < 30; i++ {
-			mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: string(rune('a' + i%26)) + "x" + string(rune('a'+i/26)), UniqueFor: time.Hour * time.Duration(i%2)})
+			mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: fmt.Sprint("u", i), UniqueFor: time.Hour * time.Duration(i%2)})
 		}
 		for i := 0; ; i++ {
 			ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Minute})
