@@ -48,6 +48,7 @@ type Error struct {
 	Problems []Problem
 }
 
+// Error lists the problems, one per line after the first.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("config: ")

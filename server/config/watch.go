@@ -61,8 +61,11 @@ func NewWatcher(path string, opts WatchOptions) (*Watcher, error) {
 // modified.
 func (w *Watcher) Config() *Config { return w.current.Load() }
 
-// Reloads and Rejected count the versions swapped in and turned down.
-func (w *Watcher) Reloads() int64  { return w.reloads.Load() }
+// Reloads counts the new versions swapped in.
+func (w *Watcher) Reloads() int64 { return w.reloads.Load() }
+
+// Rejected counts the new versions turned down (invalid, or refused by
+// OnChange).
 func (w *Watcher) Rejected() int64 { return w.rejected.Load() }
 
 // Reload reads the file now: a valid version is swapped in and returned;
