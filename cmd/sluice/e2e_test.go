@@ -203,7 +203,13 @@ func TestServeLimitAllowThenDeny(t *testing.T) {
 func TestServeBuiltInExample(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	p := start(t, dir, nil)
+	p := start(t, dir, nil, "--log-format", "json")
+	eventually(t, func() bool { return strings.Contains(p.stderr.String(), `"msg":"sluice: listening"`) })
+	for _, line := range strings.Split(strings.TrimSpace(p.stderr.String()), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("log line is not JSON: %s", line)
+		}
+	}
 	if a := p.do("GET", "/v1/limits", "", ""); a.status != 200 || len(a.body["scenes"].([]any)) != 7 {
 		t.Fatalf("scenes: %d %s", a.status, a.raw)
 	}
