@@ -1,0 +1,154 @@
+package dashboard_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+const adminToken = "dashboard-admin-token-0001"
+
+const browserConfig = `
+auth:
+  tokens:
+    - {name: ops, token: "` + adminToken + `", roles: [admin]}
+limits:
+  scenes:
+    api:
+      subject: [user]
+      policies:
+        call: {limits: [{quota: 2, window: 60s}]}
+`
+
+// TestBrowser signs in, watches counts and the tenant table follow jobs
+// enqueued over HTTP, cancels a job from its page, and sees a rate-limit
+// denial in the limits view — in real headless Chromium against the real
+// binary.
+func TestBrowser(t *testing.T) {
+	needBrowser(t)
+	srv := startSluice(t, browserConfig, adminToken)
+	ctx := browser(t, 1280, 900)
+	errs := pageErrors(ctx)
+
+	do(t, ctx, "sign in",
+		chromedp.Navigate(srv.url+"/?refresh=0.3"),
+		chromedp.WaitVisible(chromedp.CSS("#login-form")),
+		chromedp.SendKeys(chromedp.CSS("#token"), adminToken),
+		chromedp.Click(chromedp.CSS(`#login-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#logout")),
+		waitContains("h1", "Overview"),
+	)
+
+	srv.enqueue("emails", "acme", "", 3)
+	globex := srv.enqueue("emails", "globex", "", 2)
+	do(t, ctx, "overview counts",
+		waitText(`section[data-queue="emails"] .tile[data-state="pending"] .n`, "5"),
+	)
+	// Counts follow new jobs without a reload.
+	srv.enqueue("emails", "acme", "", 2)
+	do(t, ctx, "overview update", waitText(`section[data-queue="emails"] .tile[data-state="pending"] .n`, "7"))
+
+	// A worker takes acme's oldest job: the tenant table shows it active.
+	if status, out := srv.call("POST", "/v1/worker/lease", map[string]any{"queues": []string{"emails"}, "worker_id": "w-1"}); status != http.StatusOK {
+		t.Fatalf("lease: %d %v", status, out)
+	}
+	row := func(tenant, col string) string {
+		return fmt.Sprintf(`#tenants tbody tr[data-tenant=%q] td[data-col=%q]`, tenant, col)
+	}
+	do(t, ctx, "tenant table",
+		chromedp.Click(chromedp.CSS(`nav a[data-view="tenants"]`)),
+		waitText(row("acme", "active"), "1"),
+		waitText(row("acme", "pending"), "4"),
+		waitText(row("globex", "pending"), "2"),
+		waitText(`#tenants tbody tr:first-child td[data-col="tenant"]`, "acme"), // busiest first
+		waitContains("#tenant-limits-note", "not available on this server"),
+	)
+	srv.enqueue("emails", "globex", "", 3)
+	do(t, ctx, "tenant table update", waitText(row("globex", "pending"), "5"))
+
+	// Sorting by a column reorders the rows.
+	do(t, ctx, "sort by pending",
+		chromedp.Click(chromedp.CSS(`#tenants th:nth-child(6) button`)),
+		waitText(`#tenants tbody tr:first-child td[data-col="tenant"]`, "globex"),
+	)
+
+	// Cancel one of globex's jobs from its page.
+	id := globex[0]
+	do(t, ctx, "job page",
+		chromedp.Navigate(srv.url+"/?refresh=0.3#/jobs?tenant=globex"),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#jobs a[href="#/job/%s"]`, id))),
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#jobs a[href="#/job/%s"]`, id))),
+		waitText("#job-state", "pending"),
+		waitContains("#job-payload-json", `"template": "welcome"`),
+		chromedp.Click(chromedp.CSS("#cancel-job")),
+		chromedp.WaitVisible(chromedp.CSS("#confirm-ok")),
+		chromedp.Click(chromedp.CSS("#confirm-ok")),
+		waitText("#job-state", "cancelled"),
+		waitContains("#notice-text", "cancelled"),
+	)
+	if _, job := srv.call("GET", "/v1/jobs/"+id, nil); job["state"] != "cancelled" {
+		t.Errorf("job %s after cancel = %v, want cancelled", id, job["state"])
+	}
+
+	// Three calls against a quota of 2: the third is denied, and the
+	// limits view shows the denial.
+	do(t, ctx, "try a decision",
+		chromedp.Click(chromedp.CSS(`nav a[data-view="limits"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#try-subject-user")),
+		chromedp.SendKeys(chromedp.CSS("#try-subject-user"), "u-42"),
+	)
+	for i, allowed := range []string{"true", "true", "false"} {
+		do(t, ctx, fmt.Sprintf("decision %d", i+1),
+			chromedp.Click(chromedp.CSS("#try-submit")),
+			waitJS(fmt.Sprintf(`document.querySelectorAll("#try-verdict").length === 1 && document.querySelector("#try-verdict").dataset.allowed === %q && !window.__seen%d && (window.__seen%d = true)`, allowed, i, i)),
+		)
+	}
+	do(t, ctx, "limits view",
+		waitContains("#try-verdict", "HTTP 429"),
+		waitText(`[data-policy="api/call"] [data-stat="denied"] .n`, "1"),
+		waitText(`[data-policy="api/call"] [data-stat="allowed"] .n`, "2"),
+	)
+	// A denial from another client shows up too.
+	if status, _ := srv.call("POST", "/v1/limits/api/call", map[string]any{"subject": map[string]any{"user": "u-42"}}); status != http.StatusTooManyRequests {
+		t.Fatalf("limit over HTTP: %d, want 429", status)
+	}
+	do(t, ctx, "limits update", waitText(`[data-policy="api/call"] [data-stat="denied"] .n`, "2"))
+
+	checkPage(t, ctx, 1280)
+	do(t, ctx, "phone width", chromedp.EmulateViewport(390, 844), chromedp.Navigate(srv.url+"/?refresh=0.3#/overview"),
+		waitText(`section[data-queue="emails"] .tile[data-state="cancelled"] .n`, "1"))
+	checkPage(t, ctx, 390)
+
+	if e := errs(); len(e) > 0 {
+		t.Errorf("page errors:\n%v", e)
+	}
+}
+
+// checkPage checks what can be checked mechanically: nothing wider than
+// the screen, a label for every form control, one h1, a main landmark.
+func checkPage(t *testing.T, ctx context.Context, width int) {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	problems, err := chromedp.Run(sctx, chromedp.Evaluate[[]string](`(() => {
+		const out = [];
+		if (document.documentElement.scrollWidth > innerWidth) out.push("page is " + document.documentElement.scrollWidth + " px wide in a " + innerWidth + " px window");
+		for (const el of document.querySelectorAll("input, select, textarea")) {
+			if (el.type === "hidden" || el.closest("dialog:not([open])")) continue;
+			if (!el.labels.length && !el.getAttribute("aria-label")) out.push("no label: " + el.outerHTML);
+		}
+		if (document.querySelectorAll("main h1").length !== 1) out.push("want one h1 in main");
+		if (!document.querySelector("main") || !document.querySelector("nav[aria-label]")) out.push("missing landmarks");
+		return out;
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("at %d px: %s", width, p)
+	}
+}

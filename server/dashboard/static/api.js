@@ -1,0 +1,105 @@
+// The HTTP API, as every other client uses it: JSON over fetch, the
+// bearer token from the login form, problems (RFC 9457) turned into
+// ApiError with the server's own message.
+
+const TOKEN_KEY = 'sluice.token';
+
+export const session = {
+  get token() { return sessionStorage.getItem(TOKEN_KEY) || ''; },
+  set(token) { sessionStorage.setItem(TOKEN_KEY, token); },
+  clear() { sessionStorage.removeItem(TOKEN_KEY); },
+};
+
+export class ApiError extends Error {
+  constructor(status, detail, body) {
+    super(detail || `HTTP ${status}`);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+const listeners = new Set();
+// onUnauthorized registers a callback for 401 answers: the token is gone
+// or wrong, and the login form must come back.
+export function onUnauthorized(fn) { listeners.add(fn); }
+
+// request answers whatever the server said: {ok, status, data, headers}.
+export async function request(path, { method = 'GET', body, token = session.token, signal } = {}) {
+  const headers = { Accept: 'application/json, application/problem+json' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const init = { method, headers, cache: 'no-store', credentials: 'omit', signal };
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch (err) {
+    if (err.name === 'AbortError') throw err;
+    throw new ApiError(0, 'the server did not answer; is sluice running?');
+  }
+  const text = await res.text();
+  let data = null;
+  if (text) {
+    try { data = JSON.parse(text); } catch { data = text; }
+  }
+  if (res.status === 401 && token === session.token) listeners.forEach((fn) => fn());
+  return { ok: res.ok, status: res.status, data, headers: res.headers };
+}
+
+// api is request that throws ApiError unless the answer is 2xx.
+export async function api(path, opts) {
+  const r = await request(path, opts);
+  if (!r.ok) {
+    const detail = r.data && typeof r.data === 'object' ? r.data.detail || r.data.title : '';
+    throw new ApiError(r.status, detail || `HTTP ${r.status}`, r.data);
+  }
+  return r.data;
+}
+
+// q builds a query string from the set values of params.
+export function q(params) {
+  const s = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== '') s.set(k, v);
+  }
+  const str = s.toString();
+  return str ? `?${str}` : '';
+}
+
+export const enc = encodeURIComponent;
+
+// Capabilities: the server's own OpenAPI document says which routes it
+// has, so actions a server lacks (retry, pause) are never offered. Routes
+// that exist but answer 501 (tenants, groups before they land) are found
+// by probing them once.
+let routes = null;
+const probes = new Map();
+
+export async function loadCapabilities() {
+  const doc = await api('/v1/openapi.json');
+  routes = new Set();
+  for (const [path, ops] of Object.entries(doc.paths || {})) {
+    for (const method of Object.keys(ops)) routes.add(`${method.toUpperCase()} ${path}`);
+  }
+}
+
+// offers reports whether the server documents method path (with {name}
+// placeholders as in the document).
+export function offers(method, path) { return !!routes && routes.has(`${method} ${path}`); }
+
+// available probes a read route once and caches whether it answers (not
+// 404, 405 or 501). It resolves to {ok, status, detail}.
+export function available(key, path) {
+  if (!probes.has(key)) {
+    probes.set(key, request(path).then((r) => {
+      const missing = r.status === 404 && /^no route/.test((r.data && r.data.detail) || '');
+      const ok = !(r.status === 501 || r.status === 405 || missing);
+      return { ok, status: r.status, detail: (r.data && r.data.detail) || '' };
+    }).catch((err) => ({ ok: false, status: err.status || 0, detail: err.message })));
+  }
+  return probes.get(key);
+}
+
+export function forgetProbes() { probes.clear(); }

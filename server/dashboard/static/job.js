@@ -1,0 +1,153 @@
+// One job: its fields, payload and result pretty-printed, attempts with
+// their errors, the lease holder; cancel (and retry, when the server
+// offers it) with confirmation.
+import { api, request, offers, enc, q, ApiError } from './api.js';
+import { h, replace, time, badge, kv, duration, notice, confirm, table, announce } from './dom.js';
+
+export default {
+  mount(root, route, ctx) {
+    const id = route.arg;
+    const head = h('div', { class: 'actions' });
+    const body = h('div');
+    root.append(
+      h('p', {}, h('a', { href: '#/jobs' }, '← Jobs')),
+      h('h1', { tabindex: '-1' }, 'Job ', h('span', { class: 'mono' }, id)), head, body);
+    let lastState = null;
+    let lastKey = '';
+
+    async function update() {
+      let j;
+      try {
+        j = await api(`/v1/jobs/${enc(id)}`);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 404) {
+          replace(head);
+          replace(body, h('p', { class: 'note warn' }, `No job ${id}: it never existed or the cleaner removed it after its retention.`));
+          return;
+        }
+        throw err;
+      }
+      const key = JSON.stringify(j);
+      if (key === lastKey) return; // unchanged: keep focus and selection where they are
+      lastKey = key;
+      if (lastState && lastState !== j.state) announce(`Job state is now ${j.state}`);
+      lastState = j.state;
+      replace(head, h('span', { id: 'job-state' }, badge(j.state)),
+        j.cancel_requested && !isFinal(j.state) ? h('span', { class: 'badge s-retrying' }, 'cancel requested') : null,
+        actions(j, ctx));
+      replace(body, h('div', { class: 'cols' },
+        h('section', { class: 'panel', 'aria-labelledby': 'job-details' }, h('h2', { id: 'job-details' }, 'Details'), details(j)),
+        h('section', { class: 'panel', 'aria-labelledby': 'job-lease' }, h('h2', { id: 'job-lease' }, 'Lease'), lease(j))),
+      h('section', { class: 'panel', 'aria-labelledby': 'job-attempts' }, h('h2', { id: 'job-attempts' }, 'Attempts'), attempts(j)),
+      h('div', { class: 'cols' },
+        h('section', { class: 'panel', 'aria-labelledby': 'job-payload' }, h('h2', { id: 'job-payload' }, 'Payload'), pretty(j.payload, j.payload_base64, 'payload')),
+        h('section', { class: 'panel', 'aria-labelledby': 'job-result' }, h('h2', { id: 'job-result' }, 'Result'), pretty(j.result, j.result_base64, 'result'))),
+      h('section', { class: 'panel', 'aria-labelledby': 'job-hooks' }, h('h2', { id: 'job-hooks' }, 'Webhook deliveries'),
+        h('p', { class: 'hint' }, 'This server does not record webhook deliveries yet.')));
+    }
+    return { title: `Job ${id}`, update };
+  },
+};
+
+const isFinal = (s) => s === 'completed' || s === 'failed' || s === 'cancelled';
+
+function details(j) {
+  return kv([
+    ['Queue', h('a', { href: `#/jobs${q({ queue: j.queue })}` }, j.queue)],
+    ['Kind', j.kind],
+    ['Tenant', j.tenant ? h('a', { href: `#/jobs${q({ tenant: j.tenant })}` }, j.tenant) : '–'],
+    ['Group', j.group ? h('a', { href: `#/jobs${q({ group: j.group })}` }, j.group) : '–'],
+    ['Priority', String(j.priority)],
+    ['Attempts', `${j.attempt} of ${j.max_attempts}${j.stalls ? ` (${j.stalls} stalled)` : ''}`],
+    ['Timeout', j.timeout_ms ? duration(j.timeout_ms) : 'none'],
+    j.unique_key ? ['Unique key', h('span', { class: 'mono' }, j.unique_key)] : null,
+    ['Enqueued', time(j.created_at)],
+    j.run_at ? ['Runs at', time(j.run_at)] : null,
+    ['Started', time(j.started_at)],
+    ['Finished', time(j.finished_at)],
+    ['Updated', time(j.updated_at)],
+  ]);
+}
+
+function lease(j) {
+  if (j.state !== 'active') return h('p', { class: 'hint' }, j.worker_id ? `Last held by ${j.worker_id}.` : 'Not leased: no worker holds this job.');
+  return kv([
+    ['Held by', h('span', { class: 'mono', id: 'lease-holder' }, j.worker_id || '–')],
+    ['Lease ends', time(j.lease_until)],
+    ['Running for', j.started_at ? duration(Date.now() - Date.parse(j.started_at)) : '–'],
+  ]);
+}
+
+// attempts lists every attempt: failed ones from the job's error history,
+// the current or last one from started_at. The queue keeps the start of
+// the latest attempt only, so only its duration is known.
+function attempts(j) {
+  const started = j.started_at ? Date.parse(j.started_at) : null;
+  const rows = (j.errors || []).map((e) => ({
+    attempt: e.attempt, at: e.at, outcome: 'failed', error: e.error,
+    duration: e.attempt === j.attempt && started ? Date.parse(e.at) - started : null,
+  }));
+  if (j.attempt > 0 && started && !rows.some((r) => r.attempt === j.attempt)) {
+    const running = j.state === 'active';
+    const end = running ? Date.now() : Date.parse(j.finished_at || j.updated_at);
+    rows.push({
+      attempt: j.attempt, at: running ? null : j.finished_at || j.updated_at, outcome: running ? 'running' : j.state,
+      error: j.state === 'failed' ? j.last_error : '', duration: end - started,
+    });
+  }
+  rows.sort((a, b) => b.attempt - a.attempt);
+  return table({
+    id: 'attempts', caption: `${j.attempt} attempt${j.attempt === 1 ? '' : 's'} spent of ${j.max_attempts}`,
+    columns: [
+      { key: 'attempt', label: '#', num: true },
+      { key: 'outcome', label: 'Outcome', render: (r) => badge(r.outcome === 'running' ? 'active' : r.outcome) },
+      { key: 'at', label: 'Ended', render: (r) => time(r.at) },
+      { key: 'duration', label: 'Duration', num: true, render: (r) => (r.duration === null || r.duration < 0 ? '–' : duration(r.duration)) },
+      { key: 'error', label: 'Error', wrap: true, render: (r) => (r.error ? h('pre', {}, r.error) : '–') },
+    ],
+    rows, empty: 'Not run yet.',
+  });
+}
+
+function pretty(json, b64, what) {
+  if (json !== undefined && json !== null) return h('pre', { id: `job-${what}-json`, tabindex: '0' }, JSON.stringify(json, null, 2));
+  if (b64) return h('div', {}, h('p', { class: 'hint' }, `Not JSON: ${what} bytes as base64.`), h('pre', { tabindex: '0' }, b64));
+  return h('p', { class: 'hint' }, `No ${what}.`);
+}
+
+function actions(j, ctx) {
+  const box = h('span', { class: 'actions' });
+  if (!isFinal(j.state)) {
+    box.append(h('button', { type: 'button', class: 'danger', id: 'cancel-job', onclick: () => cancelJob(j, ctx) }, j.state === 'active' ? 'Cancel (ask the worker to stop)' : 'Cancel job'));
+  }
+  if ((j.state === 'failed' || j.state === 'cancelled') && offers('POST', '/v1/jobs/{id}/retry')) {
+    box.append(h('button', { type: 'button', id: 'retry-job', onclick: () => retryJob(j, ctx) }, 'Retry'));
+  }
+  return box;
+}
+
+async function cancelJob(j, ctx) {
+  const ok = await confirm({
+    title: `Cancel job ${j.id}?`,
+    message: j.state === 'active'
+      ? `Worker ${j.worker_id} is running it: it is asked to stop at its next heartbeat, and the job ends cancelled unless it completes first.`
+      : 'It will never run.',
+    ok: 'Cancel job', danger: true,
+  });
+  if (!ok) return;
+  const r = await request(`/v1/jobs/${enc(j.id)}/cancel`, { method: 'POST' });
+  if (r.ok) {
+    notice('ok', r.data.state === 'cancelled' ? `Job ${j.id} cancelled.` : `Cancel requested: job ${j.id} is ${r.data.state}; its worker stops at the next heartbeat.`);
+  } else {
+    notice('error', `Could not cancel job ${j.id}: ${r.status} ${(r.data && r.data.detail) || ''}`);
+  }
+  ctx.refresh();
+}
+
+async function retryJob(j, ctx) {
+  const ok = await confirm({ title: `Retry job ${j.id}?`, message: 'It runs again with fresh attempts.', ok: 'Retry' });
+  if (!ok) return;
+  const r = await request(`/v1/jobs/${enc(j.id)}/retry`, { method: 'POST' });
+  notice(r.ok ? 'ok' : 'error', r.ok ? `Job ${j.id} queued again.` : `Could not retry job ${j.id}: ${r.status} ${(r.data && r.data.detail) || ''}`);
+  ctx.refresh();
+}
