@@ -122,6 +122,9 @@ func dsn(path string, opts Options, readOnly bool) string {
 		// Take the write lock at BEGIN, so a transaction never fails
 		// half-way when it upgrades from reading to writing.
 		q.Set("_txlock", "immediate")
+		// Truncate the WAL file back to 64 MiB after a checkpoint, so a
+		// burst does not leave a large file behind for good.
+		q.Add("_pragma", "journal_size_limit(67108864)")
 	}
 	return "file:" + path + "?" + q.Encode()
 }

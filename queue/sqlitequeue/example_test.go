@@ -1,0 +1,34 @@
+package sqlitequeue_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlitequeue"
+)
+
+func ExampleOpen() {
+	dir, err := os.MkdirTemp("", "sqlitequeue-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
+	b, err := sqlitequeue.Open(filepath.Join(dir, "queue.db"), sqlitequeue.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.Close()
+
+	c := queue.NewClient(b)
+	j, err := c.Enqueue(context.Background(), queue.JobSpec{Queue: "default", Kind: "hello"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(j.State, "schema version", sqlitequeue.SchemaVersion())
+	// Output: pending schema version 1
+}
