@@ -14,15 +14,18 @@ import (
 	"time"
 )
 
-// State is where a job is in its life.
+// State is where a job is in its life. The transitions:
 //
-//	scheduled ──due──▶ pending ──lease──▶ active ──▶ completed
-//	    ▲                 ▲  ▲              │ │ │
-//	    └──── snooze ─────┼──┼──────────────┘ │ └──▶ failed (permanent, last attempt, max stalls)
-//	                      │  └─ requeue/stall ┘
-//	           retrying ◀─┴──── error, attempts left
+//	scheduled → pending    its RunAt is due
+//	retrying  → pending    its backoff is over
+//	pending   → active     a worker leased it
+//	active    → completed  the handler succeeded
+//	active    → retrying   the handler failed and attempts are left
+//	active    → failed     a permanent error, the last attempt, or MaxStalls stalls
+//	active    → pending    given back on shutdown, or its lease expired (a stall)
+//	active    → scheduled  the handler snoozed
 //
-// Any non-final state can end in cancelled. A job in a final state
+// Any state that is not final can end in cancelled. A job in a final state
 // (completed, failed, cancelled) never changes again; the cleaner removes it
 // once its retention has passed.
 type State string
