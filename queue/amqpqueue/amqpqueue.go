@@ -23,13 +23,18 @@ type Backend struct {
 	log  *slog.Logger
 	rec  Recorder
 
-	pub     *link // publishing connection (enqueue, retries, declares)
-	sub     *link // consuming connection (deliveries, acks)
-	topo    *topology
-	pubs    *publishers
-	subs    subscribers
+	pub    *link // publishing connection (enqueue, retries, declares)
+	sub    *link // consuming connection (deliveries, acks)
+	topo   *topology
+	pubs   *publishers
+	subs   subscribers
+	closed atomic.Bool
+	// stopCtx ends the consumers, which Close waits for (cwg) before
+	// closing makes the links close the connections (wg).
+	stopCtx context.Context
+	stop    context.CancelFunc
+	cwg     sync.WaitGroup
 	closing chan struct{}
-	closed  atomic.Bool
 	wg      sync.WaitGroup
 
 	idPrefix  string
@@ -75,6 +80,7 @@ func New(url string, opts Options) (*Backend, error) {
 		byID:      map[string]*held{},
 	}
 	b.subs.subs = map[*subscriber]struct{}{}
+	b.stopCtx, b.stop = context.WithCancel(context.Background())
 	b.pub = newLink("publish", url, opts, b.closing)
 	b.sub = newLink("consume", url, opts, b.closing)
 	b.topo = newTopology(b)
@@ -109,6 +115,8 @@ func (b *Backend) Close() error {
 	b.cmu.Lock()
 	b.stopped = true
 	b.cmu.Unlock()
+	b.stop()
+	b.cwg.Wait()
 	close(b.closing)
 	b.wg.Wait()
 	return nil

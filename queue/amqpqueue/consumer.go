@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -19,21 +18,6 @@ type consumer struct {
 	b     *Backend
 	queue string
 	buf   chan *delivery
-}
-
-// instance is one channel's life; its deliveries' tags only mean something
-// on it.
-type instance struct {
-	id   uint64
-	ch   *amqp.Channel
-	dead atomic.Bool
-	gone chan struct{} // closed when dead
-}
-
-func (in *instance) kill() {
-	if !in.dead.Swap(true) {
-		close(in.gone)
-	}
 }
 
 type delivery struct {
@@ -55,27 +39,20 @@ func (b *Backend) consumerFor(q string) *consumer {
 	// the buffer while the next instance's arrive.
 	c := &consumer{b: b, queue: q, buf: make(chan *delivery, 2*max(b.opts.Prefetch, 1))}
 	b.consumers[q] = c
-	b.wg.Add(1)
+	b.cwg.Add(1)
 	go func() {
-		defer b.wg.Done()
+		defer b.cwg.Done()
 		c.run()
 	}()
 	return c
 }
 
-// run keeps a consuming channel open until the backend closes.
+// run keeps a consuming channel open until the backend closes. On the way
+// out it sends the acks already settled, before the connection closes.
 func (c *consumer) run() {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-c.b.closing:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	ctx := c.b.stopCtx
 	bo := backoff{min: c.b.opts.ReconnectMin, max: c.b.opts.ReconnectMax}
-	for bo.wait(c.b.closing) {
+	for bo.wait(ctx.Done()) {
 		in, deliveries, err := c.open(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -84,8 +61,15 @@ func (c *consumer) run() {
 			continue
 		}
 		bo.reset()
-		c.forward(in, deliveries)
+		var acks sync.WaitGroup
+		acks.Add(1)
+		go func() { defer acks.Done(); in.ackLoop() }()
+		c.forward(ctx, in, deliveries)
+		if ctx.Err() != nil {
+			in.flush()
+		}
 		in.kill()
+		acks.Wait()
 		c.b.dropHeld(in)
 	}
 }
@@ -99,7 +83,7 @@ func (c *consumer) open(ctx context.Context) (*instance, <-chan amqp.Delivery, e
 	if err != nil {
 		return nil, nil, err
 	}
-	in := &instance{id: c.b.instances.Add(1), ch: ch, gone: make(chan struct{})}
+	in := newInstance(c.b.instances.Add(1), ch)
 	if err := ch.Qos(c.b.opts.Prefetch, 0, false); err != nil {
 		_ = ch.Close()
 		return nil, nil, err
@@ -116,22 +100,23 @@ func (c *consumer) open(ctx context.Context) (*instance, <-chan amqp.Delivery, e
 // forward moves deliveries into the buffer until the channel closes (the
 // library then closes deliveries) or the backend closes. An idle worker is
 // woken when the buffer goes from empty to not empty.
-func (c *consumer) forward(in *instance, deliveries <-chan amqp.Delivery) {
+func (c *consumer) forward(ctx context.Context, in *instance, deliveries <-chan amqp.Delivery) {
 	for {
 		select {
 		case d, ok := <-deliveries:
 			if !ok {
 				return
 			}
+			in.delivered(d.DeliveryTag)
 			select {
 			case c.buf <- &delivery{d: d, inst: in}:
 				if len(c.buf) == 1 {
 					c.b.notify(c.queue)
 				}
-			case <-c.b.closing:
+			case <-ctx.Done():
 				return
 			}
-		case <-c.b.closing:
+		case <-ctx.Done():
 			return
 		}
 	}

@@ -150,10 +150,10 @@ func (b *Backend) admit(ctx context.Context, q string, d *delivery, req queue.Le
 func (b *Backend) move(ctx context.Context, d *delivery, j *queue.Job, to qspec) {
 	if err := b.republish(ctx, d.inst, j, to); err != nil {
 		b.log.Warn("amqpqueue: could not move job; handing it back", "job", j.ID, "to", to.name, "err", err)
-		_ = d.inst.ch.Nack(d.d.DeliveryTag, false, true)
+		_ = d.inst.nack(d.d.DeliveryTag)
 		return
 	}
-	_ = d.inst.ch.Ack(d.d.DeliveryTag, false)
+	_ = d.inst.ack(d.d.DeliveryTag)
 }
 
 // bounce sends the job to its queue's dead-letter queue with the reason,
@@ -164,10 +164,10 @@ func (b *Backend) bounce(ctx context.Context, d *delivery, j *queue.Job, reason 
 	addError(j, reason, now)
 	if err := b.deadLetter(ctx, d.inst, j, reason); err != nil {
 		b.log.Warn("amqpqueue: could not dead-letter job; handing it back", "job", j.ID, "err", err)
-		_ = d.inst.ch.Nack(d.d.DeliveryTag, false, true)
+		_ = d.inst.nack(d.d.DeliveryTag)
 		return
 	}
-	_ = d.inst.ch.Ack(d.d.DeliveryTag, false)
+	_ = d.inst.ack(d.d.DeliveryTag)
 	b.log.Warn("amqpqueue: job dead-lettered", "job", j.ID, "queue", j.Queue, "reason", reason)
 	b.record(j)
 }

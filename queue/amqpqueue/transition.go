@@ -38,8 +38,8 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 	if err != nil {
 		return err
 	}
-	if err := h.inst.ch.Ack(h.tag, false); err != nil {
-		return fmt.Errorf("amqpqueue: acknowledge job %s: %w", id, queue.ErrLeaseLost)
+	if err := h.inst.ack(h.tag); err != nil {
+		return fmt.Errorf("amqpqueue: acknowledge job %s: %w", id, err)
 	}
 	j := finished(*h.job, queue.StateCompleted, b.clk.Now())
 	j.Result = result
@@ -122,8 +122,8 @@ func (b *Backend) resend(ctx context.Context, h *held, j queue.Job, delay time.D
 
 // end acknowledges the held delivery and records j as its outcome.
 func (b *Backend) end(h *held, j queue.Job) (queue.State, error) {
-	if err := h.inst.ch.Ack(h.tag, false); err != nil {
-		return "", fmt.Errorf("amqpqueue: acknowledge job %s: %w", j.ID, queue.ErrLeaseLost)
+	if err := h.inst.ack(h.tag); err != nil {
+		return "", fmt.Errorf("amqpqueue: acknowledge job %s: %w", j.ID, err)
 	}
 	b.record(&j)
 	return j.State, nil
@@ -133,7 +133,7 @@ func (b *Backend) end(h *held, j queue.Job) (queue.State, error) {
 // that the job runs again rather than stay unacknowledged, and returns the
 // publish error.
 func (b *Backend) giveUp(h *held, err error) error {
-	_ = h.inst.ch.Nack(h.tag, false, true)
+	_ = h.inst.nack(h.tag)
 	j := givenBack(*h.job, b.clk.Now())
 	b.record(&j)
 	return fmt.Errorf("amqpqueue: job %s handed back to the broker: %w", j.ID, err)
@@ -152,8 +152,8 @@ func (b *Backend) Requeue(ctx context.Context, id, token string) (queue.State, e
 	if h.job.CancelRequested {
 		return b.end(h, finished(*h.job, queue.StateCancelled, now))
 	}
-	if err := h.inst.ch.Nack(h.tag, false, true); err != nil {
-		return "", fmt.Errorf("amqpqueue: hand back job %s: %w", id, queue.ErrLeaseLost)
+	if err := h.inst.nack(h.tag); err != nil {
+		return "", fmt.Errorf("amqpqueue: hand back job %s: %w", id, err)
 	}
 	j := givenBack(*h.job, now)
 	b.record(&j)
@@ -194,7 +194,7 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 				res.Failed++
 			}
 		default:
-			if err := h.inst.ch.Nack(h.tag, false, true); err == nil {
+			if err := h.inst.nack(h.tag); err == nil {
 				b.record(&j)
 				res.Requeued++
 			}

@@ -1,0 +1,382 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicehq/sluice/keyspace"
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/amqpqueue"
+	"github.com/sluicehq/sluice/queue/redisqueue"
+)
+
+// Job-queue lane benchmarks: the RabbitMQ lane (queue/amqpqueue) against
+// redisqueue and hibiken/asynq, with no-op jobs, side by side in one run:
+//
+//	cd bench && go test -run '^$' -bench 'QueueLane' -benchtime 20000x -count 5 -timeout 60m .
+//
+//   - Enqueue: jobs/s enqueued one by one from 64 goroutines; the lane
+//     returns only once the broker confirmed each job.
+//   - Process: a queue filled with b.N jobs beforehand, drained by one
+//     worker process at concurrency (and, for the lane, prefetch) 10, 100
+//     and 1000; jobs/s from the first lease to the last completion.
+//   - Latency: jobs enqueued at a steady 1000/s into idle workers;
+//     enqueue-to-start p50 and p99, from before the Enqueue call to the
+//     handler's start.
+//
+// RabbitMQ is SLUICE_BENCH_AMQP_URL (default amqp://guest:guest@127.0.0.1:5672/)
+// and Redis SLUICE_BENCH_REDIS_URL (default redis://127.0.0.1:6379/14); a
+// system that does not answer is skipped. Every run uses fresh queue names
+// and keys and deletes them afterwards.
+
+// laneQueue is one system under test, opened for one benchmark.
+type laneQueue struct {
+	enqueue func(ctx context.Context, payload []byte) error
+	// fill enqueues n jobs as fast as the system allows (batches where it
+	// has them).
+	fill func(ctx context.Context, n int) error
+	// run starts a worker at concurrency conc that calls handle with each
+	// job's payload, and returns a function stopping it.
+	run func(conc int, handle func(payload []byte)) (stop func())
+}
+
+type laneSystem struct {
+	name string
+	open func(b *testing.B, conc int) laneQueue
+}
+
+var laneSystems = []laneSystem{
+	{"amqpqueue", openLaneAMQP},
+	{"redisqueue", openLaneRedisQueue},
+	{"asynq", openLaneAsynq},
+}
+
+var laneQuiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+const laneQueueName = "bench"
+
+func laneEnv(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func laneRandom() string {
+	var r [6]byte
+	_, _ = rand.Read(r[:])
+	return hex.EncodeToString(r[:])
+}
+
+// queueWorker runs a sluice Worker for the lane and redisqueue.
+func queueWorker(be queue.Backend, conc int, handle func([]byte)) (stop func()) {
+	w := queue.NewWorker(be, queue.WorkerConfig{Queues: []string{laneQueueName}, Concurrency: conc, Logger: laneQuiet})
+	w.Handle("noop", queue.HandlerFunc(func(_ context.Context, j *queue.Job) ([]byte, error) {
+		handle(j.Payload)
+		return nil, nil
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(ctx) }()
+	return func() { cancel(); <-done }
+}
+
+// queueFill enqueues n no-op jobs through a sluice Client, in batches of
+// 500 from 4 goroutines.
+func queueFill(ctx context.Context, c *queue.Client, n int) error {
+	const batch = 500
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				from := int(next.Add(batch)) - batch
+				if from >= n {
+					return
+				}
+				specs := make([]queue.JobSpec, min(batch, n-from))
+				for i := range specs {
+					specs[i] = queue.JobSpec{Queue: laneQueueName, Kind: "noop", Payload: stamp()}
+				}
+				if _, err := c.EnqueueBatch(ctx, specs); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func openLaneAMQP(b *testing.B, conc int) laneQueue {
+	url := laneEnv("SLUICE_BENCH_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/")
+	prefix := "sluicebench-" + laneRandom() + "."
+	be, err := amqpqueue.New(url, amqpqueue.Options{Prefix: prefix, Prefetch: conc, Logger: laneQuiet})
+	if err != nil {
+		b.Skipf("no RabbitMQ at %s: %v", url, err)
+	}
+	b.Cleanup(func() {
+		_ = be.Close()
+		deleteAMQPQueues(b, url, prefix+laneQueueName, prefix+laneQueueName+".dead")
+	})
+	c := queue.NewClient(be)
+	return laneQueue{
+		enqueue: func(ctx context.Context, p []byte) error {
+			_, err := c.Enqueue(ctx, queue.JobSpec{Queue: laneQueueName, Kind: "noop", Payload: p})
+			return err
+		},
+		fill: func(ctx context.Context, n int) error { return queueFill(ctx, c, n) },
+		run:  func(conc int, h func([]byte)) func() { return queueWorker(be, conc, h) },
+	}
+}
+
+func deleteAMQPQueues(b *testing.B, url string, names ...string) {
+	conn, err := amqp.Dial(url)
+	if err != nil {
+		b.Errorf("cleanup: %v", err)
+		return
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		b.Errorf("cleanup: %v", err)
+		return
+	}
+	for _, n := range names {
+		if _, err := ch.QueueDelete(n, false, false, false); err != nil {
+			b.Errorf("cleanup: delete %s: %v", n, err)
+		}
+	}
+}
+
+// laneRedis connects to the benchmark Redis, skipping when it does not
+// answer, and deletes the keys matching pattern afterwards.
+func laneRedis(b *testing.B, pattern string) (*redis.Client, *redis.Options) {
+	url := laneEnv("SLUICE_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		b.Fatalf("redis URL: %v", err)
+	}
+	c := redis.NewClient(opts)
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		_ = c.Close()
+		b.Skipf("no Redis at %s: %v", url, err)
+	}
+	b.Cleanup(func() {
+		ctx := context.Background()
+		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			c.Del(ctx, iter.Val())
+		}
+		_ = c.Close()
+	})
+	return c, opts
+}
+
+func openLaneRedisQueue(b *testing.B, _ int) laneQueue {
+	prefix := "sluicebench-" + laneRandom() + ":"
+	c, _ := laneRedis(b, prefix+"*")
+	be, err := redisqueue.New(c, redisqueue.Options{Prefix: keyspace.Prefix(prefix), Logger: laneQuiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = be.Close() })
+	cl := queue.NewClient(be)
+	return laneQueue{
+		enqueue: func(ctx context.Context, p []byte) error {
+			_, err := cl.Enqueue(ctx, queue.JobSpec{Queue: laneQueueName, Kind: "noop", Payload: p})
+			return err
+		},
+		fill: func(ctx context.Context, n int) error { return queueFill(ctx, cl, n) },
+		run:  func(conc int, h func([]byte)) func() { return queueWorker(be, conc, h) },
+	}
+}
+
+func openLaneAsynq(b *testing.B, _ int) laneQueue {
+	qname := "sluicebench-" + laneRandom()
+	_, ropts := laneRedis(b, "asynq:{"+qname+"}*")
+	opt := asynq.RedisClientOpt{Addr: ropts.Addr, DB: ropts.DB, Password: ropts.Password}
+	client := asynq.NewClient(opt)
+	b.Cleanup(func() {
+		_ = client.Close()
+		insp := asynq.NewInspector(opt)
+		_ = insp.DeleteQueue(qname, true)
+		_ = insp.Close()
+	})
+	enqueue := func(ctx context.Context, p []byte) error {
+		_, err := client.EnqueueContext(ctx, asynq.NewTask("noop", p), asynq.Queue(qname))
+		return err
+	}
+	return laneQueue{
+		enqueue: enqueue,
+		fill: func(ctx context.Context, n int) error {
+			return laneParallel(16, n, func(int) error { return enqueue(ctx, stamp()) })
+		},
+		run: func(conc int, h func([]byte)) func() {
+			srv := asynq.NewServer(opt, asynq.Config{
+				Concurrency: conc, Queues: map[string]int{qname: 1}, Logger: asynqQuiet{}, LogLevel: asynq.FatalLevel,
+				// Its default (1s) is how long an idle server sleeps
+				// before looking again; 10ms keeps its latency
+				// comparable with the notified workers of the others.
+				TaskCheckInterval: 10 * time.Millisecond,
+			})
+			mux := asynq.NewServeMux()
+			mux.HandleFunc("noop", func(_ context.Context, t *asynq.Task) error { h(t.Payload()); return nil })
+			if err := srv.Start(mux); err != nil {
+				b.Fatal(err)
+			}
+			return srv.Shutdown
+		},
+	}
+}
+
+type asynqQuiet struct{}
+
+func (asynqQuiet) Debug(...any) {}
+func (asynqQuiet) Info(...any)  {}
+func (asynqQuiet) Warn(...any)  {}
+func (asynqQuiet) Error(...any) {}
+func (asynqQuiet) Fatal(...any) {}
+
+// stamp is a payload carrying the current time.
+func stamp() []byte { return binary.LittleEndian.AppendUint64(nil, uint64(time.Now().UnixNano())) }
+
+func sinceStamp(p []byte) time.Duration {
+	return time.Duration(time.Now().UnixNano() - int64(binary.LittleEndian.Uint64(p)))
+}
+
+// laneParallel runs op(0..n-1) from g goroutines and returns the first
+// error.
+func laneParallel(g, n int, op func(i int) error) error {
+	var next atomic.Int64
+	var first atomic.Pointer[error]
+	var wg sync.WaitGroup
+	for w := 0; w < g; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				if err := op(i); err != nil {
+					first.CompareAndSwap(nil, &err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if p := first.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func BenchmarkQueueLaneEnqueue(b *testing.B) {
+	for _, sys := range laneSystems {
+		b.Run(sys.name, func(b *testing.B) {
+			q := sys.open(b, 100)
+			ctx := context.Background()
+			b.ResetTimer()
+			start := time.Now()
+			if err := laneParallel(64, b.N, func(int) error { return q.enqueue(ctx, stamp()) }); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
+		})
+	}
+}
+
+func BenchmarkQueueLaneProcess(b *testing.B) {
+	for _, sys := range laneSystems {
+		for _, conc := range []int{10, 100, 1000} {
+			b.Run(fmt.Sprintf("%s/c=%d", sys.name, conc), func(b *testing.B) {
+				q := sys.open(b, conc)
+				if err := q.fill(context.Background(), b.N); err != nil {
+					b.Fatal(err)
+				}
+				var done atomic.Int64
+				all := make(chan struct{})
+				b.ResetTimer()
+				start := time.Now()
+				stop := q.run(conc, func([]byte) {
+					if done.Add(1) == int64(b.N) {
+						close(all)
+					}
+				})
+				<-all
+				elapsed := time.Since(start)
+				b.StopTimer()
+				stop()
+				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
+			})
+		}
+	}
+}
+
+func BenchmarkQueueLaneLatency(b *testing.B) {
+	const rate = 1000 // jobs per second, open loop
+	for _, sys := range laneSystems {
+		b.Run(sys.name, func(b *testing.B) {
+			q := sys.open(b, 100)
+			var mu sync.Mutex
+			lat := make([]time.Duration, 0, b.N)
+			all := make(chan struct{})
+			stop := q.run(100, func(p []byte) {
+				d := sinceStamp(p)
+				mu.Lock()
+				defer mu.Unlock()
+				if lat = append(lat, d); len(lat) == b.N {
+					close(all)
+				}
+			})
+			defer stop()
+			ctx := context.Background()
+			jobs := make(chan struct{}, b.N)
+			var wg sync.WaitGroup
+			for g := 0; g < 32; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range jobs {
+						if err := q.enqueue(ctx, stamp()); err != nil {
+							b.Error(err)
+						}
+					}
+				}()
+			}
+			b.ResetTimer()
+			tick := time.NewTicker(time.Second / rate)
+			for i := 0; i < b.N; i++ {
+				<-tick.C
+				jobs <- struct{}{}
+			}
+			tick.Stop()
+			close(jobs)
+			wg.Wait()
+			<-all
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}
