@@ -313,6 +313,9 @@ func TestClientCommands(t *testing.T) {
 	if out, code := sluice("job", "cancel", id); code != 0 || !strings.Contains(out, "cancelled") {
 		t.Fatalf("cancel: %d %s", code, out)
 	}
+	if out, code := sluice("job", "wait", id); code != 1 || !strings.Contains(out, "completed 0, failed 0, cancelled 1") {
+		t.Fatalf("wait: %d %s", code, out)
+	}
 	if out, code := sluice("job", "list", "--queue", "cli", "--state", "cancelled"); code != 0 || !strings.Contains(out, id) {
 		t.Fatalf("list: %d %s", code, out)
 	}
