@@ -1,10 +1,20 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlitequeue"
+	"github.com/sluicehq/sluice/ratelimit/memlimit"
+	"github.com/sluicehq/sluice/server/config"
 )
 
 func TestJobsThroughWorkerProtocol(t *testing.T) {
@@ -157,6 +167,45 @@ func TestNoQueueConfigured(t *testing.T) {
 	h := newHarness(t, testConfig, false)
 	r := h.do("POST", "/v1/jobs", "", `{"queue":"q","kind":"k"}`)
 	if r.status != 503 || r.body["detail"] != "job queue unavailable" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("%d %v %s", r.status, r.header, r.raw)
+	}
+}
+
+// overloadedBackend refuses enqueues the way an admission check does: an
+// error that says when to retry.
+type overloadedBackend struct{ queue.Backend }
+
+type overloadError struct{ after time.Duration }
+
+func (e overloadError) Error() string             { return "queue: overloaded: queue mail is over its depth cap" }
+func (e overloadError) RetryAfter() time.Duration { return e.after }
+
+func (overloadedBackend) Enqueue(context.Context, []queue.JobSpec) ([]queue.Enqueued, error) {
+	return nil, overloadError{after: 2500 * time.Millisecond}
+}
+
+func TestOverloadIs503WithRetryAfter(t *testing.T) {
+	t.Parallel()
+	b, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cfg, err := config.Parse([]byte(testConfig), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memlimit.New(memlimit.Options{SweepInterval: -1})
+	defer mem.Close()
+	srv, err := New(Options{Config: cfg, Limits: mem, Queue: overloadedBackend{b}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	h := &harness{t: t, srv: srv, http: hs}
+	r := h.do("POST", "/v1/jobs", "", `{"queue":"mail","kind":"k"}`)
+	if r.status != 503 || r.header.Get("Retry-After") != "3" || r.body["detail"] != "overloaded: queue mail is over its depth cap" {
 		t.Fatalf("%d %v %s", r.status, r.header, r.raw)
 	}
 }
