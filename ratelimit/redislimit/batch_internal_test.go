@@ -28,45 +28,61 @@ func TestGatherTakesWaitingCallsUpToMax(t *testing.T) {
 	}
 }
 
-// TestExecPipeline sends one pipeline of several calls to a server that
-// lost the script: each call gets its own reply through the EVAL retry, and
-// a call whose context is done is not sent.
-func TestExecPipeline(t *testing.T) {
+// TestExec sends batches to a server that lost the script, combined into
+// one script run or as a pipeline of runs, with calls on two different
+// times: each call gets its own reply through the EVAL retry, a call whose
+// context is done is not sent, and a malformed counter fails only its own
+// call.
+func TestExec(t *testing.T) {
 	t.Parallel()
-	m := miniredis.RunT(t)
-	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	defer c.Close()
-	b := newBatcher(c, 8, 1)
-	defer b.close()
-	canceled, cancel := context.WithCancel(context.Background())
-	cancel()
-	var batch []*call
-	for i, key := range []string{"a", "b", "c", "d"} {
-		ctx := context.Background()
-		if key == "c" {
-			ctx = canceled
+	for _, combine := range []bool{true, false} {
+		m := miniredis.RunT(t)
+		c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		defer c.Close()
+		b := newBatcher(c, 8, 1, "0", combine)
+		defer b.close()
+		if err := m.Set("bad", "garbage"); err != nil {
+			t.Fatal(err)
 		}
-		// fixed window, quota 10, window 1 s, capacity 10, cost i+1
-		args := []any{"", "0", 0, 10, 1_000_000, 10, i + 1}
-		batch = append(batch, &call{ctx: ctx, keys: []string{key}, args: args, done: make(chan struct{}, 1)})
-	}
-	if err := c.ScriptFlush(t.Context()).Err(); err != nil {
-		t.Fatal(err)
-	}
-	b.exec(batch)
-	if ok, err := decideScript.Exists(t.Context(), c).Result(); err != nil || !ok[0] {
-		t.Errorf("script not loaded again after NOSCRIPT: %v, %v", ok, err)
-	}
-	for i, cl := range batch {
-		<-cl.done
-		if cl.ctx == canceled {
-			if !errors.Is(cl.err, context.Canceled) || m.Exists(cl.keys[0]) {
-				t.Errorf("canceled call: err %v, key written %v; want context.Canceled and no key", cl.err, m.Exists(cl.keys[0]))
+		canceled, cancel := context.WithCancel(context.Background())
+		cancel()
+		var batch []*call
+		for i, key := range []string{"a", "b", "c", "bad", "d", "e"} {
+			ctx := context.Background()
+			if key == "c" {
+				ctx = canceled
 			}
-			continue
+			now := any("")
+			if i >= 4 {
+				now = int64(1_700_000_000_000_000)
+			}
+			// fixed window, quota 10, window 1 s, capacity 10, cost i+1
+			args := []any{0, 10, 1_000_000, 10, i + 1}
+			batch = append(batch, &call{ctx: ctx, keys: []string{key}, now: now, args: args, done: make(chan struct{}, 1)})
 		}
-		if cl.err != nil || len(cl.reply) != replyWidth || cl.reply[0] != 1 || cl.reply[1] != int64(i+1) {
-			t.Errorf("call %d: reply %v, err %v; want allowed with used %d", i, cl.reply, cl.err, i+1)
+		if err := c.ScriptFlush(t.Context()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		b.exec(batch)
+		if ok, err := decideScript.Exists(t.Context(), c).Result(); err != nil || !ok[0] {
+			t.Errorf("combine %v: script not loaded again after NOSCRIPT: %v, %v", combine, ok, err)
+		}
+		for i, cl := range batch {
+			<-cl.done
+			switch cl.keys[0] {
+			case "c":
+				if !errors.Is(cl.err, context.Canceled) || m.Exists("c") {
+					t.Errorf("combine %v: canceled call: err %v, key written %v; want context.Canceled and no key", combine, cl.err, m.Exists("c"))
+				}
+			case "bad":
+				if cl.err != nil || len(cl.reply) != replyWidth || cl.reply[0] != flagForeignValue {
+					t.Errorf("combine %v: call on a malformed counter: reply %v, err %v; want flag %d", combine, cl.reply, cl.err, flagForeignValue)
+				}
+			default:
+				if cl.err != nil || len(cl.reply) != replyWidth || cl.reply[0] != 1 || cl.reply[1] != int64(i+1) {
+					t.Errorf("combine %v: call %d: reply %v, err %v; want allowed with used %d", combine, i, cl.reply, cl.err, i+1)
+				}
+			}
 		}
 	}
 }

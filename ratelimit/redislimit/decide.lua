@@ -1,16 +1,22 @@
--- Decides every request of one Consume call in one atomic step, all or
--- nothing: counters are written only when every request is admitted. The
--- semantics are those documented by package ratelimit/limittest.
+-- Decides one or more Consume calls ("decisions") in one atomic step, in
+-- order. Each decision is all or nothing: its counters are written only
+-- when every one of its requests is admitted. The semantics are those
+-- documented by package ratelimit/limittest. Several decisions share one
+-- run so that a batch pays for one script call and one TIME, not one each.
 --
--- KEYS[i]  the counter of request i (all keys share one hash tag).
+-- KEYS     the counters of every request, decision after decision.
 -- ARGV[1]  the time in microseconds, or "" to read the server's TIME.
 -- ARGV[2]  the least key lifetime in milliseconds (0 unless time is injected).
--- ARGV[5i-2 .. 5i+2]  request i: algorithm (0 fixed window, 1 sliding
+-- ARGV[3]  D, the number of decisions; ARGV[4 .. 3+D] their request counts.
+-- Then five arguments per request: algorithm (0 fixed window, 1 sliding
 --          window, 2 token bucket), quota, window in microseconds,
 --          capacity, cost.
 --
 -- Reply: five integers per request: allowed (1 or 0), used, remaining,
--- reset after and retry after in microseconds.
+-- reset after and retry after in microseconds. A decision touching a key
+-- that holds something other than a counter of this script moves nothing
+-- and reports allowed -1 for that request and -2 for its others, so that
+-- one bad key never aborts the other decisions of the run half-way.
 --
 -- Counter values carry their own window or time ("<window> <count>",
 -- "<window> <count> <previous count>", "<theoretical arrival time>"), so a
@@ -25,97 +31,114 @@ if not now then
   now = t[1] * 1000000 + t[2]
 end
 local floor = math.floor
-local n = #KEYS
-local out = {} -- the reply, filled with the state before the decision
+local decisions = tonumber(ARGV[3])
+local out = {} -- the reply, filled with the state before each decision
 local after = {} -- per request: used, reset, value, lifetime once counted
-local all = true
+local minttl = tonumber(ARGV[2])
+local first = 0 -- index of the decision's first request, less one
+local base = decisions - 1 -- so that ARGV[5 * i + base] is request i's algorithm
 
-for i = 1, n do
-  local a = 5 * i - 2
-  local alg, q, win = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-  local cap, cost = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
-  local raw = redis.call('GET', KEYS[i])
-  local ok, ub, ua, rb, ra, retry, val, ttl
-  if alg == '2' then
-    -- GCRA: emission interval t rounded up, tolerance cap × t.
-    local t = floor((win + q - 1) / q)
-    local tat = now
-    if raw then
-      tat = tonumber(raw)
-      if not tat then return redis.error_reply('redislimit: malformed counter value at ' .. KEYS[i]) end
-      if tat < now then tat = now end
+for d = 1, decisions do
+  local n = tonumber(ARGV[3 + d])
+  local all = true
+  local bad = false -- the request whose counter holds something else
+
+  for i = first + 1, first + n do
+    local a = 5 * i + base
+    local alg, q, win = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+    local cap, cost = tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4])
+    local raw = redis.pcall('GET', KEYS[i])
+    if type(raw) == 'table' then -- not a string: a foreign key
+      bad, raw = i, false
     end
-    local new = tat + cost * t
-    ok = new - now <= cap * t
-    retry = 0
-    if not ok and cost <= cap then retry = new - now - cap * t end
-    ub, ua = floor((tat - now + t - 1) / t), floor((new - now + t - 1) / t)
-    rb, ra = tat - now, new - now
-    val, ttl = string.format('%.0f', new), new - now
-  else
-    local w = floor(now / win)
-    local e = now - w * win
-    local c, p = 0, 0
-    if raw then
-      local sw, sc, sp = string.match(raw, '^(%d+) (%d+) ?(%d*)$')
-      if not sw then return redis.error_reply('redislimit: malformed counter value at ' .. KEYS[i]) end
-      sw = tonumber(sw)
-      if sw == w then
-        c, p = tonumber(sc), tonumber(sp) or 0
-      elseif sw == w - 1 then
-        p = tonumber(sc)
+    local ok, ub, ua, rb, ra, retry, val, ttl
+    if alg == '2' then
+      -- GCRA: emission interval t rounded up, tolerance cap × t.
+      local t = floor((win + q - 1) / q)
+      local tat = now
+      if raw then
+        tat = tonumber(raw)
+        if not tat then bad, tat = i, now end
+        if tat < now then tat = now end
       end
-    end
-    retry = 0
-    if alg == '0' then
-      ok = c + cost <= q
-      if not ok and cost <= q then retry = win - e end
-      ub, ua, rb, ra = c, c + cost, 0, 0
-      if c > 0 then rb = win - e end
-      if c + cost > 0 then ra = win - e end
-      val, ttl = string.format('%.0f %.0f', w, c + cost), win - e
+      local new = tat + cost * t
+      ok = new - now <= cap * t
+      retry = 0
+      if not ok and cost <= cap then retry = new - now - cap * t end
+      ub, ua = floor((tat - now + t - 1) / t), floor((new - now + t - 1) / t)
+      rb, ra = tat - now, new - now
+      val, ttl = string.format('%.0f', new), new - now
     else
-      -- The previous window weighs by the part of it still inside the
-      -- sliding window, rounded down.
-      local est = floor(p * (win - e) / win) + c
-      ok = est + cost <= q
-      if not ok and cost <= q then
-        local room = q - cost - c
-        if room >= 0 and p > 0 and win - floor(((room + 1) * win - 1) / p) < win then
-          retry = win - floor(((room + 1) * win - 1) / p) - e
-        else
-          local e2 = 0
-          if c > 0 then e2 = math.max(0, win - floor(((q - cost + 1) * win - 1) / c)) end
-          retry = win - e + e2
+      local w = floor(now / win)
+      local e = now - w * win
+      local c, p = 0, 0
+      if raw then
+        local sw, sc, sp = string.match(raw, '^(%d+) (%d+) ?(%d*)$')
+        if not sw then bad, sw = i, -2 end
+        sw = tonumber(sw)
+        if sw == w then
+          c, p = tonumber(sc), tonumber(sp) or 0
+        elseif sw == w - 1 then
+          p = tonumber(sc)
         end
       end
-      ub, ua, rb = est, est + cost, 0
-      if c > 0 then rb = 2 * win - e elseif p > 0 then rb = win - e end
-      ra = rb
-      if cost > 0 then ra = 2 * win - e end
-      val, ttl = string.format('%.0f %.0f %.0f', w, c + cost, p), 2 * win - e
+      retry = 0
+      if alg == '0' then
+        ok = c + cost <= q
+        if not ok and cost <= q then retry = win - e end
+        ub, ua, rb, ra = c, c + cost, 0, 0
+        if c > 0 then rb = win - e end
+        if c + cost > 0 then ra = win - e end
+        val, ttl = string.format('%.0f %.0f', w, c + cost), win - e
+      else
+        -- The previous window weighs by the part of it still inside the
+        -- sliding window, rounded down.
+        local est = floor(p * (win - e) / win) + c
+        ok = est + cost <= q
+        if not ok and cost <= q then
+          local room = q - cost - c
+          if room >= 0 and p > 0 and win - floor(((room + 1) * win - 1) / p) < win then
+            retry = win - floor(((room + 1) * win - 1) / p) - e
+          else
+            local e2 = 0
+            if c > 0 then e2 = math.max(0, win - floor(((q - cost + 1) * win - 1) / c)) end
+            retry = win - e + e2
+          end
+        end
+        ub, ua, rb = est, est + cost, 0
+        if c > 0 then rb = 2 * win - e elseif p > 0 then rb = win - e end
+        ra = rb
+        if cost > 0 then ra = 2 * win - e end
+        val, ttl = string.format('%.0f %.0f %.0f', w, c + cost, p), 2 * win - e
+      end
+    end
+    if not ok then all = false end
+    local j = 5 * i - 4
+    out[j], out[j + 1], out[j + 2], out[j + 3], out[j + 4] = ok and 1 or 0, ub, cap, rb, retry
+    j = 4 * i - 3
+    after[j], after[j + 1], after[j + 2], after[j + 3] = ua, ra, val, ttl
+  end
+
+  if bad then all = false end
+  for i = first + 1, first + n do
+    local j, k = 5 * i - 4, 4 * i - 3
+    if all then
+      out[j + 1], out[j + 3] = after[k], after[k + 1]
+      if tonumber(ARGV[5 * i + base + 4]) > 0 then
+        local ttl = floor((after[k + 3] + 999) / 1000)
+        if ttl < minttl then ttl = minttl end
+        redis.call('SET', KEYS[i], after[k + 2], 'PX', ttl)
+      end
+    end
+    local remaining = out[j + 2] - out[j + 1]
+    if remaining < 0 then remaining = 0 end
+    out[j + 2] = remaining
+    if bad then -- the decision is void: -1 marks the culprit, -2 the rest
+      out[j] = -2
+      if i == bad then out[j] = -1 end
     end
   end
-  if not ok then all = false end
-  local j = 5 * i - 4
-  out[j], out[j + 1], out[j + 2], out[j + 3], out[j + 4] = ok and 1 or 0, ub, cap, rb, retry
-  j = 4 * i - 3
-  after[j], after[j + 1], after[j + 2], after[j + 3] = ua, ra, val, ttl
+  first = first + n
 end
 
-local minttl = tonumber(ARGV[2])
-for i = 1, n do
-  local j, k = 5 * i - 4, 4 * i - 3
-  if all then
-    out[j + 1], out[j + 3] = after[k], after[k + 1]
-    if tonumber(ARGV[5 * i + 2]) > 0 then
-      local ttl = floor((after[k + 3] + 999) / 1000)
-      if ttl < minttl then ttl = minttl end
-      redis.call('SET', KEYS[i], after[k + 2], 'PX', ttl)
-    end
-  end
-  local remaining = out[j + 2] - out[j + 1]
-  if remaining < 0 then remaining = 0 end
-  out[j + 2] = remaining
-end
 return out

@@ -1,8 +1,9 @@
 // Package redislimit is a ratelimit.Store on Redis, shared by every process
 // that talks to the same Redis.
 //
-// Each Consume call runs one Lua script that reads and writes every counter
-// of the call at once, so a decision is atomic and all or nothing: when any
+// Each Consume call is decided by one run of a Lua script that reads and
+// writes every counter of the call at once, so a decision is atomic and all
+// or nothing: when any
 // limit denies, no counter moves. The time comes from Redis TIME inside the
 // script, so all processes count on one clock.
 //
@@ -13,13 +14,16 @@
 // slot. Every key expires once its state no longer matters.
 //
 // Concurrent Consume calls are sent together. At most Options.Pipelines
-// pipelines are in flight; while they all are, further calls gather, and
-// each batch goes out as one pipeline of EVALSHA commands. That keeps
-// throughput from stopping at one round trip per goroutine. A caller
-// waiting for a batch returns as soon as its context is done. A call whose
-// context can never be cancelled (Done returns nil) and that finds a
-// pipeline free is sent from the caller's own goroutine, saving a hand-off.
-// Options.DisableBatching turns batching off.
+// batches are in flight; while they all are, further calls gather. A batch
+// goes out as one script run that decides its calls one after another,
+// each still all or nothing, so the batch pays for one round trip, one
+// script call and one TIME. On a Cluster (or Ring) client, whose calls may
+// live on different nodes, a batch is instead one pipeline of EVALSHA
+// commands, one per call. That keeps throughput from stopping at one round trip per
+// goroutine. A caller waiting for a batch returns as soon as its context is
+// done. A call whose context can never be cancelled (Done returns nil) and
+// that finds a batch slot free is sent from the caller's own goroutine,
+// saving a hand-off. Options.DisableBatching turns batching off.
 //
 // Counts are exact integers while Quota × Window in microseconds stays
 // below 2^53 (about 2.5 million per hour): Lua numbers are doubles.
@@ -86,12 +90,12 @@ type Options struct {
 	// context deadlines unless ContextTimeoutEnabled is set). The default
 	// (false) batches.
 	DisableBatching bool
-	// MaxBatch caps how many decisions one pipeline carries. 0 means
+	// MaxBatch caps how many Consume calls one batch carries. 0 means
 	// DefaultMaxBatch (128).
 	MaxBatch int
-	// Pipelines is how many pipelines may be in flight at once; while they
-	// are, further calls gather into the next batch. More pipelines lower
-	// the wait at moderate concurrency; fewer make larger batches. 0 means
+	// Pipelines is how many batches may be in flight at once; while they
+	// are, further calls gather into the next batch. More lower the wait
+	// at moderate concurrency; fewer make larger batches. 0 means
 	// DefaultPipelines (2).
 	Pipelines int
 
@@ -148,7 +152,10 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		s.deny = newDenyCache(opts.DenyCacheSize)
 	}
 	if !opts.DisableBatching {
-		s.batch = newBatcher(client, opts.MaxBatch, opts.Pipelines)
+		// Only a client with one server behind it (single or Sentinel) can
+		// run calls on unrelated keys in one script.
+		_, single := client.(*redis.Client)
+		s.batch = newBatcher(client, opts.MaxBatch, opts.Pipelines, s.minTTL, single)
 	}
 	return s, nil
 }
@@ -225,12 +232,13 @@ func (s *Store) Consume(ctx context.Context, reqs ...ratelimit.Request) (ratelim
 			return d, nil
 		}
 	}
-	args := s.args(reqs)
+	now, args := s.now(), requestArgs(reqs)
 	var reply []int64
 	if s.batch != nil {
-		reply, err = s.batch.do(ctx, keys, args)
+		reply, err = s.batch.do(ctx, keys, now, args)
 	} else {
-		reply, err = decideScript.Run(ctx, s.client, keys, args...).Int64Slice()
+		all := append([]any{now, s.minTTL, 1, len(reqs)}, args...)
+		reply, err = decideScript.Run(ctx, s.client, keys, all...).Int64Slice()
 	}
 	if err != nil {
 		if errors.Is(err, errBatcherClosed) {
@@ -238,7 +246,7 @@ func (s *Store) Consume(ctx context.Context, reqs ...ratelimit.Request) (ratelim
 		}
 		return ratelimit.Decision{}, storeError("consume", err)
 	}
-	d, err := parseReply(reply, reqs)
+	d, err := parseReply(reply, keys, reqs)
 	if err != nil {
 		return ratelimit.Decision{}, storeError("consume", err)
 	}
@@ -266,14 +274,18 @@ func (s *Store) keys(reqs []ratelimit.Request) ([]string, error) {
 	return keys, nil
 }
 
-// args encodes reqs for decide.lua: the time, the least TTL, then five
-// values per request.
-func (s *Store) args(reqs []ratelimit.Request) []any {
-	args := make([]any, 2, 2+5*len(reqs))
-	args[0], args[1] = "", s.minTTL
+// now is the script's time argument: "" to read Redis TIME, or the
+// injected clock's time in microseconds.
+func (s *Store) now() any {
 	if s.clock != nil {
-		args[0] = s.clock.Now().UnixMicro()
+		return s.clock.Now().UnixMicro()
 	}
+	return ""
+}
+
+// requestArgs encodes reqs for decide.lua, five values per request.
+func requestArgs(reqs []ratelimit.Request) []any {
+	args := make([]any, 0, 5*len(reqs))
 	for _, r := range reqs {
 		args = append(args, int64(r.Limit.Algorithm), r.Limit.Quota,
 			r.Limit.Window.Microseconds(), r.Limit.Capacity(), r.Cost)

@@ -10,12 +10,24 @@ import (
 // replyWidth is how many integers decide.lua returns per request.
 const replyWidth = 5
 
+// Allowed flags of a decision that decide.lua voided because a key held
+// something other than its counter.
+const (
+	flagForeignValue = -1 // this request's key
+	flagVoided       = -2 // another request's key
+)
+
 // parseReply turns decide.lua's flat reply into a Decision, rejecting any
 // reply that does not have the expected shape and ranges.
-func parseReply(reply []int64, reqs []ratelimit.Request) (ratelimit.Decision, error) {
+func parseReply(reply []int64, keys []string, reqs []ratelimit.Request) (ratelimit.Decision, error) {
 	if len(reply) != replyWidth*len(reqs) {
 		return ratelimit.Decision{}, fmt.Errorf("malformed reply: %d integers for %d requests, want %d",
 			len(reply), len(reqs), replyWidth*len(reqs))
+	}
+	for i := range reqs {
+		if reply[i*replyWidth] == flagForeignValue {
+			return ratelimit.Decision{}, fmt.Errorf("malformed counter value at %q: the key holds something else; nothing was counted", keys[i])
+		}
 	}
 	results := make([]ratelimit.Result, len(reqs))
 	for i, r := range reqs {

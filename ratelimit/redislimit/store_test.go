@@ -238,19 +238,31 @@ func TestRecoversAfterRestart(t *testing.T) {
 	}
 }
 
-func TestMalformedCounter(t *testing.T) {
+// TestForeignValues: a counter key holding something else (garbage, or
+// another type) fails its decision with a clear error and moves nothing,
+// also for the decision's other keys.
+func TestForeignValues(t *testing.T) {
 	t.Parallel()
-	b := miniBackend(t)
-	s := b.store(t, redislimit.Options{})
-	if err := b.mini.Set("sluice:k:f60000", "garbage"); err != nil {
-		t.Fatal(err)
-	}
-	_, err := s.Consume(t.Context(), req("k", ratelimit.PerMinute(1), 1))
-	if !errors.Is(err, ratelimit.ErrStoreUnavailable) || !strings.Contains(err.Error(), "malformed counter") {
-		t.Errorf("err = %v, want ErrStoreUnavailable naming the malformed counter", err)
-	}
-	if got, _ := b.mini.Get("sluice:k:f60000"); got != "garbage" {
-		t.Errorf("value = %q, want it left alone", got)
+	for _, batching := range []bool{true, false} {
+		b := miniBackend(t)
+		s := b.store(t, redislimit.Options{DisableBatching: !batching})
+		if err := b.mini.Set("sluice:k:{a}:f60000", "garbage"); err != nil {
+			t.Fatal(err)
+		}
+		b.mini.HSet("sluice:k:{a}:t60000", "field", "1")
+		l := ratelimit.PerMinute(5)
+		for _, bad := range []ratelimit.Request{req("k:{a}", l, 1), req("k:{a}", l.With(ratelimit.TokenBucket), 1)} {
+			_, err := s.Consume(t.Context(), req("k:{a}", l.With(ratelimit.SlidingWindow), 1), bad)
+			if !errors.Is(err, ratelimit.ErrStoreUnavailable) || !strings.Contains(err.Error(), "malformed counter") {
+				t.Errorf("batching %v, %s: err = %v, want ErrStoreUnavailable naming the malformed counter", batching, bad.Limit, err)
+			}
+		}
+		if b.mini.Exists("sluice:k:{a}:s60000") {
+			t.Errorf("batching %v: the decision's good counter was written", batching)
+		}
+		if got, _ := b.mini.Get("sluice:k:{a}:f60000"); got != "garbage" {
+			t.Errorf("batching %v: value = %q, want it left alone", batching, got)
+		}
 	}
 }
 
