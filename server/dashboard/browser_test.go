@@ -37,6 +37,10 @@ func TestBrowser(t *testing.T) {
 	do(t, ctx, "sign in",
 		chromedp.Navigate(srv.url+"/?refresh=0.3"),
 		chromedp.WaitVisible(chromedp.CSS("#login-form")),
+		chromedp.SendKeys(chromedp.CSS("#token"), "not-the-token-at-all"),
+		chromedp.Click(chromedp.CSS(`#login-form button[type="submit"]`)),
+		waitContains("#login-error", "rejected this token (401)"),
+		waitJS(`(document.querySelector("#token").value = "", true)`), // clear the field
 		chromedp.SendKeys(chromedp.CSS("#token"), adminToken),
 		chromedp.Click(chromedp.CSS(`#login-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#logout")),
@@ -53,9 +57,11 @@ func TestBrowser(t *testing.T) {
 	do(t, ctx, "overview update", waitText(`section[data-queue="emails"] .tile[data-state="pending"] .n`, "7"))
 
 	// A worker takes acme's oldest job: the tenant table shows it active.
-	if status, out := srv.call("POST", "/v1/worker/lease", map[string]any{"queues": []string{"emails"}, "worker_id": "w-1"}); status != http.StatusOK {
-		t.Fatalf("lease: %d %v", status, out)
+	status, leased := srv.call("POST", "/v1/worker/lease", map[string]any{"queues": []string{"emails"}, "worker_id": "w-1"})
+	if status != http.StatusOK {
+		t.Fatalf("lease: %d %v", status, leased)
 	}
+	active := leased["leases"].([]any)[0].(map[string]any)["job"].(map[string]any)["id"].(string)
 	row := func(tenant, col string) string {
 		return fmt.Sprintf(`#tenants tbody tr[data-tenant=%q] td[data-col=%q]`, tenant, col)
 	}
@@ -93,6 +99,13 @@ func TestBrowser(t *testing.T) {
 	if _, job := srv.call("GET", "/v1/jobs/"+id, nil); job["state"] != "cancelled" {
 		t.Errorf("job %s after cancel = %v, want cancelled", id, job["state"])
 	}
+	// The leased job's page names its lease holder and the running attempt.
+	do(t, ctx, "active job page",
+		chromedp.Navigate(srv.url+"/?refresh=0.3#/job/"+active),
+		waitText("#job-state", "active"),
+		waitText("#lease-holder", "w-1"),
+		waitText(`#attempts tbody tr:first-child td[data-col="outcome"]`, "active"),
+	)
 
 	// Three calls against a quota of 2: the third is denied, and the
 	// limits view shows the denial.

@@ -84,12 +84,12 @@ function showSession(mode) {
   document.getElementById('logout').hidden = mode === 'open';
 }
 
-function showLogin(message) {
+function showLogin(message, kind = 'error') {
   current = null;
   clearTimeout(timer);
   document.getElementById('session').hidden = true;
   const input = h('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'off', required: true, 'aria-describedby': 'token-hint' });
-  const error = h('p', { id: 'login-error', class: 'notice error', role: 'alert', hidden: !message }, message || '');
+  const error = h('p', { id: 'login-error', class: `notice ${kind}`, role: kind === 'error' ? 'alert' : 'status', hidden: !message }, message || '');
   const form = h('form', { id: 'login-form', novalidate: false },
     h('div', { class: 'field' }, h('label', { for: 'token' }, 'Token'), input,
       h('span', { id: 'token-hint', class: 'hint' }, 'A bearer token from this server\'s auth.tokens. Admin tokens can act; producer and limiter tokens see their parts. It is kept in this browser tab only (session storage) and sent as Authorization: Bearer.')),
@@ -100,6 +100,7 @@ function showLogin(message) {
     const r = await request('/v1/queues/stats', { token }).catch((e) => ({ status: 0, data: { detail: e.message } }));
     if (r.status === 401 || r.status === 0) {
       error.hidden = false;
+      error.className = 'notice error';
       error.textContent = r.status === 401 ? 'The server rejected this token (401).' : r.data.detail;
       input.focus();
       return;
@@ -145,7 +146,7 @@ document.addEventListener('visibilitychange', () => { if (!document.hidden && li
 document.getElementById('logout').addEventListener('click', () => {
   session.clear();
   forgetProbes();
-  showLogin('Signed out.');
+  showLogin('Signed out: the token is gone from this tab.', 'ok');
 });
 document.getElementById('live').addEventListener('click', (ev) => {
   live = !live;
