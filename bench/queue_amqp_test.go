@@ -34,7 +34,8 @@ import (
 //     returns only once the broker confirmed each job.
 //   - Process: a queue filled with b.N jobs beforehand, drained by one
 //     worker process at concurrency (and, for the lane, prefetch) 10, 100
-//     and 1000; jobs/s from the first lease to the last completion.
+//     and 1000; jobs/s from the worker's start until every job is recorded
+//     done (for the lane: completed, its ack handed to the connection).
 //   - Latency: jobs enqueued at a steady 1000/s into idle workers;
 //     enqueue-to-start p50 and p99, from before the Enqueue call to the
 //     handler's start.
@@ -53,6 +54,8 @@ type laneQueue struct {
 	// run starts a worker at concurrency conc that calls handle with each
 	// job's payload, and returns a function stopping it.
 	run func(conc int, handle func(payload []byte)) (stop func())
+	// unfinished counts jobs not yet recorded done (ready or running).
+	unfinished func(ctx context.Context) (int64, error)
 }
 
 type laneSystem struct {
@@ -83,8 +86,8 @@ func laneRandom() string {
 	return hex.EncodeToString(r[:])
 }
 
-// queueWorker runs a sluice Worker for the lane and redisqueue.
-func queueWorker(be queue.Backend, conc int, handle func([]byte)) (stop func()) {
+// laneWorker runs a sluice Worker for the lane and redisqueue.
+func laneWorker(be queue.Backend, conc int, handle func([]byte)) (stop func()) {
 	w := queue.NewWorker(be, queue.WorkerConfig{Queues: []string{laneQueueName}, Concurrency: conc, Logger: laneQuiet})
 	w.Handle("noop", queue.HandlerFunc(func(_ context.Context, j *queue.Job) ([]byte, error) {
 		handle(j.Payload)
@@ -96,9 +99,9 @@ func queueWorker(be queue.Backend, conc int, handle func([]byte)) (stop func()) 
 	return func() { cancel(); <-done }
 }
 
-// queueFill enqueues n no-op jobs through a sluice Client, in batches of
+// laneFill enqueues n no-op jobs through a sluice Client, in batches of
 // 500 from 4 goroutines.
-func queueFill(ctx context.Context, c *queue.Client, n int) error {
+func laneFill(ctx context.Context, c *queue.Client, n int) error {
 	const batch = 500
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -114,7 +117,7 @@ func queueFill(ctx context.Context, c *queue.Client, n int) error {
 				}
 				specs := make([]queue.JobSpec, min(batch, n-from))
 				for i := range specs {
-					specs[i] = queue.JobSpec{Queue: laneQueueName, Kind: "noop", Payload: stamp()}
+					specs[i] = queue.JobSpec{Queue: laneQueueName, Kind: "noop", Payload: laneStamp()}
 				}
 				if _, err := c.EnqueueBatch(ctx, specs); err != nil {
 					errs <- err
@@ -145,9 +148,23 @@ func openLaneAMQP(b *testing.B, conc int) laneQueue {
 			_, err := c.Enqueue(ctx, queue.JobSpec{Queue: laneQueueName, Kind: "noop", Payload: p})
 			return err
 		},
-		fill: func(ctx context.Context, n int) error { return queueFill(ctx, c, n) },
-		run:  func(conc int, h func([]byte)) func() { return queueWorker(be, conc, h) },
+		fill:       func(ctx context.Context, n int) error { return laneFill(ctx, c, n) },
+		run:        func(conc int, h func([]byte)) func() { return laneWorker(be, conc, h) },
+		unfinished: func(ctx context.Context) (int64, error) { return laneUnfinished(ctx, c) },
 	}
+}
+
+// laneUnfinished counts the jobs a sluice backend has not recorded done.
+func laneUnfinished(ctx context.Context, c *queue.Client) (int64, error) {
+	st, err := c.Stats(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, s := range st {
+		n += s.Counts[queue.StatePending] + s.Counts[queue.StateActive] + s.Counts[queue.StateRetrying] + s.Counts[queue.StateScheduled]
+	}
+	return n, nil
 }
 
 func deleteAMQPQueues(b *testing.B, url string, names ...string) {
@@ -207,14 +224,15 @@ func openLaneRedisQueue(b *testing.B, _ int) laneQueue {
 			_, err := cl.Enqueue(ctx, queue.JobSpec{Queue: laneQueueName, Kind: "noop", Payload: p})
 			return err
 		},
-		fill: func(ctx context.Context, n int) error { return queueFill(ctx, cl, n) },
-		run:  func(conc int, h func([]byte)) func() { return queueWorker(be, conc, h) },
+		fill:       func(ctx context.Context, n int) error { return laneFill(ctx, cl, n) },
+		run:        func(conc int, h func([]byte)) func() { return laneWorker(be, conc, h) },
+		unfinished: func(ctx context.Context) (int64, error) { return laneUnfinished(ctx, cl) },
 	}
 }
 
 func openLaneAsynq(b *testing.B, _ int) laneQueue {
 	qname := "sluicebench-" + laneRandom()
-	_, ropts := laneRedis(b, "asynq:{"+qname+"}*")
+	rc, ropts := laneRedis(b, "asynq:{"+qname+"}*")
 	opt := asynq.RedisClientOpt{Addr: ropts.Addr, DB: ropts.DB, Password: ropts.Password}
 	client := asynq.NewClient(opt)
 	b.Cleanup(func() {
@@ -230,11 +248,11 @@ func openLaneAsynq(b *testing.B, _ int) laneQueue {
 	return laneQueue{
 		enqueue: enqueue,
 		fill: func(ctx context.Context, n int) error {
-			return laneParallel(16, n, func(int) error { return enqueue(ctx, stamp()) })
+			return laneParallel(16, n, func(int) error { return enqueue(ctx, laneStamp()) })
 		},
 		run: func(conc int, h func([]byte)) func() {
 			srv := asynq.NewServer(opt, asynq.Config{
-				Concurrency: conc, Queues: map[string]int{qname: 1}, Logger: asynqQuiet{}, LogLevel: asynq.FatalLevel,
+				Concurrency: conc, Queues: map[string]int{qname: 1}, Logger: laneAsynqLog{}, LogLevel: asynq.FatalLevel,
 				// Its default (1s) is how long an idle server sleeps
 				// before looking again; 10ms keeps its latency
 				// comparable with the notified workers of the others.
@@ -247,21 +265,30 @@ func openLaneAsynq(b *testing.B, _ int) laneQueue {
 			}
 			return srv.Shutdown
 		},
+		unfinished: func(ctx context.Context) (int64, error) {
+			pipe := rc.Pipeline()
+			p := pipe.LLen(ctx, "asynq:{"+qname+"}:pending")
+			a := pipe.LLen(ctx, "asynq:{"+qname+"}:active")
+			if _, err := pipe.Exec(ctx); err != nil {
+				return 0, err
+			}
+			return p.Val() + a.Val(), nil
+		},
 	}
 }
 
-type asynqQuiet struct{}
+type laneAsynqLog struct{}
 
-func (asynqQuiet) Debug(...any) {}
-func (asynqQuiet) Info(...any)  {}
-func (asynqQuiet) Warn(...any)  {}
-func (asynqQuiet) Error(...any) {}
-func (asynqQuiet) Fatal(...any) {}
+func (laneAsynqLog) Debug(...any) {}
+func (laneAsynqLog) Info(...any)  {}
+func (laneAsynqLog) Warn(...any)  {}
+func (laneAsynqLog) Error(...any) {}
+func (laneAsynqLog) Fatal(...any) {}
 
-// stamp is a payload carrying the current time.
-func stamp() []byte { return binary.LittleEndian.AppendUint64(nil, uint64(time.Now().UnixNano())) }
+// laneStamp is a payload carrying the current time.
+func laneStamp() []byte { return binary.LittleEndian.AppendUint64(nil, uint64(time.Now().UnixNano())) }
 
-func sinceStamp(p []byte) time.Duration {
+func laneSince(p []byte) time.Duration {
 	return time.Duration(time.Now().UnixNano() - int64(binary.LittleEndian.Uint64(p)))
 }
 
@@ -297,7 +324,7 @@ func BenchmarkQueueLaneEnqueue(b *testing.B) {
 			ctx := context.Background()
 			b.ResetTimer()
 			start := time.Now()
-			if err := laneParallel(64, b.N, func(int) error { return q.enqueue(ctx, stamp()) }); err != nil {
+			if err := laneParallel(64, b.N, func(int) error { return q.enqueue(ctx, laneStamp()) }); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
@@ -323,12 +350,31 @@ func BenchmarkQueueLaneProcess(b *testing.B) {
 					}
 				})
 				<-all
+				laneWaitFinished(b, q)
 				elapsed := time.Since(start)
 				b.StopTimer()
 				stop()
 				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
 			})
 		}
+	}
+}
+
+// laneWaitFinished waits until the system records every job done.
+func laneWaitFinished(b *testing.B, q laneQueue) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		n, err := q.unfinished(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d jobs unfinished a minute after the last handler started", n)
+		}
+		time.Sleep(200 * time.Microsecond)
 	}
 }
 
@@ -341,7 +387,7 @@ func BenchmarkQueueLaneLatency(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			all := make(chan struct{})
 			stop := q.run(100, func(p []byte) {
-				d := sinceStamp(p)
+				d := laneSince(p)
 				mu.Lock()
 				defer mu.Unlock()
 				if lat = append(lat, d); len(lat) == b.N {
@@ -349,6 +395,7 @@ func BenchmarkQueueLaneLatency(b *testing.B) {
 				}
 			})
 			defer stop()
+			time.Sleep(100 * time.Millisecond) // let the worker start and go idle
 			ctx := context.Background()
 			jobs := make(chan struct{}, b.N)
 			var wg sync.WaitGroup
@@ -357,19 +404,19 @@ func BenchmarkQueueLaneLatency(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for range jobs {
-						if err := q.enqueue(ctx, stamp()); err != nil {
+						if err := q.enqueue(ctx, laneStamp()); err != nil {
 							b.Error(err)
 						}
 					}
 				}()
 			}
 			b.ResetTimer()
-			tick := time.NewTicker(time.Second / rate)
+			start := time.Now()
 			for i := 0; i < b.N; i++ {
-				<-tick.C
+				// Open loop: a late tick does not delay the ones after it.
+				time.Sleep(time.Until(start.Add(time.Duration(i) * time.Second / rate)))
 				jobs <- struct{}{}
 			}
-			tick.Stop()
 			close(jobs)
 			wg.Wait()
 			<-all

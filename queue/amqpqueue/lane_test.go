@@ -2,10 +2,14 @@ package amqpqueue
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/internal/clock"
 	"github.com/sluicehq/sluice/queue"
@@ -222,4 +226,33 @@ func TestStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("completed", map[queue.State]int64{queue.StatePending: 2, queue.StateActive: 0, queue.StateCompleted: 1})
+}
+
+// TestSharedRecorder: with a recorder shared by all processes, the one
+// that enqueued a job sees the outcome recorded by the one that ran it.
+func TestSharedRecorder(t *testing.T) {
+	t.Parallel()
+	m := miniredis.RunT(t)
+	rc := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { rc.Close() })
+	rec, err := NewRedisRecorder(rc, RedisRecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	producer := open(t, Options{Recorder: rec})
+	worker := open(t, Options{Prefix: producer.opts.Prefix, Recorder: rec})
+	j, err := queue.NewClient(producer).Enqueue(bg(), queue.JobSpec{Queue: "s", Kind: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := queue.NewWorker(worker, queue.WorkerConfig{Queues: []string{"s"}, Logger: quiet, PollInterval: 10 * time.Millisecond})
+	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) { return []byte("done"), nil }))
+	runWorker(t, w)
+	if !within(func() bool { got, _ := producer.Get(bg(), j.ID); return got != nil && got.State == queue.StateCompleted }) {
+		got, err := producer.Get(bg(), j.ID)
+		t.Fatalf("producer's Get = %+v, %v; want completed", got, err)
+	}
+	if got, _ := producer.Get(bg(), j.ID); string(got.Result) != "done" {
+		t.Fatalf("result = %q", got.Result)
+	}
 }

@@ -31,8 +31,10 @@ func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Du
 }
 
 // Complete acknowledges the delivery and records the job completed with
-// its result. The acknowledgement is not confirmed by the broker: if the
-// connection drops before it arrives, the job runs again (at least once).
+// its result. The ack is handed to the channel's ack loop, which sends it
+// coalesced with others within moments; the broker never confirms an
+// ack, so if the connection drops before it arrives, the job runs again
+// (at least once).
 func (b *Backend) Complete(ctx context.Context, id, token string, result []byte) error {
 	h, err := b.release(ctx, id, token)
 	if err != nil {
