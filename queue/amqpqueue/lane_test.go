@@ -248,7 +248,10 @@ func TestSharedRecorder(t *testing.T) {
 	w := queue.NewWorker(worker, queue.WorkerConfig{Queues: []string{"s"}, Logger: quiet, PollInterval: 10 * time.Millisecond})
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) { return []byte("done"), nil }))
 	runWorker(t, w)
-	if !within(func() bool { got, _ := producer.Get(bg(), j.ID); return got != nil && got.State == queue.StateCompleted }) {
+	if !within(func() bool {
+		got, _ := producer.Get(bg(), j.ID)
+		return got != nil && got.State == queue.StateCompleted
+	}) {
 		got, err := producer.Get(bg(), j.ID)
 		t.Fatalf("producer's Get = %+v, %v; want completed", got, err)
 	}
