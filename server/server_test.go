@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/clock"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
+	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
 	"github.com/sluicehq/sluice/server/config"
 )
@@ -281,4 +283,38 @@ func (h *harness) doType(method, path, ctype, body string) reply {
 	r := reply{status: resp.StatusCode, header: resp.Header, raw: string(raw)}
 	_ = json.Unmarshal(raw, &r.body)
 	return r
+}
+
+// A Go service that defines the same scene on the same store shares the
+// server's counters: the key is built the same way.
+func TestSharesCountersWithGoLimiters(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Parse([]byte(testConfig), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memlimit.New(memlimit.Options{SweepInterval: -1})
+	defer store.Close()
+	srv, err := New(Options{Config: cfg, Limits: store, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	h := &harness{t: t, srv: srv, http: hs}
+	lim, err := ratelimit.Define(store, ratelimit.Definition[string]{
+		Scene:   "member",
+		Policy:  func(string) string { return "export-usage" },
+		Subject: func(id string) []string { return []string{"member", id} },
+		Limits:  func(string) []ratelimit.Limit { return []ratelimit.Limit{ratelimit.PerMinute(1)} },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := lim.Allow(context.Background(), "42"); !ok || err != nil {
+		t.Fatalf("Go limiter: %v %v", ok, err)
+	}
+	if r := h.do("POST", "/v1/limits/member/export-usage", "", `{"subject":{"member":"42"}}`); r.status != 429 {
+		t.Fatalf("HTTP after the Go call: %d %s", r.status, r.raw)
+	}
 }
