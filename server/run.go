@@ -63,7 +63,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 		return err
 	}
 	if len(cfg.Auth.Tokens) == 0 {
-		log.Warn("server: no auth tokens configured: serving without authentication on a loopback address")
+		log.Warn("server: no auth tokens configured: serving without authentication", "listen", cfg.Server.Listen, "allow_anonymous", cfg.Auth.AllowAnonymous)
 	}
 	return srv.serve(ctx, cfg, stores, opts)
 }
