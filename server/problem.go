@@ -63,7 +63,7 @@ func writeJSONType(w http.ResponseWriter, status int, ctype string, v any) {
 // strictly: one JSON object, no unknown fields. optional allows an empty
 // body (v keeps its zero value).
 func decodeJSON(r *http.Request, v any, optional bool) *problem {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		// curl -d sends application/x-www-form-urlencoded by default; the
 		// body is still read as JSON, so a real form fails with a JSON
