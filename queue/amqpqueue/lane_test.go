@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -257,5 +258,25 @@ func TestSharedRecorder(t *testing.T) {
 	}
 	if got, _ := producer.Get(bg(), j.ID); string(got.Result) != "done" {
 		t.Fatalf("result = %q", got.Result)
+	}
+}
+
+// TestExistingQueues: a dead-letter queue declared earlier with other
+// limits is used as it is; a main queue of another type is an error naming
+// the queue.
+func TestExistingQueues(t *testing.T) {
+	t.Parallel()
+	first := open(t, Options{DeadLetterMax: 10, MaxRedeliveries: 5})
+	if _, err := queue.NewClient(first).Enqueue(bg(), queue.JobSpec{Queue: "e", Kind: "k"}); err != nil {
+		t.Fatal(err)
+	}
+	again := open(t, Options{Prefix: first.opts.Prefix, DeadLetterMax: 20, DeadLetterTTL: time.Hour, MaxRedeliveries: 7})
+	if _, err := queue.NewClient(again).Enqueue(bg(), queue.JobSpec{Queue: "e", Kind: "k"}); err != nil {
+		t.Fatalf("Enqueue with other limits: %v", err)
+	}
+	prio := open(t, Options{Prefix: first.opts.Prefix, Priorities: 5})
+	_, err := queue.NewClient(prio).Enqueue(bg(), queue.JobSpec{Queue: "e", Kind: "k"})
+	if err == nil || !strings.Contains(err.Error(), first.mainName("e")) || !strings.Contains(err.Error(), "PRECONDITION_FAILED") {
+		t.Fatalf("Enqueue in priority mode onto a quorum queue = %v, want the broker's refusal", err)
 	}
 }

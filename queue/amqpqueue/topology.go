@@ -63,7 +63,9 @@ func (b *Backend) delaySpec(q string, d time.Duration) qspec {
 // priority mode, where quorum queues (before RabbitMQ 4) have no
 // priorities.
 func (b *Backend) args(s qspec) amqp.Table {
-	t := amqp.Table{}
+	// The type is always explicit, so that declaring over a queue of the
+	// other type fails instead of silently using it.
+	t := amqp.Table{"x-queue-type": "classic"}
 	quorum := b.opts.Priorities == 0
 	if quorum {
 		t["x-queue-type"] = "quorum"
@@ -72,12 +74,12 @@ func (b *Backend) args(s qspec) amqp.Table {
 	case kindMain:
 		t["x-dead-letter-exchange"] = ""
 		t["x-dead-letter-routing-key"] = b.deadName(s.queue)
+		// The backend dead-letters a job itself (with its reason) once
+		// it has come back more than MaxRedeliveries times, so no
+		// x-delivery-limit is set (it would tie the queue to one value
+		// of the option); an operator may add one by policy, and the
+		// broker then dead-letters to the same queue.
 		if quorum {
-			// A backstop: the backend dead-letters a job itself (with
-			// its reason) once it has come back more than
-			// MaxRedeliveries times; the broker steps in only if
-			// something else consumes the queue.
-			t["x-delivery-limit"] = int64(b.opts.MaxRedeliveries + 2)
 			t["x-dead-letter-strategy"] = "at-least-once"
 			t["x-overflow"] = "reject-publish"
 		} else {
@@ -164,7 +166,9 @@ func (t *topology) declare(ctx context.Context, s qspec) error {
 	}
 	if _, err := ch.QueueDeclare(s.name, true, false, false, false, t.b.args(s)); err != nil {
 		t.ch = nil
-		return fmt.Errorf("amqpqueue: declare queue %q: %w", s.name, err)
+		if err := t.tolerate(ctx, s, err); err != nil {
+			return err
+		}
 	}
 	t.declared[s.name] = gen
 	byQueue := t.names[s.queue]
@@ -173,6 +177,30 @@ func (t *topology) declare(ctx context.Context, s qspec) error {
 		t.names[s.queue] = byQueue
 	}
 	byQueue[s.name] = s
+	return nil
+}
+
+// tolerate decides about a queue that exists with other arguments (the
+// broker refuses the declaration with PRECONDITION_FAILED). A dead-letter
+// queue is used as it is, with a warning, so that changing DeadLetterTTL
+// or DeadLetterMax does not stop a deployment (whose dead letters are in
+// the old queue). Any other queue is an error: it would not behave as
+// configured (another type, other priorities). t.mu held.
+func (t *topology) tolerate(ctx context.Context, s qspec, declErr error) error {
+	fail := fmt.Errorf("amqpqueue: declare queue %q (it exists with other arguments: delete it or keep the options it was made with): %w", s.name, declErr)
+	var ae *amqp.Error
+	if s.kind != kindDead || !errors.As(declErr, &ae) || ae.Code != amqp.PreconditionFailed {
+		return fail
+	}
+	ch, _, err := t.channel(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := ch.QueueDeclarePassive(s.name, true, false, false, false, nil); err != nil {
+		t.ch = nil
+		return fail
+	}
+	t.b.log.Warn("amqpqueue: dead-letter queue exists with other arguments; using it as it is", "queue", s.name, "broker", ae.Reason)
 	return nil
 }
 
