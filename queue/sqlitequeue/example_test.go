@@ -29,6 +29,8 @@ func ExampleOpen() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(j.State, "schema version", sqlitequeue.SchemaVersion())
-	// Output: pending schema version 1
+	// The schema version grows with every migration, so print only that
+	// the file has one.
+	fmt.Println(j.State, "schema version >= 1:", sqlitequeue.SchemaVersion() >= 1)
+	// Output: pending schema version >= 1: true
 }

@@ -40,6 +40,13 @@ func migrations() ([]migration, error) {
 		out = append(out, migration{version: v, name: e.Name(), sql: string(body)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	// Two files with one number would leave the second one unapplied on
+	// every file already at that version.
+	for i := 1; i < len(out); i++ {
+		if out[i].version == out[i-1].version {
+			return nil, fmt.Errorf("sqlitequeue: migrations %s and %s share version %d", out[i-1].name, out[i].name, out[i].version)
+		}
+	}
 	return out, nil
 }
 

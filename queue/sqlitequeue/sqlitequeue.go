@@ -40,6 +40,11 @@ type Options struct {
 	// default (synchronous=NORMAL in WAL mode) every commit survives a
 	// process crash but the latest ones may be lost on a power cut.
 	Durable bool
+	// Outbox records an event (queue.Event) in the same transaction as
+	// every job transition to a final state, for a consumer such as
+	// queue/webhook's Dispatcher to deliver (see queue.Outbox). Default
+	// off: with no consumer the outbox would only grow.
+	Outbox bool
 }
 
 // Backend is a queue.Backend on a SQLite file. It is safe for concurrent
@@ -50,6 +55,7 @@ type Backend struct {
 	r      *sql.DB // read-only pool
 	clk    clock.Clock
 	closed atomic.Bool
+	outbox bool // Options.Outbox
 
 	ops        chan *writeOp // to the writer goroutine
 	stop       chan struct{} // closed by Close
@@ -100,7 +106,7 @@ func Open(path string, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{
-		w: w, ws: ws, r: r, clk: clock.Or(opts.Clock), subs: map[*subscriber]struct{}{},
+		w: w, ws: ws, r: r, clk: clock.Or(opts.Clock), subs: map[*subscriber]struct{}{}, outbox: opts.Outbox,
 		ops: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{}),
 	}
 	go b.writer()
