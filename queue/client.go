@@ -10,12 +10,16 @@ type ClientConfig struct {
 	// MaxPayload is the largest JobSpec.Payload accepted, in bytes;
 	// default DefaultMaxPayload (1 MiB).
 	MaxPayload int
+	// Admission refuses enqueues while the system is overloaded or a
+	// queue is at its depth cap; the zero value admits everything.
+	Admission Admission
 }
 
 // Client enqueues and inspects jobs. It is safe for concurrent use.
 type Client struct {
 	b   Backend
 	cfg ClientConfig
+	adm *admission
 }
 
 // NewClient returns a client on b, configured by an optional ClientConfig
@@ -28,6 +32,7 @@ func NewClient(b Backend, cfg ...ClientConfig) *Client {
 	if c.cfg.MaxPayload <= 0 {
 		c.cfg.MaxPayload = DefaultMaxPayload
 	}
+	c.adm = newAdmission(c.cfg.Admission)
 	return c
 }
 
@@ -69,7 +74,12 @@ func (c *Client) EnqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued,
 		}
 		norm[i] = s.withDefaults()
 	}
+	rsv, err := c.adm.admit(ctx, c.b, norm)
+	if err != nil {
+		return nil, err
+	}
 	res, err := c.b.Enqueue(ctx, norm)
+	c.adm.settle(rsv, norm, res, err)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func (r *run) fetchLoop(ctx context.Context) {
 	}
 	for ctx.Err() == nil {
 		r.reap()
-		if free := cfg.Concurrency - r.inflight; free > 0 {
+		if free := cfg.Concurrency - r.inflight; free > 0 && !r.w.holdLeasing() {
 			got, err := r.lease(ctx, free)
 			if err == nil && got == free {
 				continue // there may be more ready right now

@@ -92,6 +92,14 @@ type WorkerConfig struct {
 	// Logger receives backend faults and handler failures; default
 	// slog.Default().
 	Logger *slog.Logger
+	// Monitor, when set, stops the worker leasing new jobs while it
+	// reports overload, until it no longer does; running jobs go on and
+	// keep their leases. Default none.
+	Monitor LoadMonitor
+	// OnOverload, when set, is called each time the worker stops or
+	// resumes leasing because of Monitor (see Worker.Overloaded), from
+	// its lease loop: it must not block.
+	OnOverload func(overloaded bool, reason string)
 }
 
 func (c WorkerConfig) withDefaults() WorkerConfig {
@@ -155,6 +163,7 @@ type Worker struct {
 	mu       sync.RWMutex
 	handlers map[string]Handler
 	running  atomic.Bool
+	load     loadGate
 }
 
 // NewWorker returns a worker on b.
