@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
@@ -64,16 +62,15 @@ func openSQLite(cfg *config.Config) (*sqlitequeue.Backend, error) {
 }
 
 func openRedis(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stores, error) {
-	opts, err := redis.ParseURL(cfg.Storage.RedisURL)
+	client, err := config.RedisClient(cfg.Storage)
 	if err != nil {
 		return nil, errors.New("server: storage.redis_url is not a valid redis:// URL") // never echo it: it may hold a password
 	}
-	client := redis.NewClient(opts)
 	st := &Stores{Kind: "redis", closers: []func() error{client.Close}}
 	st.ping = func(ctx context.Context) error { return client.Ping(ctx).Err() }
 	if err := st.ping(ctx); err != nil {
 		st.Close()
-		return nil, fmt.Errorf("server: redis at %s unreachable: %w", opts.Addr, err)
+		return nil, fmt.Errorf("server: redis (%s mode) unreachable: %w", cfg.Storage.RedisMode, err)
 	}
 	rl, err := redislimit.New(client, redislimit.Options{Prefix: keyspace.Prefix(cfg.Storage.Prefix)})
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 const DefaultConfigFile = "sluice.yaml"
 
 type serveFlags struct {
-	config, listen, grpc, redisURL, dataDir, logFormat, logLevel string
+	config, listen, grpc, redisURL, redisMode, dataDir, logFormat, logLevel string
 }
 
 func newServe() *cobra.Command {
@@ -50,6 +50,7 @@ SIGINT or SIGTERM shuts down gracefully.`,
 	fl.StringVar(&f.listen, "listen", "", "HTTP address, overriding server.listen (default 127.0.0.1:8080)")
 	fl.StringVar(&f.grpc, "grpc", "", "Envoy rate-limit gRPC address, overriding server.grpc (default off)")
 	fl.StringVar(&f.redisURL, "redis-url", "", "Redis URL, overriding storage.redis_url: counters (and jobs) on Redis")
+	fl.StringVar(&f.redisMode, "redis-mode", "", "single, cluster or sentinel, overriding storage.redis_mode (default single)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "embedded data directory, overriding storage.data_dir (default ./sluice-data)")
 	fl.StringVar(&f.logFormat, "log-format", "", "text or json, overriding server.log_format")
 	fl.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error, overriding server.log_level")
@@ -62,6 +63,9 @@ func serve(ctx context.Context, f *serveFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	f.override(cfg)
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("flags: %w", err)
+	}
 	log, err := newLogger(stderr, cfg.Server.LogFormat, cfg.Server.LogLevel)
 	if err != nil {
 		return err
@@ -109,6 +113,7 @@ func (f *serveFlags) override(cfg *config.Config) {
 	set(&cfg.Server.Listen, f.listen)
 	set(&cfg.Server.GRPC, f.grpc)
 	set(&cfg.Storage.RedisURL, f.redisURL)
+	set(&cfg.Storage.RedisMode, f.redisMode)
 	set(&cfg.Storage.DataDir, f.dataDir)
 	set(&cfg.Server.LogFormat, f.logFormat)
 	set(&cfg.Server.LogLevel, f.logLevel)

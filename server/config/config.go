@@ -62,6 +62,10 @@ type Storage struct {
 	// RedisURL, when set, moves counters and jobs to Redis, such as
 	// "redis://127.0.0.1:6379/0" or "rediss://:${REDIS_PASSWORD}@host:6380".
 	RedisURL string `yaml:"redis_url"`
+	// RedisMode says how to read RedisURL: "single" (default, one
+	// server), "cluster" (Redis Cluster; more seed nodes as ?addr=host:port)
+	// or "sentinel" (?master_name=NAME, sentinels as host and ?addr=).
+	RedisMode string `yaml:"redis_mode"`
 	// Prefix is the Redis key prefix; default "sluice:".
 	Prefix string `yaml:"prefix"`
 }
@@ -283,6 +287,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Storage.DataDir == "" {
 		c.Storage.DataDir = DefaultDataDir
+	}
+	if c.Storage.RedisMode == "" {
+		c.Storage.RedisMode = "single"
 	}
 	if c.Storage.Prefix == "" {
 		c.Storage.Prefix = "sluice:"

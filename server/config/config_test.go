@@ -148,3 +148,20 @@ func TestErrorListsEveryProblem(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", err, want)
 	}
 }
+
+func TestValidateAfterChanges(t *testing.T) {
+	t.Parallel()
+	cfg := Default()
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	cfg.Storage.RedisMode = "ring"
+	cfg.Server.LogFormat = "xml"
+	err := cfg.Validate()
+	want := `config: 2 problems:
+  server.log_format: must be "text" or "json", got "xml"
+  storage.redis_mode: must be "single", "cluster" or "sentinel", got "ring"`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

@@ -36,7 +36,11 @@ func (v *validator) add(segs []any, format string, args ...any) {
 }
 
 // line finds the deepest node on segs; a missing field reports its parent.
+// Without a document (Validate) there are no lines.
 func (v *validator) line(segs []any) int {
+	if v.root == nil {
+		return 0
+	}
 	n, line := v.root, v.root.Line
 	for _, s := range segs {
 		var next *yaml.Node
@@ -95,6 +99,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// Validate checks c, such as a Config changed after loading (command-line
+// overrides), filling defaults first. Problems carry no line.
+func (c *Config) Validate() error {
+	c.applyDefaults()
+	v := validator{}
+	v.config(c)
+	if len(v.problems) == 0 {
+		return nil
+	}
+	return &Error{Problems: v.problems}
+}
+
 func (v *validator) config(c *Config) {
 	v.server(&c.Server)
 	v.storage(&c.Storage)
@@ -145,10 +161,14 @@ func (v *validator) nonNegativeDuration(path []any, d Duration) {
 }
 
 func (v *validator) storage(s *Storage) {
+	if !slices.Contains([]string{"single", "cluster", "sentinel"}, s.RedisMode) {
+		v.add([]any{"storage", "redis_mode"}, `must be "single", "cluster" or "sentinel", got %q`, s.RedisMode)
+		return
+	}
 	if s.RedisURL != "" {
-		if _, err := redis.ParseURL(s.RedisURL); err != nil {
+		if _, err := redisOptions(*s); err != nil {
 			// The URL may hold a password: say what is wrong, never echo it.
-			v.add([]any{"storage", "redis_url"}, "must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0")
+			v.add([]any{"storage", "redis_url"}, "must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (%s mode)", s.RedisMode)
 		}
 	}
 	if err := keyspace.Prefix(s.Prefix).Validate(); err != nil {
@@ -276,6 +296,35 @@ func (v *validator) limit(base []any, l Limit) (ratelimit.Limit, bool) {
 		v.add(p(base, "burst"), "only applies to algorithm token-bucket")
 	}
 	return l.Limit(), len(v.problems) == n
+}
+
+// RedisClient builds the client s names (without connecting): a single
+// server, a Cluster or a Sentinel-managed primary, by s.RedisMode. Close
+// it when done.
+func RedisClient(s Storage) (redis.UniversalClient, error) {
+	o, err := redisOptions(s)
+	if err != nil {
+		return nil, err
+	}
+	switch o := o.(type) {
+	case *redis.ClusterOptions:
+		return redis.NewClusterClient(o), nil
+	case *redis.FailoverOptions:
+		return redis.NewFailoverClient(o), nil
+	default:
+		return redis.NewClient(o.(*redis.Options)), nil
+	}
+}
+
+// redisOptions parses the URL by mode, creating nothing.
+func redisOptions(s Storage) (any, error) {
+	switch s.RedisMode {
+	case "cluster":
+		return redis.ParseClusterURL(s.RedisURL)
+	case "sentinel":
+		return redis.ParseFailoverURL(s.RedisURL)
+	}
+	return redis.ParseURL(s.RedisURL)
 }
 
 // Limit converts l; call it on a validated Config.
