@@ -306,3 +306,45 @@ func TestConcurrentEnqueuesKeepTheCap(t *testing.T) {
 		t.Errorf("stored %d, refused %d, depth %d; want 10, 15, 10", ok.Load(), refused.Load(), depth(t, b, "q"))
 	}
 }
+
+// instantBackend answers Enqueue and Stats at once, so that a benchmark
+// measures the client's admission step alone.
+type instantBackend struct {
+	queue.Backend
+	stats []queue.QueueStats
+}
+
+func (b instantBackend) Enqueue(_ context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
+	return make([]queue.Enqueued, len(specs)), nil
+}
+
+func (b instantBackend) Stats(context.Context) ([]queue.QueueStats, error) { return b.stats, nil }
+
+// BenchmarkEnqueueAdmission compares the client's enqueue path with no
+// admission, with a monitor, and with a monitor and a depth cap (cached
+// depths).
+func BenchmarkEnqueueAdmission(b *testing.B) {
+	be := instantBackend{stats: []queue.QueueStats{{Queue: "q", Counts: map[queue.State]int64{queue.StatePending: 10}}}}
+	cases := []struct {
+		name string
+		adm  queue.Admission
+	}{
+		{"off", queue.Admission{}},
+		{"monitor", queue.Admission{Monitor: &fakeLoad{}}},
+		{"monitor+depth", queue.Admission{Monitor: &fakeLoad{}, MaxDepth: 1 << 62}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			cl := queue.NewClient(be, queue.ClientConfig{Admission: c.adm})
+			ctx := context.Background()
+			spec := queue.JobSpec{Queue: "q", Kind: "k"}
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := cl.Enqueue(ctx, spec); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}

@@ -3,6 +3,7 @@ package overload
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,8 +18,7 @@ type Monitor struct {
 	prevAt   time.Time
 	havePrev bool
 
-	mu   sync.RWMutex
-	snap Snapshot
+	snap atomic.Pointer[Snapshot] // the last sample; read without locks
 }
 
 // New returns a monitor, or an error naming a Config field out of range.
@@ -29,21 +29,21 @@ func New(cfg Config) (*Monitor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Monitor{cfg: cfg, snap: Snapshot{Source: cfg.Source.Name()}}, nil
+	m := &Monitor{cfg: cfg}
+	m.snap.Store(&Snapshot{Source: cfg.Source.Name()})
+	return m, nil
 }
 
 // Overloaded reports whether the last sample found the machine overloaded,
 // and why. It implements queue.LoadMonitor.
 func (m *Monitor) Overloaded() (bool, string) {
-	s := m.Snapshot()
+	s := m.snap.Load()
 	return s.Overloaded(), s.Reason
 }
 
 // Snapshot returns the last sample.
 func (m *Monitor) Snapshot() Snapshot {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return m.snap
+	return *m.snap.Load()
 }
 
 // Run samples at once and then every Interval until ctx ends; it returns
@@ -83,9 +83,7 @@ func (m *Monitor) Sample(ctx context.Context) (Snapshot, error) {
 		m.prev, m.prevAt, m.havePrev = r, now, true
 	}
 	s.Reason = s.reason(m.cfg)
-	m.mu.Lock()
-	m.snap = s
-	m.mu.Unlock()
+	m.snap.Store(&s)
 	m.logTransition(old, s)
 	return s, err
 }
