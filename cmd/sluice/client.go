@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 )
@@ -33,7 +34,11 @@ type client struct {
 }
 
 func (cf *clientFlags) client() *client {
-	return &client{base: strings.TrimRight(cf.server, "/"), token: cf.token, http: &http.Client{Timeout: 90 * time.Second}}
+	token := cf.token
+	if token == "" {
+		token = os.Getenv("SLUICE_TOKEN")
+	}
+	return &client{base: strings.TrimRight(cf.server, "/"), token: token, http: &http.Client{Timeout: 90 * time.Second}}
 }
 
 // call sends body as JSON (nil for none) and returns the status and raw

@@ -300,6 +300,22 @@ auth:
 	if strings.Contains(p.stderr.String(), limiter) || strings.Contains(p.stderr.String(), worker) {
 		t.Error("a token appears in the log")
 	}
+	// The client commands take the token from --token or SLUICE_TOKEN.
+	cli := func(env string, args ...string) (string, error) {
+		cmd := exec.Command(binary, append([]string{"--server", p.url, "limit", "peek", "member", "export-usage", "member=1"}, args...)...)
+		cmd.Env = append(os.Environ(), env)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := cli("SLUICE_TOKEN=" + limiter); err != nil || !strings.HasPrefix(out, "peek member/export-usage") {
+		t.Errorf("token from the environment: %v %s", err, out)
+	}
+	if out, err := cli("SLUICE_TOKEN=", "--token", limiter); err != nil {
+		t.Errorf("--token: %v %s", err, out)
+	}
+	if out, err := cli("SLUICE_TOKEN="); err == nil || !strings.Contains(out, "missing bearer token") {
+		t.Errorf("no token: %v %s", err, out)
+	}
 }
 
 func TestServeRefusesOpenNonLoopback(t *testing.T) {

@@ -65,7 +65,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	cf := &clientFlags{}
 	pf := root.PersistentFlags()
 	pf.StringVar(&cf.server, "server", envOr("SLUICE_SERVER", "http://127.0.0.1:8080"), "server URL for client commands (env SLUICE_SERVER)")
-	pf.StringVar(&cf.token, "token", os.Getenv("SLUICE_TOKEN"), "bearer token for client commands (env SLUICE_TOKEN)")
+	// Not defaulted from the environment here: help output would print it.
+	pf.StringVar(&cf.token, "token", "", "bearer token for client commands (default $SLUICE_TOKEN)")
 	pf.BoolVar(&cf.json, "json", false, "print the server's JSON instead of a summary")
 	root.AddCommand(newServe(), newConfigCmd(), newLimitCmd(cf), newJobCmd(cf), newQueueCmd(cf), newTenantCmd(cf))
 	return root
