@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,16 +24,23 @@ type LoadMonitor interface {
 var ErrOverloaded = errors.New("queue: overloaded")
 
 // OverloadedError means an enqueue was refused to protect the system: the
-// load monitor reports overload, or a queue is at its depth cap. Nothing
-// was stored; the same call may succeed after RetryAfter. A server
-// answers it with 503 Service Unavailable and a Retry-After header.
+// load monitor reports overload, a queue is at its depth cap, or a
+// tenant's backlog is full. Nothing was stored; the same call may succeed
+// after RetryAfter. A server answers it with 503 Service Unavailable and a
+// Retry-After header.
 type OverloadedError struct {
 	// Reason says what is over its limit, such as "queue mail is over its
 	// depth cap: 1000 jobs waiting + 1 > cap 1000".
 	Reason string
 	// After is how long to wait before trying again.
 	After time.Duration
+	// Err is the backend's refusal it stands for, if any: a
+	// *BacklogFullError, so that errors.Is(err, ErrBacklogFull) holds too.
+	Err error
 }
+
+// Unwrap returns Err.
+func (e *OverloadedError) Unwrap() error { return e.Err }
 
 func (e *OverloadedError) Error() string { return "queue: overloaded: " + e.Reason }
 
@@ -154,6 +162,17 @@ func (a *admission) admit(ctx context.Context, b Backend, specs []JobSpec) (*res
 		a.cache[q] += adding[q]
 	}
 	return &reservation{gen: a.gen, n: adding}, nil
+}
+
+// refusal returns a backend's Enqueue error, a full tenant backlog made an
+// *OverloadedError (wrapping it) so that callers see every overload the
+// same way.
+func (a *admission) refusal(err error) error {
+	var full *BacklogFullError
+	if a == nil || !errors.As(err, &full) {
+		return err
+	}
+	return &OverloadedError{Reason: strings.TrimPrefix(full.Error(), "queue: "), After: a.cfg.RetryAfter, Err: err}
 }
 
 // capped counts specs per queue, for queues that have a cap.

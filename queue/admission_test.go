@@ -41,6 +41,7 @@ type spyBackend struct {
 	stats       atomic.Int64
 	failStats   atomic.Bool
 	failEnqueue atomic.Bool
+	enqueueErr  error // what a failed Enqueue returns; default errFault
 	extended    chan string
 	completed   chan string
 }
@@ -57,6 +58,9 @@ func (s *spyBackend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 
 func (s *spyBackend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	if s.failEnqueue.Load() {
+		if s.enqueueErr != nil {
+			return nil, s.enqueueErr
+		}
 		return nil, errFault
 	}
 	return s.Backend.Enqueue(ctx, specs)
@@ -266,6 +270,29 @@ func TestDepthCache(t *testing.T) {
 	}
 	if d := depth(t, b, "q"); d != 2 {
 		t.Errorf("depth %d, want 2", d)
+	}
+}
+
+// TestBacklogFullIsOverloaded: a tenant's full backlog, refused by the
+// backend, reaches the caller as an overload that still matches
+// ErrBacklogFull.
+func TestBacklogFullIsOverloaded(t *testing.T) {
+	t.Parallel()
+	b := openSQLite(t)
+	full := &queue.BacklogFullError{Tenant: "acme", Backlog: 50000, Cap: 50000}
+	b.enqueueErr = full
+	b.failEnqueue.Store(true)
+	cl := queue.NewClient(b, queue.ClientConfig{Admission: queue.Admission{RetryAfter: 3 * time.Second}})
+	_, err := cl.Enqueue(context.Background(), queue.JobSpec{Queue: "q", Kind: "k", Tenant: "acme"})
+	wantOverloaded(t, err, "tenant acme backlog full (50000 jobs ready or waiting, cap 50000)", 3*time.Second)
+	var got *queue.BacklogFullError
+	if !errors.Is(err, queue.ErrBacklogFull) || !errors.As(err, &got) || got != full {
+		t.Errorf("%v does not carry the backlog error", err)
+	}
+	// Other faults pass through as they are.
+	b.enqueueErr = errFault
+	if _, err := cl.Enqueue(context.Background(), queue.JobSpec{Queue: "q", Kind: "k"}); err != errFault {
+		t.Errorf("got %v, want the fault itself", err)
 	}
 }
 

@@ -81,7 +81,7 @@ func (c *Client) EnqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued,
 	res, err := c.b.Enqueue(ctx, norm)
 	c.adm.settle(rsv, norm, res, err)
 	if err != nil {
-		return nil, err
+		return nil, c.adm.refusal(err)
 	}
 	if len(res) != len(specs) {
 		return nil, fmt.Errorf("queue: backend returned %d results for %d specs", len(res), len(specs))
