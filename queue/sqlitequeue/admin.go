@@ -145,7 +145,9 @@ func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 		case queue.StateActive:
 			_, err = tx.exec(qCancelActive, now, rid)
 		case queue.StateScheduled, queue.StatePending, queue.StateWaiting, queue.StateRetrying:
-			_, err = tx.exec(qCancelIdle, now, rid)
+			if _, err = tx.exec(qCancelIdle, now, rid); err == nil {
+				err = b.emitState(tx, rid, queue.StateCancelled, now)
+			}
 		}
 		if err != nil {
 			return err
@@ -211,6 +213,9 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 		}
 		for _, j := range expired {
 			next, err := rescueOne(tx, j, now, maxStalls)
+			if err == nil {
+				err = b.emitJob(tx, j.ID, next, now)
+			}
 			if err != nil {
 				return err
 			}

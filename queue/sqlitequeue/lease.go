@@ -244,7 +244,10 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 	}
 	now := b.now()
 	return b.write(ctx, "complete", func(tx *wtx) error {
-		return execFenced(tx, rid, qComplete, result, now, now, rid, token)
+		if err := execFenced(tx, rid, qComplete, result, now, now, rid, token); err != nil {
+			return err
+		}
+		return b.emitState(tx, rid, queue.StateCompleted, now)
 	})
 }
 
@@ -287,9 +290,11 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (
 		if next.Final() {
 			finished, runAt = now, toNanos(j.RunAt)
 		}
-		_, err = tx.exec(qFail,
-			string(next), f.Error, hist, runAt, finished, now, rid)
-		return err
+		if _, err = tx.exec(qFail,
+			string(next), f.Error, hist, runAt, finished, now, rid); err != nil {
+			return err
+		}
+		return b.emitState(tx, rid, next, now)
 	})
 	if err != nil {
 		return "", err
@@ -339,8 +344,10 @@ func (b *Backend) giveBack(ctx context.Context, op, id, token string, next queue
 			string(next), now, now+int64(max(d, 0)), rid, token).Scan(&got, &q)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fenced(tx, rid)
+		} else if err != nil {
+			return err
 		}
-		return err
+		return b.emitState(tx, rid, queue.State(got), now)
 	})
 	if err != nil {
 		return "", err

@@ -53,6 +53,15 @@ func (b *Backend) emitState(tx *wtx, id int64, s queue.State, now int64) error {
 	return err
 }
 
+// emitJob is emitState for a job id in its string form.
+func (b *Backend) emitJob(tx *wtx, id string, s queue.State, now int64) error {
+	rid, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	return b.emitState(tx, rid, s, now)
+}
+
 // emitEvent records e (its ID and Time are set here) when the outbox is
 // on, inside the caller's write; for events that are not a job's final
 // state, such as a group's completion.

@@ -118,19 +118,23 @@ func runOne(t *wtx, w *writeOp, single bool) (err, abort error) {
 		}
 		return nil, nil
 	}
-	if _, err := t.exec(spSave); err != nil {
+	// The savepoint statements ignore the operation's cancellation: an
+	// operation whose caller gave up half-way must undo its own writes,
+	// not fail the whole group with it.
+	sp := &wtx{ctx: context.WithoutCancel(w.ctx), tx: t.tx, s: t.s}
+	if _, err := sp.exec(spSave); err != nil {
 		return err, err
 	}
 	if err := w.fn(t); err != nil {
-		if _, rerr := t.exec(spRollback); rerr != nil {
+		if _, rerr := sp.exec(spRollback); rerr != nil {
 			return err, fmt.Errorf("sqlitequeue: rollback to savepoint: %w", rerr)
 		}
-		if _, rerr := t.exec(spRelease); rerr != nil {
+		if _, rerr := sp.exec(spRelease); rerr != nil {
 			return err, rerr
 		}
 		return err, nil
 	}
-	if _, err := t.exec(spRelease); err != nil {
+	if _, err := sp.exec(spRelease); err != nil {
 		return err, err
 	}
 	return nil, nil

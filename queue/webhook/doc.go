@@ -1,0 +1,60 @@
+// Package webhook delivers queue events (job.completed, job.failed,
+// job.cancelled, group.completed) to HTTP receivers: signed, retried with
+// backoff, logged, and guarded against server-side request forgery.
+//
+// # How events travel
+//
+// A backend with an outbox (queue.Outbox, such as sqlitequeue opened with
+// Options.Outbox) writes each event in the same transaction as the job
+// transition it reports, so a finished job always has its event and
+// completing a job never waits for a receiver. A Dispatcher claims due
+// events from the outbox (a claim hides an event from other dispatchers
+// until it expires), POSTs each to the subscriptions that want it, records
+// every attempt in the delivery log and acknowledges the event once every
+// subscription is done with it. A failed attempt is retried later, from
+// the outbox, with exponential backoff and jitter; a dispatcher that
+// crashes loses nothing, because its claims expire and another dispatcher
+// picks the events up. Delivery is therefore at least once: receivers must
+// deduplicate by the event id.
+//
+// # The request
+//
+// Each delivery is a POST with a JSON body (queue.Event) and these headers:
+//
+//	Content-Type:            application/json
+//	Sluice-Event-Id:         evt_5f0c…   (also Idempotency-Key; the same on every attempt)
+//	Sluice-Event-Type:       job.completed
+//	Sluice-Delivery-Attempt: 1
+//	Sluice-Signature:        t=1767225600,v1=5d41402abc4b2a76b9719d911017c592…
+//
+// A 2xx answer is success. 410 Gone stops delivery of that event to that
+// subscription for good and disables the subscription in this dispatcher
+// (see Config.OnGone). Any other status, a timeout or a connection error is
+// a failed attempt, retried until Config.MaxAttempts. Redirects are not
+// followed (a 3xx is a failed attempt): point the subscription at the final
+// URL, so that a redirect cannot lead the request somewhere the guard
+// would refuse.
+//
+// # Verifying a delivery
+//
+// The signature is t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">
+// keyed with the subscription's secret. A receiver recomputes the HMAC over
+// the raw body exactly as received, compares it in constant time, and
+// rejects a timestamp outside its tolerance (five minutes by default), so a
+// captured request cannot be replayed later; within the tolerance, it
+// rejects an event id it has already processed. Verify does all but the
+// last step. The timestamp is the time of the attempt, so a retry a day
+// later still verifies.
+//
+// # The SSRF guard
+//
+// Receiver URLs come from configuration that may be less trusted than the
+// network the dispatcher runs in. Every connection is checked on the
+// address actually dialled (net.Dialer.Control, after DNS resolution), so a
+// name that resolves, or later re-resolves, to an internal address cannot
+// get past it. Refused unless allowed: loopback, private (RFC 1918, IPv6
+// ULA), link-local, CGNAT, multicast, unspecified and reserved addresses,
+// and cloud metadata endpoints (169.254.169.254, fd00:ec2::254). Allow an
+// internal receiver with Guard.Allow; proxies from the environment are not
+// used, since they would dial on the guard's behalf.
+package webhook
