@@ -1,7 +1,6 @@
 package overload
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -134,13 +133,12 @@ func (c *Cgroup) statField(file, key string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	sc := bufio.NewScanner(strings.NewReader(raw))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), " ")
+	for line := range strings.Lines(raw) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
 		if ok && k == key {
-			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			n, err := strconv.ParseUint(v, 10, 64)
 			if err != nil {
-				return 0, c.malformed(file, sc.Text())
+				return 0, c.malformed(file, strings.TrimSpace(line))
 			}
 			return n, nil
 		}
