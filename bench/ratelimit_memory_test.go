@@ -22,17 +22,28 @@ type memLib struct {
 	open func(b *testing.B) func(ctx context.Context, key string) bool
 }
 
+// memlimit runs through the ratelimit.Store interface (Consume, which must
+// return a Decision and so allocates its Results slice) and through
+// ConsumeOne, its single-request form that returns the Result by value.
 var memLibs = []memLib{
-	{"memlimit-fixed", openMemlimit(ratelimit.PerSecond(1 << 40))},
-	{"memlimit-gcra", openMemlimit(ratelimit.Per(1<<30, time.Second).With(ratelimit.TokenBucket))},
+	{"memlimit-fixed", openMemlimit(ratelimit.PerSecond(1<<40), false)},
+	{"memlimit-gcra", openMemlimit(ratelimit.Per(1<<30, time.Second).With(ratelimit.TokenBucket), false)},
+	{"memlimit-fixed-one", openMemlimit(ratelimit.PerSecond(1<<40), true)},
+	{"memlimit-gcra-one", openMemlimit(ratelimit.Per(1<<30, time.Second).With(ratelimit.TokenBucket), true)},
 	{"go-limiter", openGoLimiter},
 	{"x-time-rate-map", openRateMap},
 }
 
-func openMemlimit(l ratelimit.Limit) func(*testing.B) func(context.Context, string) bool {
+func openMemlimit(l ratelimit.Limit, one bool) func(*testing.B) func(context.Context, string) bool {
 	return func(b *testing.B) func(context.Context, string) bool {
 		s := memlimit.New(memlimit.Options{})
 		b.Cleanup(func() { _ = s.Close() })
+		if one {
+			return func(ctx context.Context, key string) bool {
+				r, err := s.ConsumeOne(ctx, ratelimit.Request{Key: key, Limit: l, Cost: 1})
+				return err == nil && r.Allowed
+			}
+		}
 		return func(ctx context.Context, key string) bool {
 			d, err := s.Consume(ctx, ratelimit.Request{Key: key, Limit: l, Cost: 1})
 			return err == nil && d.Allowed
