@@ -13,6 +13,10 @@ type ClientConfig struct {
 	// Admission refuses enqueues while the system is overloaded or a
 	// queue is at its depth cap; the zero value admits everything.
 	Admission Admission
+	// Priority, when its Func is set, computes the priority of each job
+	// with a tenant from the tenant's recent load (see LoadPriority); the
+	// zero value keeps the priorities the specs carry.
+	Priority PriorityConfig
 }
 
 // Client enqueues and inspects jobs. It is safe for concurrent use.
@@ -78,6 +82,7 @@ func (c *Client) EnqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued,
 	if err != nil {
 		return nil, err
 	}
+	c.cfg.Priority.apply(ctx, norm)
 	res, err := c.b.Enqueue(ctx, norm)
 	c.adm.settle(rsv, norm, res, err)
 	if err != nil {

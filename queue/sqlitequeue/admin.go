@@ -148,6 +148,9 @@ func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 			if _, err = tx.exec(qCancelIdle, now, rid); err == nil {
 				err = b.emitState(tx, rid, queue.StateCancelled, now)
 			}
+			if err == nil {
+				err = b.settle(tx, rid, now)
+			}
 		}
 		if err != nil {
 			return err
@@ -215,6 +218,9 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 			next, err := rescueOne(tx, j, now, maxStalls)
 			if err == nil {
 				err = b.emitJob(tx, j.ID, next, now)
+			}
+			if err == nil {
+				err = b.settleJob(tx, j.ID, now)
 			}
 			if err != nil {
 				return err

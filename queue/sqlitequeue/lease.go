@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"sort"
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
@@ -32,17 +31,6 @@ var (
 	run_at = ?, finished_at = ?, updated_at = ?, ` + clearLease + ` WHERE id = ?`)
 )
 
-// promoteBatch bounds how many due jobs one Lease promotes; the rest follow
-// on the next call.
-const promoteBatch = 1000
-
-var promoteDue = hot(`UPDATE jobs SET state = 'pending', updated_at = ?1
-	WHERE id IN (SELECT id FROM jobs WHERE state IN ('scheduled', 'retrying') AND run_at <= ?1
-		ORDER BY run_at LIMIT ?2)`)
-
-var readyJobs = hot(`SELECT id, priority FROM jobs WHERE queue = ? AND state = 'pending'
-	ORDER BY priority, id LIMIT ?`)
-
 // activate makes the chosen pending jobs (a JSON array of ids) active in
 // one statement. Each gets token prefix + "." + id: fresh for every lease
 // call and distinct per job.
@@ -51,7 +39,7 @@ var activate = hot(`UPDATE jobs SET state = 'active', attempt = attempt + 1,
 	WHERE id IN (SELECT value FROM json_each(?5)) AND state = 'pending'`)
 
 var leased = hot(`SELECT ` + jobCols + `, lease_token FROM jobs
-	WHERE id IN (SELECT value FROM json_each(?)) ORDER BY priority, id`)
+	WHERE id IN (SELECT value FROM json_each(?)) ORDER BY band, vrank, id`)
 
 // clearLease is the SET part shared by every transition out of active.
 const clearLease = `lease_token = NULL, lease_until = NULL, worker_id = NULL`
@@ -63,21 +51,23 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 			len(req.Queues), req.Max, req.LeaseFor)
 	}
 	var out []queue.Lease
-	now := b.now()
-	err := b.write(ctx, "lease", func(tx *wtx) error {
+	err := b.writeSched(ctx, "lease", func(s *sched) error {
 		out = out[:0]
-		if _, err := tx.exec(promoteDue, now, promoteBatch); err != nil {
+		if err := s.maintain(); err != nil {
 			return err
 		}
-		ids, err := pickReady(tx, req.Queues, req.Max)
-		if err != nil {
+		picked, ls, err := s.pick(req.Queues, req.Max)
+		if err != nil || len(picked) == 0 {
 			return err
 		}
-		if len(ids) == 0 {
-			return nil
+		ids := make([]int64, len(picked))
+		for i, c := range picked {
+			ids[i] = c.id
 		}
-		out, err = activateJobs(tx, ids, req, now)
-		return err
+		if out, err = activateJobs(s.tx, ids, req, s.now); err != nil {
+			return err
+		}
+		return ls.started(picked)
 	})
 	if err != nil {
 		return nil, err
@@ -122,45 +112,6 @@ type scanPlus struct {
 }
 
 func (p scanPlus) Scan(dest ...any) error { return p.s.Scan(append(dest, p.extra)...) }
-
-// pickReady returns the ids of the max best ready jobs across queues: the
-// best max of each queue (one index range each), merged by priority, then
-// sequence.
-func pickReady(tx *wtx, queues []string, max int) ([]int64, error) {
-	type cand struct{ id, prio int64 }
-	var cands []cand
-	for _, q := range dedupe(queues) {
-		rows, err := tx.query(readyJobs, q, max)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var c cand
-			if err := rows.Scan(&c.id, &c.prio); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			cands = append(cands, c)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, err
-		}
-	}
-	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].prio != cands[j].prio {
-			return cands[i].prio < cands[j].prio
-		}
-		return cands[i].id < cands[j].id
-	})
-	if len(cands) > max {
-		cands = cands[:max]
-	}
-	ids := make([]int64, len(cands))
-	for i, c := range cands {
-		ids[i] = c.id
-	}
-	return ids, nil
-}
 
 func dedupe(qs []string) []string {
 	if len(qs) == 1 {
@@ -247,7 +198,10 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 		if err := execFenced(tx, rid, qComplete, result, now, now, rid, token); err != nil {
 			return err
 		}
-		return b.emitState(tx, rid, queue.StateCompleted, now)
+		if err := b.emitState(tx, rid, queue.StateCompleted, now); err != nil {
+			return err
+		}
+		return b.settle(tx, rid, now)
 	})
 }
 
@@ -294,7 +248,10 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (
 			string(next), f.Error, hist, runAt, finished, now, rid); err != nil {
 			return err
 		}
-		return b.emitState(tx, rid, next, now)
+		if err := b.emitState(tx, rid, next, now); err != nil {
+			return err
+		}
+		return b.settle(tx, rid, now)
 	})
 	if err != nil {
 		return "", err
@@ -347,7 +304,13 @@ func (b *Backend) giveBack(ctx context.Context, op, id, token string, next queue
 		} else if err != nil {
 			return err
 		}
-		return b.emitState(tx, rid, queue.State(got), now)
+		if err := b.emitState(tx, rid, queue.State(got), now); err != nil {
+			return err
+		}
+		if err := b.settle(tx, rid, now); err != nil {
+			return err
+		}
+		return tx.queryRow(qState, rid).Scan(&got) // settling may have made it wait
 	})
 	if err != nil {
 		return "", err

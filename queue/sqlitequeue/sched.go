@@ -1,0 +1,527 @@
+package sqlitequeue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// sched does the tenant and group scheduling of one write operation (see
+// queue.TenantBackend and queue.GroupBackend for the rules). It reads
+// settings and counts inside the operation's transaction, caches what the
+// operation does not change, and collects the finish tags it moves, which
+// flush writes back. Job counts per tenant and group come from the
+// scope_counts table, which triggers keep in step with every state change.
+type sched struct {
+	b   *Backend
+	tx  *wtx
+	now int64
+
+	defaults *queue.TenantConfig
+	tenants  map[string]*tenantRow
+	queues   map[string]*queueRow
+	finish   map[fairKey]int64 // finish tags moved by this operation
+	ready    map[string]bool   // queues that got pending jobs
+}
+
+type fairKey struct{ queue, tenant string }
+
+// tenantRow is a tenant's effective settings and pause.
+type tenantRow struct {
+	own, eff    queue.TenantConfig
+	pausedUntil int64
+}
+
+// queueRow is a queue's scheduling state.
+type queueRow struct {
+	vtime       int64
+	aging       int
+	pausedUntil int64
+}
+
+func (b *Backend) newSched(tx *wtx, now int64) *sched {
+	return &sched{b: b, tx: tx, now: now, tenants: map[string]*tenantRow{},
+		queues: map[string]*queueRow{}, finish: map[fairKey]int64{}, ready: map[string]bool{}}
+}
+
+// writeSched is write with a sched for fn; the moved finish tags are
+// written in the same operation.
+func (b *Backend) writeSched(ctx context.Context, op string, fn func(s *sched) error) error {
+	return b.write(ctx, op, func(tx *wtx) error {
+		s := b.newSched(tx, b.now())
+		if err := fn(s); err != nil {
+			return err
+		}
+		return s.flush()
+	})
+}
+
+// settle does the scheduling work a transition of job id leaves behind,
+// inside the transition's write: see sched.settle.
+func (b *Backend) settle(tx *wtx, id int64, now int64) error {
+	s := b.newSched(tx, now)
+	if err := s.settle(id); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// settleJob is settle for a job id in its string form.
+func (b *Backend) settleJob(tx *wtx, id string, now int64) error {
+	rid, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	return b.settle(tx, rid, now)
+}
+
+var qUpsertFinish = hot(`INSERT INTO fair_finish (queue, tenant, finish) VALUES (?1, ?2, ?3)
+	ON CONFLICT DO UPDATE SET finish = max(finish, ?3)`)
+
+// flush writes the moved finish tags and wakes the workers of queues
+// that got pending jobs. Waking before the commit is harmless: a woken
+// worker's Lease runs on the same writer, after this transaction.
+func (s *sched) flush() error {
+	for k, f := range s.finish {
+		if _, err := s.tx.exec(qUpsertFinish, k.queue, k.tenant, f); err != nil {
+			return err
+		}
+	}
+	for q := range s.ready {
+		s.b.notify(q)
+	}
+	return nil
+}
+
+var (
+	qDefaults  = hot(`SELECT lim, weight, backlog, max_wait FROM tenants WHERE tenant = ''`)
+	qTenantRow = hot(`SELECT lim, weight, backlog, max_wait, paused_until FROM tenants WHERE tenant = ?`)
+	qQueueRow  = hot(`SELECT vtime, aging, paused_until FROM queue_sched WHERE queue = ?`)
+	qFinish    = hot(`SELECT finish FROM fair_finish WHERE queue = ? AND tenant = ?`)
+	qCounts    = hot(`SELECT state, n FROM scope_counts WHERE kind = ? AND name = ?`)
+)
+
+// tenant returns a tenant's settings (for "" none: no limits, weight 1).
+func (s *sched) tenant(name string) (*tenantRow, error) {
+	if t, ok := s.tenants[name]; ok {
+		return t, nil
+	}
+	t := &tenantRow{eff: queue.TenantConfig{Limit: queue.Unlimited, Weight: 1, Backlog: queue.Unlimited}}
+	if name != "" {
+		def, err := s.tenantDefaults()
+		if err != nil {
+			return nil, err
+		}
+		var maxWait int64
+		err = s.tx.queryRow(qTenantRow, name).Scan(&t.own.Limit, &t.own.Weight, &t.own.Backlog, &maxWait, &t.pausedUntil)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		t.own.MaxWait = durationOf(maxWait)
+		t.eff = t.own.Effective(*def)
+	}
+	s.tenants[name] = t
+	return t, nil
+}
+
+func (s *sched) tenantDefaults() (*queue.TenantConfig, error) {
+	if s.defaults != nil {
+		return s.defaults, nil
+	}
+	d, err := readDefaults(s.tx.queryRow(qDefaults))
+	if err != nil {
+		return nil, err
+	}
+	s.defaults = &d
+	return s.defaults, nil
+}
+
+func readDefaults(row rowScanner) (queue.TenantConfig, error) {
+	var d queue.TenantConfig
+	var maxWait int64
+	err := row.Scan(&d.Limit, &d.Weight, &d.Backlog, &maxWait)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, nil
+	}
+	d.MaxWait = durationOf(maxWait)
+	return d, err
+}
+
+// forget drops cached settings after the operation changed them.
+func (s *sched) forget() {
+	s.defaults = nil
+	clear(s.tenants)
+	clear(s.queues)
+}
+
+func (s *sched) queue(name string) (*queueRow, error) {
+	if q, ok := s.queues[name]; ok {
+		return q, nil
+	}
+	q := &queueRow{}
+	err := s.tx.queryRow(qQueueRow, name).Scan(&q.vtime, &q.aging, &q.pausedUntil)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	s.queues[name] = q
+	return q, nil
+}
+
+// tag gives a job becoming ready for the first time its start tag and sort
+// key (queue.FairTag, queue.FairOrder).
+func (s *sched) tag(q, tenant string, priority int) (start, band, rank int64, err error) {
+	qr, err := s.queue(q)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	k := fairKey{q, tenant}
+	f, ok := s.finish[k]
+	if !ok {
+		if err := s.tx.queryRow(qFinish, q, tenant).Scan(&f); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, 0, 0, err
+		}
+	}
+	t, err := s.tenant(tenant)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	start, s.finish[k] = queue.FairTag(qr.vtime, f, t.eff.Weight)
+	band, rank = queue.FairOrder(start, priority, qr.aging)
+	return start, band, rank, nil
+}
+
+// counts is a tenant's or group's jobs per state.
+type counts map[queue.State]int64
+
+func (c counts) admitted() int64 { return c[queue.StatePending] + c[queue.StateActive] }
+
+func (c counts) unfinished() int64 {
+	return c[queue.StateScheduled] + c[queue.StatePending] + c[queue.StateWaiting] +
+		c[queue.StateActive] + c[queue.StateRetrying]
+}
+
+func (c counts) total() int64 {
+	return c.unfinished() + c[queue.StateCompleted] + c[queue.StateFailed] + c[queue.StateCancelled]
+}
+
+// Scope kinds in scope_counts.
+const (
+	kindTenant = "t"
+	kindGroup  = "g"
+)
+
+func readCounts(q func(string, ...any) (*sql.Rows, error), kind, name string) (counts, error) {
+	rows, err := q(qCounts, kind, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	c := counts{}
+	for rows.Next() {
+		var st string
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		c[queue.State(st)] = n
+	}
+	return c, rows.Err()
+}
+
+func (s *sched) counts(kind, name string) (counts, error) {
+	return readCounts(s.tx.query, kind, name)
+}
+
+// Holds: why a waiting job waits.
+const (
+	holdTenant = "tenant"
+	holdGroup  = "group"
+)
+
+// holdFor returns where a job of tenant and group that is ready goes: ""
+// for pending, or the scope it waits for. self says the job already counts
+// as pending (it is being placed again).
+func (s *sched) holdFor(tenant, grp string, self bool) (string, error) {
+	if tenant != "" {
+		ok, err := s.tenantRoom(tenant, self)
+		if err != nil || !ok {
+			return holdTenant, err
+		}
+	}
+	if grp != "" {
+		ok, err := s.groupRoom(grp, self)
+		if err != nil || !ok {
+			return holdGroup, err
+		}
+	}
+	return "", nil
+}
+
+// tenantRoom reports whether the tenant may admit one more pending job.
+func (s *sched) tenantRoom(name string, self bool) (bool, error) {
+	t, err := s.tenant(name)
+	if err != nil {
+		return false, err
+	}
+	if t.pausedUntil > s.now {
+		return false, s.wakeTenant(name, t.pausedUntil)
+	}
+	if t.eff.Limit == queue.Unlimited {
+		return true, nil
+	}
+	c, err := s.counts(kindTenant, name)
+	if err != nil {
+		return false, err
+	}
+	adm := c.admitted()
+	if self {
+		adm--
+	}
+	return adm < int64(t.eff.Limit), nil
+}
+
+// groupRoom reports whether the group may admit one more pending job.
+func (s *sched) groupRoom(id string, self bool) (bool, error) {
+	g, err := s.group(id)
+	if errors.Is(err, queue.ErrGroupNotFound) {
+		return true, nil // deleted after it was done: no limits left
+	}
+	if err != nil {
+		return false, err
+	}
+	c, err := s.counts(kindGroup, id)
+	if err != nil {
+		return false, err
+	}
+	pending := c[queue.StatePending]
+	if self {
+		pending--
+	}
+	if g.minInterval > 0 && pending > 0 {
+		return false, nil // the next start is taken; the start wakes the group
+	}
+	if until := g.blockedUntil(); until > s.now {
+		return false, s.wakeGroup(id, until)
+	}
+	return g.maxConc == 0 || c[queue.StateActive]+pending < int64(g.maxConc), nil
+}
+
+var (
+	qWakeTenant = hot(`UPDATE tenants SET wake_at = CASE WHEN wake_at = 0 OR wake_at > ?1 THEN ?1 ELSE wake_at END
+		WHERE tenant = ?2`)
+	qWakeGroup = hot(`UPDATE job_groups SET wake_at = CASE WHEN wake_at = 0 OR wake_at > ?1 THEN ?1 ELSE wake_at END
+		WHERE id = ?2`)
+)
+
+// wakeTenant makes the first Lease at or after at look at the tenant's
+// waiting jobs again.
+func (s *sched) wakeTenant(name string, at int64) error {
+	_, err := s.tx.exec(qWakeTenant, at, name)
+	return err
+}
+
+func (s *sched) wakeGroup(id string, at int64) error {
+	_, err := s.tx.exec(qWakeGroup, at, id)
+	return err
+}
+
+// waitUntil is the MaxWait deadline of a job of tenant that starts
+// waiting now; 0 for none.
+func (s *sched) waitUntil(tenant string) (int64, error) {
+	t, err := s.tenant(tenant)
+	if err != nil || t.eff.MaxWait <= 0 {
+		return 0, err
+	}
+	return s.now + int64(t.eff.MaxWait), nil
+}
+
+var (
+	qJobScopes = hot(`SELECT queue, tenant, grp, state FROM jobs WHERE id = ?`)
+	qHoldJob   = hot(`UPDATE jobs SET state = 'waiting', hold = ?, wait_until = ?, updated_at = ? WHERE id = ?`)
+)
+
+// settle does what a transition of job id leaves behind: a job that is
+// pending again (requeued, rescued, snoozed for no time) is placed again
+// and may have to wait; its tenant's and group's room is filled; and a
+// group left with jobs and none unfinished is completed.
+func (s *sched) settle(id int64) error {
+	var q, tenant, grp, state string
+	err := s.tx.queryRow(qJobScopes, id).Scan(&q, &tenant, &grp, &state)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && tenant == "" && grp == "") {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if queue.State(state) == queue.StatePending {
+		if err := s.replace(id, tenant, grp); err != nil {
+			return err
+		}
+	}
+	if tenant != "" {
+		if err := s.fillTenant(tenant); err != nil {
+			return err
+		}
+	}
+	if grp == "" {
+		return nil
+	}
+	if err := s.fillGroup(grp); err != nil {
+		return err
+	}
+	if queue.State(state).Final() {
+		return s.groupSettle(grp)
+	}
+	return nil
+}
+
+// replace moves a job that became pending again to waiting when its
+// tenant or group has no room for it.
+func (s *sched) replace(id int64, tenant, grp string) error {
+	hold, err := s.holdFor(tenant, grp, true)
+	if err != nil || hold == "" {
+		return err
+	}
+	until, err := s.waitUntil(tenant)
+	if err != nil {
+		return err
+	}
+	_, err = s.tx.exec(qHoldJob, hold, until, s.now, id)
+	return err
+}
+
+// fillScan bounds how many waiting jobs one fill looks at beyond the room
+// it fills: jobs whose other scope is full are skipped, and looked at again
+// when that scope has room.
+const fillScan = 64
+
+// maxRelease bounds how many jobs one fill releases; a fill that stops
+// there wakes the scope again for the next Lease.
+const maxRelease = 1000
+
+var (
+	qTenantWaiting = hot(`SELECT id, queue, grp FROM jobs WHERE tenant = ? AND tenant != '' AND state = 'waiting'
+		ORDER BY band, vrank, id LIMIT ?`)
+	qGroupWaiting = hot(`SELECT id, queue, tenant FROM jobs WHERE grp = ? AND grp != '' AND state = 'waiting'
+		ORDER BY band, vrank, id LIMIT ?`)
+	qRelease = hot(`UPDATE jobs SET state = 'pending', hold = '', wait_until = 0, updated_at = ?
+		WHERE id = ? AND state = 'waiting'`)
+)
+
+// fillTenant releases the tenant's best waiting jobs, as many as it has
+// room for, skipping those whose group has none.
+func (s *sched) fillTenant(name string) error {
+	c, err := s.counts(kindTenant, name)
+	if err != nil || c[queue.StateWaiting] == 0 {
+		return err
+	}
+	t, err := s.tenant(name)
+	if err != nil {
+		return err
+	}
+	if t.pausedUntil > s.now {
+		return s.wakeTenant(name, t.pausedUntil)
+	}
+	room := c[queue.StateWaiting]
+	if t.eff.Limit != queue.Unlimited {
+		room = min(room, int64(t.eff.Limit)-c.admitted())
+	}
+	return s.release(qTenantWaiting, name, room, func(other string) (bool, error) {
+		if other == "" {
+			return true, nil
+		}
+		return s.groupRoom(other, false)
+	}, func() error { return s.wakeTenant(name, s.now) })
+}
+
+// fillGroup releases the group's best waiting jobs, as many as it has room
+// for, skipping those whose tenant has none.
+func (s *sched) fillGroup(id string) error {
+	c, err := s.counts(kindGroup, id)
+	if err != nil || c[queue.StateWaiting] == 0 {
+		return err
+	}
+	g, err := s.group(id)
+	if errors.Is(err, queue.ErrGroupNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if until := g.blockedUntil(); until > s.now {
+		return s.wakeGroup(id, until)
+	}
+	room := c[queue.StateWaiting]
+	if g.maxConc > 0 {
+		room = min(room, int64(g.maxConc)-c.admitted())
+	}
+	if g.minInterval > 0 {
+		room = min(room, 1-c[queue.StatePending])
+	}
+	return s.release(qGroupWaiting, id, room, func(other string) (bool, error) {
+		if other == "" {
+			return true, nil
+		}
+		return s.tenantRoom(other, false)
+	}, func() error { return s.wakeGroup(id, s.now) })
+}
+
+// release moves up to room waiting jobs of a scope (listed best first by
+// query) to pending, those for which otherRoom says their other scope has
+// room. When it stops at maxRelease, more remain: again wakes the scope.
+func (s *sched) release(query, name string, room int64, otherRoom func(string) (bool, error), again func() error) error {
+	if room <= 0 {
+		return nil
+	}
+	limit := min(room, maxRelease)
+	type waiting struct {
+		id           int64
+		queue, other string
+	}
+	rows, err := s.tx.query(query, name, limit+fillScan)
+	if err != nil {
+		return err
+	}
+	var list []waiting
+	for rows.Next() {
+		var w waiting
+		if err := rows.Scan(&w.id, &w.queue, &w.other); err != nil {
+			rows.Close()
+			return err
+		}
+		list = append(list, w)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	released := int64(0)
+	for _, w := range list {
+		if released == limit {
+			break
+		}
+		ok, err := otherRoom(w.other)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		if _, err := s.tx.exec(qRelease, s.now, w.id); err != nil {
+			return err
+		}
+		s.ready[w.queue] = true
+		released++
+	}
+	if released == maxRelease && room > maxRelease {
+		return again()
+	}
+	return nil
+}
+
+// errorf wraps a sentinel with detail, keeping errors.Is working.
+func errorf(sentinel error, format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)
+}

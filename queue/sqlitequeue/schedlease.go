@@ -1,0 +1,498 @@
+package sqlitequeue
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// promoteBatch bounds how many due jobs one Lease promotes; the rest follow
+// on the next call.
+const promoteBatch = 1000
+
+// maintainBatch bounds the scopes woken and the waiting jobs expired by
+// one Lease.
+const maintainBatch = 100
+
+var (
+	// Due jobs without tenant or group that already have their fair tag
+	// (retries, snoozes) need no decision: one statement.
+	qPromotePlain = hot(`UPDATE jobs SET state = 'pending', updated_at = ?1
+		WHERE id IN (SELECT id FROM jobs WHERE state IN ('scheduled', 'retrying') AND run_at <= ?1
+			ORDER BY run_at LIMIT ?2) AND tenant = '' AND grp = '' AND vstart IS NOT NULL`)
+	qDue = hot(`SELECT id, queue, tenant, grp, priority, vstart FROM jobs
+		WHERE state IN ('scheduled', 'retrying') AND run_at <= ? ORDER BY run_at LIMIT ?`)
+	qPromoteTagged = hot(`UPDATE jobs SET state = ?, hold = ?, wait_until = ?, updated_at = ? WHERE id = ?`)
+	qPromoteNew    = hot(`UPDATE jobs SET state = ?, hold = ?, wait_until = ?, updated_at = ?,
+		vstart = ?, band = ?, vrank = ? WHERE id = ?`)
+	qTenantsToWake = hot(`SELECT tenant FROM tenants WHERE wake_at > 0 AND wake_at <= ? ORDER BY wake_at LIMIT ?`)
+	qGroupsToWake  = hot(`SELECT id FROM job_groups WHERE wake_at > 0 AND wake_at <= ? ORDER BY wake_at LIMIT ?`)
+	qTenantWoken   = hot(`UPDATE tenants SET wake_at = 0 WHERE tenant = ?`)
+	qGroupWoken    = hot(`UPDATE job_groups SET wake_at = 0 WHERE id = ?`)
+	qWaitedTooLong = hot(`SELECT ` + jobCols + ` FROM jobs
+		WHERE state = 'waiting' AND wait_until > 0 AND wait_until <= ? ORDER BY wait_until LIMIT ?`)
+	qFailWaiting = hot(`UPDATE jobs SET state = 'failed', hold = '', last_error = ?, errors = ?,
+		finished_at = ?3, updated_at = ?3 WHERE id = ?4 AND state = 'waiting'`)
+	qGroupsExpired = hot(`SELECT id FROM job_groups WHERE deadline > 0 AND deadline <= ? ORDER BY deadline LIMIT ?`)
+)
+
+// maintain does a Lease's time-driven work before it picks: due jobs
+// become ready (pending or waiting), scopes whose pause or crawl delay has
+// ended release their waiting jobs, jobs that waited past their tenant's
+// MaxWait fail, and groups past their TTL are cancelled.
+func (s *sched) maintain() error {
+	steps := []func() error{s.promoteDue, s.wakeScopes, s.expireWaits, s.expireGroups}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// promoteDue makes due scheduled and retrying jobs ready. A job ready for
+// the first time gets its fair tag here.
+func (s *sched) promoteDue() error {
+	if _, err := s.tx.exec(qPromotePlain, s.now, promoteBatch); err != nil {
+		return err
+	}
+	type due struct {
+		id          int64
+		queue, t, g string
+		priority    int
+		start       sql.NullInt64
+	}
+	rows, err := s.tx.query(qDue, s.now, promoteBatch)
+	if err != nil {
+		return err
+	}
+	var list []due
+	for rows.Next() {
+		var d due
+		if err := rows.Scan(&d.id, &d.queue, &d.t, &d.g, &d.priority, &d.start); err != nil {
+			rows.Close()
+			return err
+		}
+		list = append(list, d)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, d := range list {
+		if err := s.promote(d.id, d.queue, d.t, d.g, d.priority, d.start); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// promote makes one due job ready: pending, or waiting for its tenant or
+// group.
+func (s *sched) promote(id int64, q, tenant, grp string, priority int, start sql.NullInt64) error {
+	state, hold, waitEnd := queue.StatePending, "", int64(0)
+	var err error
+	if tenant != "" || grp != "" {
+		if hold, err = s.holdFor(tenant, grp, false); err != nil {
+			return err
+		}
+	}
+	if hold != "" {
+		state = queue.StateWaiting
+		if waitEnd, err = s.waitUntil(tenant); err != nil {
+			return err
+		}
+	} else {
+		s.ready[q] = true
+	}
+	if start.Valid {
+		_, err = s.tx.exec(qPromoteTagged, string(state), hold, waitEnd, s.now, id)
+		return err
+	}
+	vstart, band, rank, err := s.tag(q, tenant, priority)
+	if err != nil {
+		return err
+	}
+	_, err = s.tx.exec(qPromoteNew, string(state), hold, waitEnd, s.now, vstart, band, rank, id)
+	return err
+}
+
+// wakeScopes fills the tenants and groups whose wake time has come (a
+// pause or crawl delay ended, or a fill stopped at its bound).
+func (s *sched) wakeScopes() error {
+	for _, w := range []struct {
+		list, woken string
+		fill        func(string) error
+	}{
+		{qTenantsToWake, qTenantWoken, s.fillTenant},
+		{qGroupsToWake, qGroupWoken, s.fillGroup},
+	} {
+		names, err := s.names(w.list, s.now, maintainBatch)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if _, err := s.tx.exec(w.woken, n); err != nil {
+				return err
+			}
+			if err := w.fill(n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// names runs a query that lists one text column.
+func (s *sched) names(query string, args ...any) ([]string, error) {
+	rows, err := s.tx.query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// expireWaits fails the waiting jobs whose MaxWait deadline has passed.
+func (s *sched) expireWaits() error {
+	rows, err := s.tx.query(qWaitedTooLong, s.now, maintainBatch)
+	if err != nil {
+		return err
+	}
+	var list []*queue.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		list = append(list, j)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, j := range list {
+		if err := s.failWaiting(j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *sched) failWaiting(j *queue.Job) error {
+	id, _ := parseID(j.ID)
+	t, err := s.tenant(j.Tenant)
+	if err != nil {
+		return err
+	}
+	msg := fmt.Sprintf("%v: waited longer than tenant %s's MaxWait of %s", queue.ErrBacklogFull, j.Tenant, t.eff.MaxWait)
+	hist, err := appendError(j.Errors, queue.AttemptError{Attempt: j.Attempt, At: fromNanos(s.now), Error: msg})
+	if err != nil {
+		return err
+	}
+	if _, err := s.tx.exec(qFailWaiting, msg, hist, s.now, id); err != nil {
+		return err
+	}
+	if err := s.b.emitState(s.tx, id, queue.StateFailed, s.now); err != nil {
+		return err
+	}
+	return s.settle(id)
+}
+
+// expireGroups cancels the groups whose TTL has run out.
+func (s *sched) expireGroups() error {
+	ids, err := s.names(qGroupsExpired, s.now, maintainBatch)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := s.cancelGroup(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cand is a pending job Lease may hand out.
+type cand struct {
+	id, band, rank, start int64
+	queue, tenant, grp    string
+	pos, qi               int // place in its queue's list, and the queue's index
+}
+
+var qReady = hot(`SELECT id, tenant, grp, band, vrank, vstart FROM jobs
+	WHERE queue = ? AND state = 'pending' ORDER BY band, vrank, id LIMIT ?`)
+
+// pickRounds bounds how often pick looks for more candidates after moving
+// blocked ones to waiting.
+const pickRounds = 4
+
+// pick chooses up to max pending jobs from queues in the fair order,
+// checking each against its tenant's and group's limits with the counts
+// of this step; a candidate that is blocked moves to waiting. Across
+// queues, the lower band goes first and queues take turns within a band.
+func (s *sched) pick(queues []string, max int) ([]cand, *leaseScopes, error) {
+	ls := &leaseScopes{s: s, tenants: map[string]*leaseTenant{}, groups: map[string]*leaseGroup{}}
+	var picked []cand
+	taken := map[int64]bool{}
+	for round := 0; round < pickRounds && len(picked) < max; round++ {
+		cands, full, err := s.candidates(queues, max+len(picked)+16)
+		if err != nil {
+			return nil, nil, err
+		}
+		held := 0
+		for _, c := range cands {
+			if len(picked) == max {
+				break
+			}
+			if taken[c.id] {
+				continue
+			}
+			hold, err := ls.check(c)
+			if err != nil {
+				return nil, nil, err
+			}
+			if hold == "" {
+				picked = append(picked, c)
+				taken[c.id] = true
+				continue
+			}
+			if err := ls.hold(c, hold); err != nil {
+				return nil, nil, err
+			}
+			held++
+		}
+		if held == 0 || !full {
+			break
+		}
+	}
+	return picked, ls, nil
+}
+
+// candidates lists up to n pending jobs of each queue not paused, merged,
+// and reports whether any queue had more.
+func (s *sched) candidates(queues []string, n int) ([]cand, bool, error) {
+	var all []cand
+	full := false
+	for qi, q := range dedupe(queues) {
+		qr, err := s.queue(q)
+		if err != nil {
+			return nil, false, err
+		}
+		if qr.pausedUntil > s.now {
+			continue
+		}
+		rows, err := s.tx.query(qReady, q, n)
+		if err != nil {
+			return nil, false, err
+		}
+		k := 0
+		for rows.Next() {
+			c := cand{queue: q, pos: k, qi: qi}
+			var start sql.NullInt64
+			if err := rows.Scan(&c.id, &c.tenant, &c.grp, &c.band, &c.rank, &start); err != nil {
+				rows.Close()
+				return nil, false, err
+			}
+			c.start = start.Int64
+			all = append(all, c)
+			k++
+		}
+		if err := rows.Close(); err != nil {
+			return nil, false, err
+		}
+		full = full || k == n
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.band != b.band {
+			return a.band < b.band
+		}
+		if a.pos != b.pos {
+			return a.pos < b.pos
+		}
+		return a.qi < b.qi
+	})
+	return all, full, nil
+}
+
+// leaseScopes tracks, during one pick, each scope's active jobs including
+// the ones picked so far.
+type leaseScopes struct {
+	s       *sched
+	tenants map[string]*leaseTenant
+	groups  map[string]*leaseGroup
+	// after holds the fills owed once the picked jobs are active: a job
+	// held for one scope left room in its other scope.
+	fillTenants, fillGroups map[string]bool
+}
+
+type leaseTenant struct {
+	row    *tenantRow
+	active int64
+}
+
+type leaseGroup struct {
+	row     *groupRow // nil: the group is gone
+	active  int64
+	started bool // a job with a MinInterval was picked
+}
+
+func (ls *leaseScopes) tenant(name string) (*leaseTenant, error) {
+	if t, ok := ls.tenants[name]; ok {
+		return t, nil
+	}
+	row, err := ls.s.tenant(name)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ls.s.counts(kindTenant, name)
+	if err != nil {
+		return nil, err
+	}
+	t := &leaseTenant{row: row, active: c[queue.StateActive]}
+	ls.tenants[name] = t
+	return t, nil
+}
+
+func (ls *leaseScopes) group(id string) (*leaseGroup, error) {
+	if g, ok := ls.groups[id]; ok {
+		return g, nil
+	}
+	g := &leaseGroup{}
+	row, err := ls.s.group(id)
+	switch {
+	case errors.Is(err, queue.ErrGroupNotFound):
+	case err != nil:
+		return nil, err
+	default:
+		c, err := ls.s.counts(kindGroup, id)
+		if err != nil {
+			return nil, err
+		}
+		g.row, g.active = row, c[queue.StateActive]
+	}
+	ls.groups[id] = g
+	return g, nil
+}
+
+// check returns "" and counts c as started when its tenant and group let
+// it start now, or the scope that holds it back.
+func (ls *leaseScopes) check(c cand) (string, error) {
+	s := ls.s
+	var t *leaseTenant
+	var g *leaseGroup
+	var err error
+	if c.tenant != "" {
+		if t, err = ls.tenant(c.tenant); err != nil {
+			return "", err
+		}
+		if t.row.pausedUntil > s.now {
+			return holdTenant, s.wakeTenant(c.tenant, t.row.pausedUntil)
+		}
+		if t.row.eff.Limit != queue.Unlimited && t.active >= int64(t.row.eff.Limit) {
+			return holdTenant, nil
+		}
+	}
+	if c.grp != "" {
+		if g, err = ls.group(c.grp); err != nil {
+			return "", err
+		}
+		if g.row != nil {
+			if until := g.row.blockedUntil(); until > s.now {
+				return holdGroup, s.wakeGroup(c.grp, until)
+			}
+			if g.row.maxConc > 0 && g.active >= int64(g.row.maxConc) {
+				return holdGroup, nil
+			}
+		}
+	}
+	if t != nil {
+		t.active++
+	}
+	if g != nil && g.row != nil {
+		g.active++
+		if g.row.minInterval > 0 {
+			g.row.lastStart, g.started = s.now, true
+		}
+	}
+	return "", nil
+}
+
+// hold moves a blocked candidate to waiting and owes a fill to its other
+// scope, where it no longer takes room.
+func (ls *leaseScopes) hold(c cand, hold string) error {
+	until, err := ls.s.waitUntil(c.tenant)
+	if err != nil {
+		return err
+	}
+	if _, err := ls.s.tx.exec(qHoldJob, hold, until, ls.s.now, c.id); err != nil {
+		return err
+	}
+	if ls.fillTenants == nil {
+		ls.fillTenants, ls.fillGroups = map[string]bool{}, map[string]bool{}
+	}
+	if hold == holdGroup && c.tenant != "" {
+		ls.fillTenants[c.tenant] = true
+	}
+	if hold == holdTenant && c.grp != "" {
+		ls.fillGroups[c.grp] = true
+	}
+	return nil
+}
+
+var (
+	qAdvanceV = hot(`INSERT INTO queue_sched (queue, vtime) VALUES (?1, ?2)
+		ON CONFLICT DO UPDATE SET vtime = max(vtime, ?2)`)
+	qGroupStarted = hot(`UPDATE job_groups SET last_start = ? WHERE id = ?`)
+)
+
+// started records what the picked jobs, now active, change: each queue's
+// virtual time, the last start of groups with a crawl delay (and a wake
+// when it ends), and the fills owed by jobs moved to waiting.
+func (ls *leaseScopes) started(picked []cand) error {
+	s := ls.s
+	v := map[string]int64{}
+	for _, c := range picked {
+		if cur, ok := v[c.queue]; !ok || c.start > cur {
+			v[c.queue] = c.start
+		}
+	}
+	for q, start := range v {
+		if _, err := s.tx.exec(qAdvanceV, q, start); err != nil {
+			return err
+		}
+	}
+	for id, g := range ls.groups {
+		if !g.started {
+			continue
+		}
+		if _, err := s.tx.exec(qGroupStarted, s.now, id); err != nil {
+			return err
+		}
+		if err := s.wakeGroup(id, s.now+g.row.minInterval); err != nil {
+			return err
+		}
+	}
+	for t := range ls.fillTenants {
+		if err := s.fillTenant(t); err != nil {
+			return err
+		}
+	}
+	for g := range ls.fillGroups {
+		if err := s.fillGroup(g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
