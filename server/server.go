@@ -83,7 +83,12 @@ func New(opts Options) (*Server, error) {
 	s.metrics = newMetrics(opts.Registry)
 	s.metrics.activity = dashboard.NewActivity(dashboard.ActivityOptions{Now: s.now})
 	if opts.Queue != nil {
-		s.jobs = queue.NewClient(opts.Queue, queue.ClientConfig{MaxPayload: int(cfg.Queues.MaxPayloadBytes)})
+		s.jobs = queue.NewClient(opts.Queue, queue.ClientConfig{
+			MaxPayload: int(cfg.Queues.MaxPayloadBytes),
+			// Enqueues over a queue's depth cap are refused with an
+			// overload error, answered as 503 + Retry-After.
+			Admission: queue.Admission{MaxDepth: cfg.Queues.MaxDepth},
+		})
 		s.counts = dashboard.NewBreakdowns(s.jobs, 0, s.now)
 		s.metrics.watchQueue(s.jobs)
 		s.leases = newLeaseWaiter(opts.Queue)

@@ -31,7 +31,7 @@ type retryAfterError interface {
 
 func isOverloaded(err error) bool {
 	var ra retryAfterError
-	return errors.As(err, &ra)
+	return errors.Is(err, queue.ErrOverloaded) || errors.As(err, &ra)
 }
 
 func retryAfterOf(err error) time.Duration {

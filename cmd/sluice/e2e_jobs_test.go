@@ -349,3 +349,24 @@ func TestServeOnRedis(t *testing.T) {
 	runJobsEndToEnd(t, p)
 	sigtermScenario(t, dir, "--redis-url", url)
 }
+
+// queues.max_depth refuses enqueues over the cap with 503 + Retry-After;
+// nothing is stored.
+func TestServeQueueDepthCap(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "sluice.yaml"), "queues:\n  max_depth: 2\n")
+	p := start(t, dir, nil)
+	for i := range 2 {
+		if a := p.do("POST", "/v1/jobs", "", `{"queue":"capped","kind":"k"}`); a.status != 201 {
+			t.Fatalf("enqueue %d: %d %s", i, a.status, a.raw)
+		}
+	}
+	a := p.do("POST", "/v1/jobs", "", `{"queue":"capped","kind":"k"}`)
+	if a.status != 503 || a.header.Get("Retry-After") == "" || !strings.Contains(a.body["detail"].(string), "overloaded") {
+		t.Fatalf("over the cap: %d %v %s", a.status, a.header, a.raw)
+	}
+	if got := counts(t, p, "capped")["pending"]; got != 2 {
+		t.Errorf("pending = %v, want 2", got)
+	}
+}
