@@ -59,7 +59,9 @@ const (
 
 // Admission configures the checks Client.Enqueue and EnqueueBatch make
 // before they store anything; a refused call returns an *OverloadedError.
-// The zero value admits everything.
+// The zero value admits everything. (A tenant's backlog cap is the
+// backend's, see TenantConfig.Backlog; the client reports its refusal as
+// an *OverloadedError too.)
 type Admission struct {
 	// MaxDepth caps how many jobs of one queue may wait to run (scheduled,
 	// pending, waiting and retrying; active and finished jobs do not
@@ -67,7 +69,7 @@ type Admission struct {
 	// would take a queue over its cap.
 	MaxDepth int64
 	// QueueMaxDepth overrides MaxDepth for the named queues; a negative
-	// value lifts the cap for that queue.
+	// value lifts the cap for that queue, 0 leaves it at MaxDepth.
 	QueueMaxDepth map[string]int64
 	// DepthCacheFor is how long depths read through Backend.Stats are
 	// reused, so that enqueues do not count jobs every time; default 1s.
@@ -114,7 +116,7 @@ func newAdmission(cfg Admission) *admission {
 
 // depthCap returns the cap of queue q, or 0 for none.
 func (a *admission) depthCap(q string) int64 {
-	if c, ok := a.cfg.QueueMaxDepth[q]; ok {
+	if c := a.cfg.QueueMaxDepth[q]; c != 0 {
 		return max(c, 0)
 	}
 	return max(a.cfg.MaxDepth, 0)

@@ -165,7 +165,7 @@ func TestEnqueueDepthCap(t *testing.T) {
 	b := openSQLite(t)
 	clk := clock.NewFake(time.Now())
 	cl := queue.NewClient(b, queue.ClientConfig{Admission: queue.Admission{
-		MaxDepth: 3, QueueMaxDepth: map[string]int64{"big": 5, "free": -1}, Clock: clk,
+		MaxDepth: 3, QueueMaxDepth: map[string]int64{"big": 5, "free": -1, "zero": 0}, Clock: clk,
 	}})
 	ctx := context.Background()
 	later := time.Now().Add(time.Hour)
@@ -182,6 +182,7 @@ func TestEnqueueDepthCap(t *testing.T) {
 		{[]string{"big", "big"}, time.Time{}, "queue big is over its depth cap: 4 jobs waiting + 2 > cap 5"},
 		{[]string{"free", "free", "free", "free", "free", "free"}, time.Time{}, ""},
 		{[]string{"free", "a"}, time.Time{}, "queue a is over its depth cap: 3 jobs waiting + 1 > cap 3"},
+		{[]string{"zero", "zero", "zero", "zero"}, time.Time{}, "invalid"}, // 0 keeps MaxDepth
 	}
 	for i, st := range steps {
 		specs := make([]queue.JobSpec, len(st.queues))
@@ -196,7 +197,7 @@ func TestEnqueueDepthCap(t *testing.T) {
 			}
 		case "invalid":
 			var ia *queue.InvalidArgumentError
-			if !errors.As(err, &ia) || ia.Field != "specs" || !strings.Contains(ia.Rule, "more than its depth cap 5") {
+			if !errors.As(err, &ia) || ia.Field != "specs" || !strings.Contains(ia.Rule, "more than its depth cap") {
 				t.Fatalf("step %d: got %v, want an invalid argument", i, err)
 			}
 		default:
