@@ -12,107 +12,211 @@ import (
 type call struct {
 	script *redis.Script
 	keys   []string
-	args   []any
-	res    any
-	err    error
-	done   chan struct{}
+	// args are the script's arguments; with items, they are followed by
+	// the number of items and each item's arguments.
+	args  []any
+	items [][]any
+	// mergeKey, when set, lets calls with the same key that go out in one
+	// pipeline run as one script over all their items (the script, keys
+	// and args of such calls are the same). split then gives each call
+	// its part of the merged reply: the reply for n items from item from.
+	mergeKey string
+	split    func(res any, from, n int) (any, error)
+
+	res  any
+	err  error
+	done chan struct{}
 }
 
-// batcher sends concurrent script runs together. A few sender goroutines
-// take calls from one unbuffered channel: an idle sender takes a call at
-// once and runs it alone, so a lone call pays no wait; while senders are
-// busy, callers queue up on the channel, and the next free sender takes
-// all of them (up to max) and sends them as one pipeline: one round trip
-// and two system calls for the lot, instead of one each. Each script in
-// the pipeline is still its own atomic step.
+// argv returns the script arguments of the call.
+func (c *call) argv() []any {
+	if c.items == nil {
+		return c.args
+	}
+	n := len(c.args) + 1
+	for _, it := range c.items {
+		n += len(it)
+	}
+	out := append(make([]any, 0, n), c.args...)
+	out = append(out, len(c.items))
+	for _, it := range c.items {
+		out = append(out, it...)
+	}
+	return out
+}
+
+// merged is one script run of a pipeline: a call, or several mergeable
+// calls run as one.
+type merged struct {
+	run     *call
+	members []*call
+}
+
+// merge groups a batch: calls with the same merge key become one run.
+func merge(batch []*call) []merged {
+	out := make([]merged, 0, len(batch))
+	at := map[string]int{}
+	for _, c := range batch {
+		if c.mergeKey == "" {
+			out = append(out, merged{run: c, members: []*call{c}})
+			continue
+		}
+		if i, ok := at[c.mergeKey]; ok {
+			out[i].members = append(out[i].members, c)
+			continue
+		}
+		at[c.mergeKey] = len(out)
+		out = append(out, merged{run: c, members: []*call{c}})
+	}
+	for i, m := range out {
+		if len(m.members) == 1 {
+			continue
+		}
+		run := *m.members[0]
+		run.items = nil
+		for _, c := range m.members {
+			run.items = append(run.items, c.items...)
+		}
+		out[i].run = &run
+	}
+	return out
+}
+
+// finish hands the run's reply to its members and wakes them.
+func (m merged) finish(res any, err error) {
+	if len(m.members) == 1 && m.run == m.members[0] {
+		m.run.res, m.run.err = res, err
+		close(m.run.done)
+		return
+	}
+	from := 0
+	for _, c := range m.members {
+		if err != nil {
+			c.err = err
+		} else {
+			c.res, c.err = c.split(res, from, len(c.items))
+		}
+		from += len(c.items)
+		close(c.done)
+	}
+}
+
+// batcher sends concurrent script runs together. At most `senders`
+// pipelines are in flight. A call that finds a free slot is sent at once
+// by its own goroutine, together with any calls waiting (so a lone call
+// costs no hand-off to another goroutine); a call that finds every slot
+// busy waits in line, and when a pipeline returns, the calls in line go
+// out as the next pipeline, up to max at a time. Under load that is one
+// round trip and two system calls for many calls instead of one each.
+// Each script in a pipeline is still its own atomic step.
 type batcher struct {
-	c    redis.UniversalClient
-	in   chan *call
-	quit chan struct{}
-	wg   sync.WaitGroup
-	max  int
+	c       redis.UniversalClient
+	max     int
+	senders int
+
+	mu     sync.Mutex
+	idle   sync.Cond // signalled when active drops to 0
+	line   []*call
+	active int // pipelines being sent (each holds a slot until the line is empty)
+	closed bool
 }
 
 func newBatcher(c redis.UniversalClient, max, senders int) *batcher {
-	b := &batcher{c: c, in: make(chan *call), quit: make(chan struct{}), max: max}
-	b.wg.Add(senders)
-	for i := 0; i < senders; i++ {
-		go b.loop()
-	}
+	b := &batcher{c: c, max: max, senders: senders}
+	b.idle.L = &b.mu
 	return b
 }
 
-// run hands the call to a sender and waits for its result or ctx.
+// run sends the call, or queues it, and waits for its result or ctx.
 func (b *batcher) run(ctx context.Context, c *call) (any, error) {
 	c.done = make(chan struct{})
-	select {
-	case b.in <- c:
-	case <-b.quit:
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
 		return nil, errClosed
-	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
+	if b.active < b.senders {
+		b.active++
+		batch := append(b.take(b.max-1), c)
+		b.mu.Unlock()
+		b.send(batch)
+		b.next()
+		return c.res, c.err
+	}
+	b.line = append(b.line, c)
+	b.mu.Unlock()
 	select {
 	case <-c.done:
 		return c.res, c.err
 	case <-ctx.Done():
-		// The call is on its way and will run; only the wait ends.
+		// The call stays in line and will run; only the wait ends.
 		return nil, ctx.Err()
 	}
 }
 
-func (b *batcher) loop() {
-	defer b.wg.Done()
-	batch := make([]*call, 0, b.max)
-	for {
-		select {
-		case <-b.quit:
-			return
-		case c := <-b.in:
-			batch = append(batch[:0], c)
-		}
-	gather:
-		for len(batch) < b.max {
-			select {
-			case c := <-b.in:
-				batch = append(batch, c)
-			default:
-				break gather
-			}
-		}
-		b.send(batch)
-		clear(batch)
-	}
+// take removes up to n calls from the front of the line. Called with mu
+// held.
+func (b *batcher) take(n int) []*call {
+	n = min(n, len(b.line))
+	batch := make([]*call, n, n+1)
+	copy(batch, b.line)
+	clear(b.line[:n])
+	b.line = b.line[n:]
+	return batch
 }
 
-// send runs the batch: one call directly, several as one pipeline.
-// Scripts the server does not know yet (NOSCRIPT) are run again one by one
-// through Script.Run, which loads them.
+// next hands the calls in line to a new sender, or frees the slot.
+func (b *batcher) next() {
+	b.mu.Lock()
+	if len(b.line) == 0 {
+		if b.active--; b.active == 0 {
+			b.idle.Broadcast()
+		}
+		b.mu.Unlock()
+		return
+	}
+	batch := b.take(b.max)
+	b.mu.Unlock()
+	go func() {
+		b.send(batch)
+		b.next()
+	}()
+}
+
+// send runs the batch: merges what can be merged, then sends one run
+// directly or several as one pipeline. Scripts the server does not know
+// yet (NOSCRIPT) are run again one by one through Script.Run, which loads
+// them.
 func (b *batcher) send(batch []*call) {
 	ctx := context.Background()
-	if len(batch) == 1 {
-		c := batch[0]
-		c.res, c.err = c.script.Run(ctx, b.c, c.keys, c.args...).Result()
-		close(c.done)
+	runs := merge(batch)
+	if len(runs) == 1 {
+		r := runs[0].run
+		runs[0].finish(r.script.Run(ctx, b.c, r.keys, r.argv()...).Result())
 		return
 	}
 	pipe := b.c.Pipeline()
-	cmds := make([]*redis.Cmd, len(batch))
-	for i, c := range batch {
-		cmds[i] = c.script.EvalSha(ctx, pipe, c.keys, c.args...)
+	cmds := make([]*redis.Cmd, len(runs))
+	for i, m := range runs {
+		cmds[i] = m.run.script.EvalSha(ctx, pipe, m.run.keys, m.run.argv()...)
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command below
-	for i, c := range batch {
-		c.res, c.err = cmds[i].Result()
-		if c.err != nil && strings.HasPrefix(c.err.Error(), "NOSCRIPT") {
-			c.res, c.err = c.script.Run(ctx, b.c, c.keys, c.args...).Result()
+	for i, m := range runs {
+		res, err := cmds[i].Result()
+		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			res, err = m.run.script.Run(ctx, b.c, m.run.keys, m.run.argv()...).Result()
 		}
-		close(c.done)
+		m.finish(res, err)
 	}
 }
 
-// close stops the senders after the batches they are sending.
+// close refuses new calls and waits until every call in flight or in
+// line has been sent and answered.
 func (b *batcher) close() {
-	close(b.quit)
-	b.wg.Wait()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for b.active > 0 {
+		b.idle.Wait()
+	}
 }

@@ -102,12 +102,18 @@ func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.E
 // enqueueIn stores specs of queues qs (pos maps a queue name to its place
 // in qs, from 1) with one script run.
 func (b *Backend) enqueueIn(ctx context.Context, qs []*qkeys, pos map[string]int, specs []queue.JobSpec) ([]queue.Enqueued, error) {
-	keys, args := b.group(qs, 1+specFields*len(specs))
-	args = append(args, len(specs))
-	for _, s := range specs {
-		args = b.specArgs(args, pos[s.Queue], s)
+	keys, args := b.group(qs, 0)
+	c := &call{script: scriptEnqueue, keys: keys, args: args, items: make([][]any, len(specs))}
+	for i, s := range specs {
+		c.items[i] = b.specArgs(make([]any, 0, specFields), pos[s.Queue], s)
 	}
-	res, err := b.eval(ctx, "enqueue", scriptEnqueue, keys, args...)
+	if len(qs) == 1 {
+		// Enqueues into the same queue that meet in the batcher run as
+		// one script: each is still stored whole, and the unique-key rules
+		// apply between them as if they ran one after the other.
+		c.mergeKey, c.split = "enqueue\x00"+qs[0].name, splitEnqueue
+	}
+	res, err := b.evalCall(ctx, "enqueue", c)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +143,20 @@ func maxAttempts(s queue.JobSpec) int {
 		return queue.DefaultMaxAttempts
 	}
 	return s.MaxAttempts
+}
+
+// splitEnqueue gives one merged enqueue call its part of the reply
+// {now, per spec result, woken}.
+func splitEnqueue(res any, from, n int) (any, error) {
+	top, err := asList(res, "enqueue reply")
+	if err != nil || len(top) != 3 {
+		return nil, errReply{"enqueue reply"}
+	}
+	items, err := splitList(top[1], from, n)
+	if err != nil {
+		return nil, err
+	}
+	return []any{top[0], items, top[2]}, nil
 }
 
 // decodeEnqueued reads {now, per spec {dup, seq, state | job}, woken}.

@@ -58,7 +58,7 @@ func (b *Backend) leaseFrom(ctx context.Context, qs []*qkeys, req queue.LeaseReq
 	if err != nil {
 		return nil, err
 	}
-	out, woken, err := decodeLeases(res, qs)
+	out, woken, err := decodeLeases(res, qs, req.WorkerID)
 	if err != nil {
 		return nil, b.fault("lease", err)
 	}
@@ -66,17 +66,20 @@ func (b *Backend) leaseFrom(ctx context.Context, qs []*qkeys, req queue.LeaseReq
 	return out, nil
 }
 
-// decodeLeases reads {per lease {queue position, seq, token, job}, woken}.
-func decodeLeases(res any, qs []*qkeys) ([]queue.Lease, []any, error) {
+// decodeLeases reads {now, until, per lease {queue position, seq, token,
+// job before the lease}, woken} and applies the lease to each job as the
+// script stored it.
+func decodeLeases(res any, qs []*qkeys, worker string) ([]queue.Lease, []any, error) {
 	top, err := asList(res, "lease reply")
-	if err != nil || len(top) != 2 {
+	if err != nil || len(top) != 4 {
 		return nil, nil, errReply{"lease reply"}
 	}
-	items, err := asList(top[0], "leases")
+	now, until := micros(asString(top[0])), micros(asString(top[1]))
+	items, err := asList(top[2], "leases")
 	if err != nil {
 		return nil, nil, err
 	}
-	woken, _ := top[1].([]any)
+	woken, _ := top[3].([]any)
 	out := make([]queue.Lease, 0, len(items))
 	for _, v := range items {
 		it, err := asList(v, "lease")
@@ -91,6 +94,8 @@ func decodeLeases(res any, qs []*qkeys) ([]queue.Lease, []any, error) {
 		if err != nil || j == nil {
 			return nil, nil, errReply{"leased job"}
 		}
+		j.State, j.Attempt, j.WorkerID = queue.StateActive, j.Attempt+1, worker
+		j.LeaseUntil, j.StartedAt, j.UpdatedAt = until, now, now
 		out = append(out, queue.Lease{Job: j, Token: asString(it[2])})
 	}
 	return out, woken, nil
@@ -149,10 +154,38 @@ func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Du
 	return queue.LeaseStatus{Until: micros(asString(l[1])), CancelRequested: asString(l[2]) == "1"}, nil
 }
 
-// Complete implements queue.Backend.
+// Complete implements queue.Backend. Concurrent Complete calls on one
+// queue that meet in the batcher run as one script.
 func (b *Backend) Complete(ctx context.Context, id, token string, result []byte) error {
-	_, _, err := b.jobScript(ctx, "complete", scriptComplete, id, token, result)
-	return err
+	seq, q, err := parseID(id)
+	if err != nil {
+		return err
+	}
+	keys, args := b.group([]*qkeys{b.keys.queue(q)}, 0)
+	res, err := b.evalCall(ctx, "complete", &call{
+		script: scriptComplete, keys: keys, args: args, items: [][]any{{seq, token, result}},
+		mergeKey: "complete\x00" + q, split: splitList,
+	})
+	if err != nil {
+		return err
+	}
+	codes, err := asList(res, "complete reply")
+	if err != nil || len(codes) != 1 {
+		return b.fault("complete", errReply{"complete reply"})
+	}
+	if code := asString(codes[0]); code != codeOK {
+		return fenceError(code)
+	}
+	return nil
+}
+
+// splitList is the split of scripts that reply one element per item.
+func splitList(res any, from, n int) (any, error) {
+	l, err := asList(res, "reply")
+	if err != nil || from+n > len(l) {
+		return nil, errReply{"merged reply"}
+	}
+	return l[from : from+n], nil
 }
 
 // Fail implements queue.Backend.

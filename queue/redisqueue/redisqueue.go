@@ -8,7 +8,10 @@
 // other client sees a half-done step, and a job never sits in active
 // without its lease token and deadline. The scripts are sent by SHA-1
 // (EVALSHA) and loaded on demand. Concurrent calls are gathered into
-// pipelines (see Options.DisableBatching), one round trip for many.
+// pipelines (see Options.DisableBatching), one round trip for many, and
+// concurrent Complete calls on one queue, or single-queue Enqueue calls,
+// that meet there run as one script over all their jobs. A Lease hands out
+// many jobs per script run.
 //
 // # Keys
 //
@@ -89,7 +92,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultMaxBatch = 256
-	DefaultSenders  = 2
+	DefaultSenders  = 4
 	// promoteLimit bounds how many due jobs per index one Lease promotes;
 	// the rest follow on the next call.
 	promoteLimit = 1000
@@ -119,7 +122,8 @@ type Options struct {
 	// MaxBatch caps the calls in one pipeline; 0 means DefaultMaxBatch (256).
 	MaxBatch int
 	// Senders is how many pipelines may be in flight at once; 0 means
-	// DefaultSenders (2).
+	// DefaultSenders (4). Calls beyond wait and go out together in the
+	// next pipeline.
 	Senders int
 }
 
@@ -246,15 +250,20 @@ func (b *Backend) now() string {
 
 // eval runs one script, through the batcher unless batching is off.
 func (b *Backend) eval(ctx context.Context, op string, s *redis.Script, keys []string, args ...any) (any, error) {
+	return b.evalCall(ctx, op, &call{script: s, keys: keys, args: args})
+}
+
+// evalCall runs c, through the batcher unless batching is off.
+func (b *Backend) evalCall(ctx context.Context, op string, c *call) (any, error) {
 	if b.closed.Load() {
 		return nil, errClosed
 	}
 	var res any
 	var err error
 	if b.batch != nil {
-		res, err = b.batch.run(ctx, &call{script: s, keys: keys, args: args})
+		res, err = b.batch.run(ctx, c)
 	} else {
-		res, err = s.Run(ctx, b.client, keys, args...).Result()
+		res, err = c.script.Run(ctx, b.client, c.keys, c.argv()...).Result()
 	}
 	if err != nil {
 		return nil, b.fault(op, err)

@@ -4,7 +4,7 @@
 -- number deleted.
 local qs, a = queues()
 local q = qs[1]
-local now = now_us()
+local now, snow = now_us()
 local left, deleted = tonumber(ARGV[a]), 0
 for i, st in ipairs({'completed', 'failed', 'cancelled'}) do
   local keep = ARGV[a + i]
@@ -13,7 +13,7 @@ for i, st in ipairs({'completed', 'failed', 'cancelled'}) do
       'LIMIT', 0, left)
     for _, seq in ipairs(old) do
       local jk = q.jp .. seq
-      release_unique(jk, seq, false)
+      release_unique(redis.call('HGET', jk, 'ukk'), nil, seq, false)
       redis.call('DEL', jk, jk .. ':errors')
     end
     zrem(q[st], old)

@@ -1,15 +1,36 @@
--- complete: end an attempt in success. KEYS: queue group, job, errors.
--- Own arguments: seq, token, result. Returns {'ok'} or {error code}.
+-- complete: end attempts in success, for one job or many of one queue at
+-- once (concurrent calls merged into one run). KEYS: queue group. Own
+-- arguments: the number of jobs, then per job: seq, token, result.
+-- Returns one code per job: 'ok', or the fence's error code.
 local qs, a = queues()
-local q, jk, seq = qs[1], KEYS[NK + 1], ARGV[a]
-local now = now_us()
-local e = holder(jk, ARGV[a + 1])
-if e then
-  return {e}
+local q = qs[1]
+local now, snow = now_us()
+local n = tonumber(ARGV[a])
+local out, done, scored = {}, {}, {}
+for i = 0, n - 1 do
+  local b = a + 1 + 3 * i
+  local seq, res = ARGV[b], ARGV[b + 2]
+  local jk = q.jp .. seq
+  local e, v = fence(jk, ARGV[b + 1], 'ukk', 'uf')
+  if e then
+    out[i + 1] = e
+  else
+    -- finish and leave_active, with the index writes gathered below
+    local h = {'st', 'completed', 'fa', snow, 'ua', snow, 'tk', '', 'lu', '', 'wk', ''}
+    if res ~= '' then
+      h[#h + 1] = 'rs'
+      h[#h + 1] = res
+    end
+    redis.call('HSET', jk, unpack(h))
+    release_unique(v[1], v[2], seq, true)
+    done[#done + 1] = seq
+    scored[#scored + 1] = snow
+    scored[#scored + 1] = seq
+    out[i + 1] = 'ok'
+  end
 end
-leave_active(q, jk, seq)
-if ARGV[a + 2] ~= '' then
-  redis.call('HSET', jk, 'rs', ARGV[a + 2])
+zrem(q.active, done)
+for j = 1, #scored, 1000 do
+  redis.call('ZADD', q.completed, unpack(scored, j, math.min(j + 999, #scored)))
 end
-finish(q, jk, seq, 'completed', now)
-return {'ok'}
+return out

@@ -1,5 +1,6 @@
--- enqueue: store new jobs. Own arguments: the number of specs, then 12
--- per spec: queue position, kind, payload, tenant, group, priority, run at,
+-- enqueue: store new jobs (one call's, or several calls' on one queue
+-- merged into one run). Own arguments: the number of specs, then 12 per
+-- spec: queue position, kind, payload, tenant, group, priority, run at,
 -- max attempts, timeout, unique key, its key name, unique-for.
 -- Returns {now, per spec {duplicate 0|1, seq, state | existing job}, woken}.
 
@@ -45,7 +46,7 @@ local function next_seq(q, now)
   return string.rep('0', 16 - #str) .. str
 end
 
-local function store(q, now, b)
+local function store(q, now, snow, b)
   local seq = next_seq(q, now)
   local jk = q.jp .. seq
   local pr = ARGV[b + 5]
@@ -57,7 +58,7 @@ local function store(q, now, b)
     ra = now
   end
   local h = {'k', ARGV[b + 1], 'pr', pr, 'ra', n2s(ra), 'ma', ARGV[b + 7], 'st', st,
-    'ca', n2s(now), 'ua', n2s(now)}
+    'ca', snow, 'ua', snow}
   local opt = {{'p', 2}, {'tn', 3}, {'g', 4}, {'to', 8}, {'uk', 9}, {'ukk', 10}, {'uf', 11}}
   for _, o in ipairs(opt) do
     local v = ARGV[b + o[2]]
@@ -67,12 +68,16 @@ local function store(q, now, b)
     end
   end
   redis.call('HSET', jk, unpack(h))
-  redis.call('ZADD', q.jobs, 0, seq)
+  -- Index writes are gathered and sent once per queue after the loop.
+  local add = q.add
+  add.jobs[#add.jobs + 1] = 0
+  add.jobs[#add.jobs + 1] = seq
+  local set, score = add.scheduled, n2s(ra)
   if st == 'pending' then
-    add_pending(q, seq, pr)
-  else
-    redis.call('ZADD', q.scheduled, n2s(ra), seq)
+    set, score = add.pending, pr
   end
+  set[#set + 1] = score
+  set[#set + 1] = seq
   local ukk = ARGV[b + 10]
   if ukk ~= '' then
     local uf = tonumber(ARGV[b + 11])
@@ -86,9 +91,12 @@ local function store(q, now, b)
 end
 
 local qs, a = queues()
-local now = now_us()
+local now, snow = now_us()
 local n = tonumber(ARGV[a])
 local out = {}
+for _, q in ipairs(qs) do
+  q.add = {jobs = {}, pending = {}, scheduled = {}}
+end
 for i = 0, n - 1 do
   local b = a + 1 + i * 12
   local q = qs[tonumber(ARGV[b])]
@@ -100,12 +108,21 @@ for i = 0, n - 1 do
   if dup then
     out[#out + 1] = {1, dup, read(q.jp .. dup, q.jp .. dup .. ':errors')}
   else
-    out[#out + 1] = store(q, now, b)
+    out[#out + 1] = store(q, now, snow, b)
   end
 end
 for _, q in ipairs(qs) do
   if q.last then
     redis.call('SET', q.seq, n2s(q.last))
   end
+  if #q.add.pending > 0 and redis.call('ZCARD', q.pending) == 0 then
+    q.wake = true
+  end
+  for _, set in ipairs({'jobs', 'pending', 'scheduled'}) do
+    local l = q.add[set]
+    for j = 1, #l, 1000 do
+      redis.call('ZADD', q[set], unpack(l, j, math.min(j + 999, #l)))
+    end
+  end
 end
-return {n2s(now), out, wake(qs)}
+return {snow, out, wake(qs)}

@@ -3,12 +3,12 @@
 -- or {error code}.
 local qs, a = queues()
 local q, jk = qs[1], KEYS[NK + 1]
-local now = now_us()
-local e = holder(jk, ARGV[a + 1])
+local now, snow = now_us()
+local e, v = fence(jk, ARGV[a + 1], 'cr')
 if e then
   return {e}
 end
 local u = n2s(now + tonumber(ARGV[a + 2]))
-redis.call('HSET', jk, 'lu', u, 'ua', n2s(now))
+redis.call('HSET', jk, 'lu', u, 'ua', snow)
 redis.call('ZADD', q.active, u, ARGV[a])
-return {'ok', u, redis.call('HGET', jk, 'cr') or '0'}
+return {'ok', u, v[1] or '0'}

@@ -3,27 +3,26 @@
 -- Returns {'ok', new state, woken} or {error code}.
 local qs, a = queues()
 local q, jk, ek, seq = qs[1], KEYS[NK + 1], KEYS[NK + 2], ARGV[a]
-local now = now_us()
-local e = holder(jk, ARGV[a + 1])
+local now, snow = now_us()
+local e, v = fence(jk, ARGV[a + 1], 'at', 'ma', 'cr', 'ukk', 'uf')
 if e then
   return {e}
 end
-local v = redis.call('HMGET', jk, 'at', 'ma', 'cr')
-local at, ma = tonumber(v[1] or '0'), tonumber(v[2] or '0')
+local at, ma, msg = tonumber(v[1] or '0'), tonumber(v[2] or '0'), ARGV[a + 2]
 local nxt = 'retrying'
 if v[3] == '1' then
   nxt = 'cancelled'
 elseif ARGV[a + 4] == '1' or at >= ma then
   nxt = 'failed'
 end
-record_error(jk, ek, at, now, ARGV[a + 2])
-leave_active(q, jk, seq)
+record_error(ek, at, snow, msg)
+local more = with(leave_active(q, seq), {'le', msg})
 if final(nxt) then
-  finish(q, jk, seq, nxt, now)
+  finish(q, jk, seq, nxt, snow, v[4], v[5], more)
 else
   local retry = tonumber(ARGV[a + 3])
   local ra = n2s(now + math.max(retry, 0))
-  redis.call('HSET', jk, 'st', 'retrying', 'ra', ra, 'ua', n2s(now))
+  redis.call('HSET', jk, unpack(with({'st', 'retrying', 'ra', ra, 'ua', snow}, more)))
   redis.call('ZADD', q.retrying, ra, seq)
   if retry <= 0 then
     q.wake = true

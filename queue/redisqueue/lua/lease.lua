@@ -1,12 +1,14 @@
 -- lease: promote due jobs, then lease up to max ready jobs. Own arguments:
 -- max, lease length (µs), worker id, token base, promotion limit.
--- Returns {per lease {queue position, seq, token, job}, woken}.
+-- Returns {now, until, per lease {queue position, seq, token, job as it
+-- was before the lease}, woken}: the caller applies the lease's changes
+-- (state, attempt + 1, token, deadline, worker, start) to the job itself,
+-- so each job costs one read and one write here.
 local qs, a = queues()
-local now = now_us()
+local now, snow = now_us()
 local max = tonumber(ARGV[a])
 local until_ = n2s(now + tonumber(ARGV[a + 1]))
 local worker, tokens, plimit = ARGV[a + 2], ARGV[a + 3], tonumber(ARGV[a + 4])
-local snow = n2s(now)
 
 -- promote makes due jobs of one index (scheduled or retrying) pending,
 -- touching only the due ones, oldest first.
@@ -44,25 +46,59 @@ local function pick()
   return c
 end
 
+-- take leases one job and returns it, or nil when its hash is missing.
+local function take(q, seq, tok)
+  local jk = q.jp .. seq
+  local f = redis.call('HGETALL', jk)
+  if #f == 0 then
+    return nil
+  end
+  local at, failed = 0, false
+  for i = 1, #f, 2 do
+    if f[i] == 'at' then
+      at = tonumber(f[i + 1])
+    elseif f[i] == 'le' then
+      failed = true
+    end
+  end
+  redis.call('HSET', jk, 'st', 'active', 'at', n2s(at + 1), 'tk', tok, 'lu', until_,
+    'wk', worker, 'sa', snow, 'ua', snow)
+  local errs = {}
+  if failed then
+    errs = redis.call('LRANGE', jk .. ':errors', 0, -1)
+  end
+  return {f, errs}
+end
+
 local promoted = 0
 for _, q in ipairs(qs) do
   promoted = promoted + promote(q, 'scheduled') + promote(q, 'retrying')
 end
-local out = {}
+local out, left, added = {}, {}, {}
+for i = 1, #qs do
+  left[i], added[i] = {}, {}
+end
 for _, p in ipairs(pick()) do
   if #out >= max then
     break
   end
-  local q, seq = qs[p[1]], p[2]
-  local jk = q.jp .. seq
-  redis.call('ZREM', q.pending, seq)
-  if redis.call('EXISTS', jk) == 1 then
-    local tok = tokens .. '.' .. (#out + 1)
-    redis.call('HINCRBY', jk, 'at', 1)
-    redis.call('HSET', jk, 'st', 'active', 'tk', tok, 'lu', until_, 'wk', worker,
-      'sa', snow, 'ua', snow)
-    redis.call('ZADD', q.active, until_, seq)
-    out[#out + 1] = {p[1], seq, tok, read(jk, jk .. ':errors')}
+  local i, seq = p[1], p[2]
+  local tok = tokens .. '.' .. (#out + 1)
+  local job = take(qs[i], seq, tok)
+  local l = left[i]
+  l[#l + 1] = seq
+  if job then
+    local ad = added[i]
+    ad[#ad + 1] = until_
+    ad[#ad + 1] = seq
+    out[#out + 1] = {i, seq, tok, job}
+  end
+end
+for i, q in ipairs(qs) do
+  zrem(q.pending, left[i])
+  local ad = added[i]
+  for j = 1, #ad, 1000 do
+    redis.call('ZADD', q.active, unpack(ad, j, math.min(j + 999, #ad)))
   end
 end
 -- Promoted jobs this call could not take are ready for other workers.
@@ -73,4 +109,4 @@ if promoted > 0 then
     end
   end
 end
-return {out, wake(qs)}
+return {snow, until_, out, wake(qs)}

@@ -12,9 +12,14 @@
 --       holds it, uf unique-for (µs), st state, at attempt, sl stalls,
 --       le last error, rs result, cr cancel requested, tk token,
 --       lu lease until, wk worker, ca created, ua updated, sa started,
---       fa finished. Times are Unix microseconds.
+--       fa finished. Times are Unix microseconds. An empty value is unset
+--       too (a cleared lease).
 --   * Numbers go to Redis through n2s: a Lua number would be written in
 --     exponent form by some runtimes; integers below 2^53 are exact.
+--   * Every move between states goes through add_pending, leave_active and
+--     finish (or writes next to them): that is where later layers (a
+--     tenant's slots, a group's counters, an event outbox) hook in, so
+--     they change in the same script as the job.
 
 local NK = 10
 local MAX_HISTORY = __MAX_HISTORY__
@@ -25,12 +30,15 @@ local function n2s(n)
   return string.format('%.0f', n)
 end
 
+-- now_us returns now as a number and as a string (formatting numbers
+-- costs more than it seems, so the string is built once).
 local function now_us()
   if ARGV[1] ~= '' then
-    return tonumber(ARGV[1])
+    return tonumber(ARGV[1]), ARGV[1]
   end
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local s = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
+  return tonumber(s), s
 end
 
 -- queues reads the queue groups; it returns them and the index of the
@@ -52,12 +60,15 @@ local function final(st)
   return st == 'completed' or st == 'failed' or st == 'cancelled'
 end
 
--- add_pending makes a job ready. A queue whose ready set was empty is
--- marked to wake its workers: while it is not empty, they are busy or
--- about to lease anyway.
+-- add_pending makes a job ready. A queue whose ready set was empty before
+-- the script's first addition is marked to wake its workers: while it is
+-- not empty, they are busy or about to lease anyway.
 local function add_pending(q, seq, pr)
-  if redis.call('ZCARD', q.pending) == 0 then
-    q.wake = true
+  if not q.checked then
+    q.checked = true
+    if redis.call('ZCARD', q.pending) == 0 then
+      q.wake = true
+    end
   end
   redis.call('ZADD', q.pending, pr, seq)
 end
@@ -75,55 +86,66 @@ local function wake(qs)
   return out
 end
 
--- release_unique frees the job's unique key if this job still holds it.
--- With only_final, a key held for a time window is kept (the window
--- outlives the job's end); without, every key goes (the job is deleted).
-local function release_unique(jk, seq, only_final)
-  local v = redis.call('HMGET', jk, 'ukk', 'uf')
-  if not v[1] then
+-- with appends the field/value pairs of more to h and returns h.
+local function with(h, more)
+  for _, v in ipairs(more or {}) do
+    h[#h + 1] = v
+  end
+  return h
+end
+
+-- release_unique frees unique key ukk (may be false) if job seq still
+-- holds it. With only_final, a key held for a time window (uf > 0) is kept:
+-- the window outlives the job's end. Without, every key goes (the job is
+-- being deleted).
+local function release_unique(ukk, uf, seq, only_final)
+  if not ukk then
     return
   end
-  if only_final and tonumber(v[2] or '0') > 0 then
+  if only_final and tonumber(uf or '0') > 0 then
     return
   end
-  if redis.call('GET', v[1]) == seq then
-    redis.call('DEL', v[1])
+  if redis.call('GET', ukk) == seq then
+    redis.call('DEL', ukk)
   end
 end
 
--- finish moves a job to a final state at now. The caller has taken it out
--- of its previous index and cleared its lease.
-local function finish(q, jk, seq, st, now)
-  redis.call('HSET', jk, 'st', st, 'fa', n2s(now), 'ua', n2s(now))
-  redis.call('ZADD', q[st], n2s(now), seq)
-  release_unique(jk, seq, true)
+-- finish moves a job to a final state at now (snow, a string), with more fields to set in
+-- the same write. ukk and uf are the job's unique key fields. The caller
+-- has taken the job out of its previous index (and its lease).
+local function finish(q, jk, seq, st, snow, ukk, uf, more)
+  redis.call('HSET', jk, unpack(with({'st', st, 'fa', snow, 'ua', snow}, more)))
+  redis.call('ZADD', q[st], snow, seq)
+  release_unique(ukk, uf, seq, true)
 end
 
--- leave_active takes a job out of active: index and lease fields.
-local function leave_active(q, jk, seq)
+-- leave_active takes a job out of the active index and returns the
+-- fields that clear its lease, for the caller's next write to the job
+-- (an empty lease field means none: one write instead of HDEL and HSET).
+local function leave_active(q, seq)
   redis.call('ZREM', q.active, seq)
-  redis.call('HDEL', jk, 'tk', 'lu', 'wk')
+  return {'tk', '', 'lu', '', 'wk', ''}
 end
 
--- holder checks the fence: the job exists, is active and token holds it.
--- It returns an error code ('nf', 'll') or nil.
-local function holder(jk, token)
-  local v = redis.call('HMGET', jk, 'st', 'tk')
+-- fence checks that the job exists, is active and held by token, reading
+-- the extra fields in the same call. It returns an error code ('nf',
+-- 'll') or nil, and the extra fields' values (false when unset).
+local function fence(jk, token, ...)
+  local v = redis.call('HMGET', jk, 'st', 'tk', ...)
   if not v[1] then
     return 'nf'
   end
   if v[1] ~= 'active' or v[2] ~= token then
     return 'll'
   end
-  return nil
+  return nil, {unpack(v, 3)}
 end
 
--- record_error appends an attempt's error to the history (newest
--- MAX_HISTORY kept) and makes it the last error.
-local function record_error(jk, ek, attempt, now, msg)
-  redis.call('RPUSH', ek, attempt .. '|' .. n2s(now) .. '|' .. msg)
+-- record_error appends an attempt's error to the history, keeping the
+-- newest MAX_HISTORY. The caller sets le (the last error) in its write.
+local function record_error(ek, attempt, snow, msg)
+  redis.call('RPUSH', ek, tostring(attempt) .. '|' .. snow .. '|' .. msg)
   redis.call('LTRIM', ek, -MAX_HISTORY, -1)
-  redis.call('HSET', jk, 'le', msg)
 end
 
 -- read returns a job as {fields, errors}.

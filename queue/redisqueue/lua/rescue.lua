@@ -2,30 +2,31 @@
 -- arguments: limit, max stalls. Returns {requeued, failed, cancelled, woken}.
 local qs, a = queues()
 local q = qs[1]
-local now = now_us()
+local now, snow = now_us()
 local limit, maxs = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
-local expired = redis.call('ZRANGEBYSCORE', q.active, '-inf', '(' .. n2s(now), 'LIMIT', 0, limit)
+local expired = redis.call('ZRANGEBYSCORE', q.active, '-inf', '(' .. snow, 'LIMIT', 0, limit)
+zrem(q.active, expired)
 local r, f, c = 0, 0, 0
 for _, seq in ipairs(expired) do
   local jk = q.jp .. seq
-  redis.call('ZREM', q.active, seq)
-  if redis.call('EXISTS', jk) == 1 then
-    local v = redis.call('HMGET', jk, 'cr', 'sl', 'at', 'pr')
-    local stalls, at = tonumber(v[2] or '0') + 1, tonumber(v[3] or '0')
-    redis.call('HDEL', jk, 'tk', 'lu', 'wk')
-    redis.call('HSET', jk, 'sl', n2s(stalls), 'at', n2s(at - 1))
-    if v[1] == '1' then
-      finish(q, jk, seq, 'cancelled', now)
+  local v = redis.call('HMGET', jk, 'st', 'cr', 'sl', 'at', 'pr', 'ukk', 'uf')
+  if v[1] then
+    local stalls, at = tonumber(v[3] or '0') + 1, tonumber(v[4] or '0')
+    local more = {'sl', tostring(stalls), 'at', tostring(at - 1), 'tk', '', 'lu', '', 'wk', ''}
+    if v[2] == '1' then
+      finish(q, jk, seq, 'cancelled', snow, v[6], v[7], more)
       c = c + 1
     elseif stalls >= maxs then
       local msg = string.format(
         'queue: job stalled %d times (its lease expired before the worker finished)', stalls)
-      record_error(jk, jk .. ':errors', at, now, msg)
-      finish(q, jk, seq, 'failed', now)
+      record_error(jk .. ':errors', at, snow, msg)
+      more[#more + 1] = 'le'
+      more[#more + 1] = msg
+      finish(q, jk, seq, 'failed', snow, v[6], v[7], more)
       f = f + 1
     else
-      redis.call('HSET', jk, 'st', 'pending', 'ua', n2s(now))
-      add_pending(q, seq, v[4] or '0')
+      redis.call('HSET', jk, 'st', 'pending', 'ua', snow, unpack(more))
+      add_pending(q, seq, v[5] or '0')
       r = r + 1
     end
   end

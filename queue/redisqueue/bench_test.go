@@ -1,0 +1,75 @@
+package redisqueue_test
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/redisqueue"
+)
+
+// benchServer is real Redis when SLUICE_REDIS_URL is set, else miniredis
+// (whose figures say little about Redis itself).
+func benchServer(b *testing.B) server {
+	if os.Getenv("SLUICE_REDIS_URL") != "" {
+		return realServer(b)
+	}
+	return miniServer(b)
+}
+
+// BenchmarkEnqueue enqueues one job per call from parallel goroutines;
+// concurrent calls meet in the batcher and go out merged.
+func BenchmarkEnqueue(b *testing.B) {
+	be := benchServer(b).backend(b, redisqueue.Options{})
+	cl := queue.NewClient(be)
+	ctx := context.Background()
+	b.SetParallelism(8)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := cl.Enqueue(ctx, queue.JobSpec{Queue: "bench", Kind: "k", Payload: []byte("x")}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkLeaseComplete leases jobs in batches of 100 and completes them
+// from 100 goroutines, as a worker at concurrency 100 does; ns/op is per
+// job.
+func BenchmarkLeaseComplete(b *testing.B) {
+	be := benchServer(b).backend(b, redisqueue.Options{})
+	cl := queue.NewClient(be)
+	ctx := context.Background()
+	for i := 0; i < b.N; i += 500 {
+		specs := make([]queue.JobSpec, min(500, b.N-i))
+		for k := range specs {
+			specs[k] = queue.JobSpec{Queue: "bench", Kind: "k"}
+		}
+		if _, err := cl.EnqueueBatch(ctx, specs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "w", Max: 100, LeaseFor: time.Minute})
+		if err != nil || len(ls) == 0 {
+			b.Fatalf("Lease = %d, %v", len(ls), err)
+		}
+		var wg sync.WaitGroup
+		for _, l := range ls {
+			wg.Go(func() {
+				if err := be.Complete(ctx, l.Job.ID, l.Token, nil); err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		done += len(ls)
+	}
+}
