@@ -139,7 +139,11 @@ func (b *batcher) run(ctx context.Context, c *call) (any, error) {
 		b.active++
 		batch := append(b.take(b.max-1), c)
 		b.mu.Unlock()
-		b.send(batch)
+		sctx := context.Background()
+		if len(batch) == 1 {
+			sctx = ctx // nobody else waits on this send
+		}
+		b.send(sctx, batch)
 		b.next()
 		return c.res, c.err
 	}
@@ -178,7 +182,7 @@ func (b *batcher) next() {
 	batch := b.take(b.max)
 	b.mu.Unlock()
 	go func() {
-		b.send(batch)
+		b.send(context.Background(), batch)
 		b.next()
 	}()
 }
@@ -186,9 +190,9 @@ func (b *batcher) next() {
 // send runs the batch: merges what can be merged, then sends one run
 // directly or several as one pipeline. Scripts the server does not know
 // yet (NOSCRIPT) are run again one by one through Script.Run, which loads
-// them.
-func (b *batcher) send(batch []*call) {
-	ctx := context.Background()
+// them. ctx bounds the send; it is the caller's own only when the batch
+// is its call alone.
+func (b *batcher) send(ctx context.Context, batch []*call) {
 	runs := merge(batch)
 	if len(runs) == 1 {
 		r := runs[0].run

@@ -274,6 +274,9 @@ func TestClosed(t *testing.T) {
 	b := s.backend(t, redisqueue.Options{})
 	ch, stop := b.Subscribe([]string{"q"})
 	defer stop()
+	if err := b.Ping(context.Background()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -291,6 +294,9 @@ func TestClosed(t *testing.T) {
 	}
 	if err := b.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+	if err := b.Ping(ctx); !errors.Is(err, queue.ErrClosed) {
+		t.Errorf("Ping after Close: %v, want ErrClosed", err)
 	}
 }
 
