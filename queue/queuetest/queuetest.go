@@ -67,5 +67,6 @@ func Run(t *testing.T, f Factory) {
 	t.Run("ListStats", func(t *testing.T) { testListStats(t, f) })
 	t.Run("Worker", func(t *testing.T) { testWorker(t, f) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, f) })
+	t.Run("Tenants", func(t *testing.T) { RunTenants(t, f) })
 
 }

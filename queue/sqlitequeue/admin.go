@@ -220,7 +220,7 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 				err = b.emitJob(tx, j.ID, next, now)
 			}
 			if err == nil {
-				err = b.settleJob(tx, j.ID, now)
+				err = b.settleScoped(tx, mustID(j.ID), j.Tenant, j.Group, now)
 			}
 			if err != nil {
 				return err

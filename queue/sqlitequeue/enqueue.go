@@ -94,7 +94,7 @@ func (s *sched) insertSpec(spec queue.JobSpec, checkBacklog bool) (*queue.Job, b
 	}
 	j.ID = strconv.FormatInt(id, 10)
 	if j.State == queue.StatePending {
-		s.ready[j.Queue] = true
+		s.readyQueue(j.Queue)
 	}
 	return j, false, nil
 }

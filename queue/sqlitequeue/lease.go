@@ -18,13 +18,13 @@ var (
 			finished_at = CASE WHEN cancel_requested THEN ?2 ELSE 0 END,
 			run_at = CASE WHEN cancel_requested THEN run_at ELSE ?3 END,
 			attempt = attempt - 1, updated_at = ?2, ` + clearLease + `
-			WHERE id = ?4 AND state = 'active' AND lease_token = ?5 RETURNING state, queue`)
+			WHERE id = ?4 AND state = 'active' AND lease_token = ?5 RETURNING state, queue, tenant, grp`)
 	qExists = hot(`SELECT 1 FROM jobs WHERE id = ?`)
 	qExtend = hot(`UPDATE jobs SET lease_until = ?, updated_at = ?
 	WHERE id = ? AND state = 'active' AND lease_token = ? RETURNING lease_until, cancel_requested`)
 	qComplete = hot(`UPDATE jobs SET state = 'completed', result = ?,
 	finished_at = ?, updated_at = ?, ` + clearLease + `
-	WHERE id = ? AND state = 'active' AND lease_token = ?`)
+	WHERE id = ? AND state = 'active' AND lease_token = ? RETURNING tenant, grp`)
 	qHolder = hot(`SELECT ` + jobCols + ` FROM jobs
 	WHERE id = ? AND state = 'active' AND lease_token = ?`)
 	qFail = hot(`UPDATE jobs SET state = ?, last_error = ?, errors = ?,
@@ -150,21 +150,6 @@ func fenced(tx *wtx, id int64) error {
 	return queue.ErrLeaseLost
 }
 
-// execFenced runs a transition guarded by "state = 'active' AND
-// lease_token = ?" and turns "no row changed" into the fencing error.
-func execFenced(tx *wtx, id int64, query string, args ...any) error {
-	res, err := tx.exec(query, args...)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return fenced(tx, id)
-	}
-	return nil
-}
-
 // Extend implements queue.Backend.
 func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
 	rid, err := parseID(id)
@@ -195,13 +180,17 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 	}
 	now := b.now()
 	return b.write(ctx, "complete", func(tx *wtx) error {
-		if err := execFenced(tx, rid, qComplete, result, now, now, rid, token); err != nil {
+		var tenant, grp string
+		err := tx.queryRow(qComplete, result, now, now, rid, token).Scan(&tenant, &grp)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fenced(tx, rid)
+		} else if err != nil {
 			return err
 		}
 		if err := b.emitState(tx, rid, queue.StateCompleted, now); err != nil {
 			return err
 		}
-		return b.settle(tx, rid, now)
+		return b.settleScoped(tx, rid, tenant, grp, now)
 	})
 }
 
@@ -251,7 +240,7 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (
 		if err := b.emitState(tx, rid, next, now); err != nil {
 			return err
 		}
-		return b.settle(tx, rid, now)
+		return b.settleScoped(tx, rid, j.Tenant, j.Group, now)
 	})
 	if err != nil {
 		return "", err
@@ -295,10 +284,10 @@ func (b *Backend) giveBack(ctx context.Context, op, id, token string, next queue
 		return "", err
 	}
 	now := b.now()
-	var got, q string
+	var got, q, tenant, grp string
 	err = b.write(ctx, op, func(tx *wtx) error {
 		err := tx.queryRow(qGiveBack,
-			string(next), now, now+int64(max(d, 0)), rid, token).Scan(&got, &q)
+			string(next), now, now+int64(max(d, 0)), rid, token).Scan(&got, &q, &tenant, &grp)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fenced(tx, rid)
 		} else if err != nil {
@@ -306,6 +295,9 @@ func (b *Backend) giveBack(ctx context.Context, op, id, token string, next queue
 		}
 		if err := b.emitState(tx, rid, queue.State(got), now); err != nil {
 			return err
+		}
+		if tenant == "" && grp == "" {
+			return nil
 		}
 		if err := b.settle(tx, rid, now); err != nil {
 			return err

@@ -42,9 +42,18 @@ type queueRow struct {
 	pausedUntil int64
 }
 
+// newSched returns a sched for one operation; its maps are made on first
+// use, since most operations on jobs without tenant or group need none.
 func (b *Backend) newSched(tx *wtx, now int64) *sched {
-	return &sched{b: b, tx: tx, now: now, tenants: map[string]*tenantRow{},
-		queues: map[string]*queueRow{}, finish: map[fairKey]int64{}, ready: map[string]bool{}}
+	return &sched{b: b, tx: tx, now: now}
+}
+
+// readyQueue records that queue q got a pending job.
+func (s *sched) readyQueue(q string) {
+	if s.ready == nil {
+		s.ready = map[string]bool{}
+	}
+	s.ready[q] = true
 }
 
 // writeSched is write with a sched for fn; the moved finish tags are
@@ -69,13 +78,19 @@ func (b *Backend) settle(tx *wtx, id int64, now int64) error {
 	return s.flush()
 }
 
-// settleJob is settle for a job id in its string form.
-func (b *Backend) settleJob(tx *wtx, id string, now int64) error {
-	rid, err := parseID(id)
-	if err != nil {
-		return err
+// settleScoped is settle for a job whose tenant and group the caller
+// knows: a job with neither leaves nothing to do.
+func (b *Backend) settleScoped(tx *wtx, id int64, tenant, grp string, now int64) error {
+	if tenant == "" && grp == "" {
+		return nil
 	}
-	return b.settle(tx, rid, now)
+	return b.settle(tx, id, now)
+}
+
+// mustID is parseID for an id the backend itself produced.
+func mustID(id string) int64 {
+	n, _ := parseID(id)
+	return n
 }
 
 var qUpsertFinish = hot(`INSERT INTO fair_finish (queue, tenant, finish) VALUES (?1, ?2, ?3)
@@ -108,6 +123,9 @@ var (
 func (s *sched) tenant(name string) (*tenantRow, error) {
 	if t, ok := s.tenants[name]; ok {
 		return t, nil
+	}
+	if s.tenants == nil {
+		s.tenants = map[string]*tenantRow{}
 	}
 	t := &tenantRow{eff: queue.TenantConfig{Limit: queue.Unlimited, Weight: 1, Backlog: queue.Unlimited}}
 	if name != "" {
@@ -161,6 +179,9 @@ func (s *sched) queue(name string) (*queueRow, error) {
 	if q, ok := s.queues[name]; ok {
 		return q, nil
 	}
+	if s.queues == nil {
+		s.queues = map[string]*queueRow{}
+	}
 	q := &queueRow{}
 	err := s.tx.queryRow(qQueueRow, name).Scan(&q.vtime, &q.aging, &q.pausedUntil)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -187,6 +208,9 @@ func (s *sched) tag(q, tenant string, priority int) (start, band, rank int64, er
 	t, err := s.tenant(tenant)
 	if err != nil {
 		return 0, 0, 0, err
+	}
+	if s.finish == nil {
+		s.finish = map[fairKey]int64{}
 	}
 	start, s.finish[k] = queue.FairTag(qr.vtime, f, t.eff.Weight)
 	band, rank = queue.FairOrder(start, priority, qr.aging)
@@ -512,7 +536,7 @@ func (s *sched) release(query, name string, room int64, otherRoom func(string) (
 		if _, err := s.tx.exec(qRelease, s.now, w.id); err != nil {
 			return err
 		}
-		s.ready[w.queue] = true
+		s.readyQueue(w.queue)
 		released++
 	}
 	if released == maxRelease && room > maxRelease {

@@ -39,13 +39,29 @@ var (
 	qGroupsExpired = hot(`SELECT id FROM job_groups WHERE deadline > 0 AND deadline <= ? ORDER BY deadline LIMIT ?`)
 )
 
+// qMaintainDue reads the earliest time each of maintain's steps has work,
+// one index lookup each (0: none), so that an idle step costs nothing.
+var qMaintainDue = hot(`SELECT
+	coalesce((SELECT min(run_at) FROM jobs WHERE state IN ('scheduled', 'retrying')), 0),
+	coalesce((SELECT min(wake_at) FROM tenants WHERE wake_at > 0), 0),
+	coalesce((SELECT min(wake_at) FROM job_groups WHERE wake_at > 0), 0),
+	coalesce((SELECT min(wait_until) FROM jobs WHERE state = 'waiting' AND wait_until > 0), 0),
+	coalesce((SELECT min(deadline) FROM job_groups WHERE deadline > 0), 0)`)
+
 // maintain does a Lease's time-driven work before it picks: due jobs
 // become ready (pending or waiting), scopes whose pause or crawl delay has
 // ended release their waiting jobs, jobs that waited past their tenant's
 // MaxWait fail, and groups past their TTL are cancelled.
 func (s *sched) maintain() error {
-	steps := []func() error{s.promoteDue, s.wakeScopes, s.expireWaits, s.expireGroups}
-	for _, step := range steps {
+	var due [5]int64
+	if err := s.tx.queryRow(qMaintainDue).Scan(&due[0], &due[1], &due[2], &due[3], &due[4]); err != nil {
+		return err
+	}
+	steps := [5]func() error{s.promoteDue, s.wakeTenants, s.wakeGroups, s.expireWaits, s.expireGroups}
+	for i, step := range steps {
+		if due[i] == 0 || due[i] > s.now {
+			continue
+		}
 		if err := step(); err != nil {
 			return err
 		}
@@ -105,7 +121,7 @@ func (s *sched) promote(id int64, q, tenant, grp string, priority int, start sql
 			return err
 		}
 	} else {
-		s.ready[q] = true
+		s.readyQueue(q)
 	}
 	if start.Valid {
 		_, err = s.tx.exec(qPromoteTagged, string(state), hold, waitEnd, s.now, id)
@@ -119,27 +135,23 @@ func (s *sched) promote(id int64, q, tenant, grp string, priority int, start sql
 	return err
 }
 
-// wakeScopes fills the tenants and groups whose wake time has come (a
+// wakeTenants and wakeGroups fill the scopes whose wake time has come (a
 // pause or crawl delay ended, or a fill stopped at its bound).
-func (s *sched) wakeScopes() error {
-	for _, w := range []struct {
-		list, woken string
-		fill        func(string) error
-	}{
-		{qTenantsToWake, qTenantWoken, s.fillTenant},
-		{qGroupsToWake, qGroupWoken, s.fillGroup},
-	} {
-		names, err := s.names(w.list, s.now, maintainBatch)
-		if err != nil {
+func (s *sched) wakeTenants() error { return s.wake(qTenantsToWake, qTenantWoken, s.fillTenant) }
+
+func (s *sched) wakeGroups() error { return s.wake(qGroupsToWake, qGroupWoken, s.fillGroup) }
+
+func (s *sched) wake(list, woken string, fill func(string) error) error {
+	names, err := s.names(list, s.now, maintainBatch)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if _, err := s.tx.exec(woken, n); err != nil {
 			return err
 		}
-		for _, n := range names {
-			if _, err := s.tx.exec(w.woken, n); err != nil {
-				return err
-			}
-			if err := w.fill(n); err != nil {
-				return err
-			}
+		if err := fill(n); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -242,11 +254,18 @@ const pickRounds = 4
 // of this step; a candidate that is blocked moves to waiting. Across
 // queues, the lower band goes first and queues take turns within a band.
 func (s *sched) pick(queues []string, max int) ([]cand, *leaseScopes, error) {
-	ls := &leaseScopes{s: s, tenants: map[string]*leaseTenant{}, groups: map[string]*leaseGroup{}}
+	ls := &leaseScopes{s: s}
 	var picked []cand
 	taken := map[int64]bool{}
 	for round := 0; round < pickRounds && len(picked) < max; round++ {
-		cands, full, err := s.candidates(queues, max+len(picked)+16)
+		// The first look asks for just enough; after blocked jobs moved
+		// to waiting, later looks see past the picked ones (still
+		// pending) and ask for more.
+		n := max
+		if round > 0 {
+			n = len(picked) + 2*(max-len(picked)) + 16<<round
+		}
+		cands, full, err := s.candidates(queues, n)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -352,6 +371,9 @@ func (ls *leaseScopes) tenant(name string) (*leaseTenant, error) {
 	if t, ok := ls.tenants[name]; ok {
 		return t, nil
 	}
+	if ls.tenants == nil {
+		ls.tenants = map[string]*leaseTenant{}
+	}
 	row, err := ls.s.tenant(name)
 	if err != nil {
 		return nil, err
@@ -368,6 +390,9 @@ func (ls *leaseScopes) tenant(name string) (*leaseTenant, error) {
 func (ls *leaseScopes) group(id string) (*leaseGroup, error) {
 	if g, ok := ls.groups[id]; ok {
 		return g, nil
+	}
+	if ls.groups == nil {
+		ls.groups = map[string]*leaseGroup{}
 	}
 	g := &leaseGroup{}
 	row, err := ls.s.group(id)
