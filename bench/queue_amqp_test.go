@@ -132,9 +132,14 @@ func laneFill(ctx context.Context, c *queue.Client, n int) error {
 }
 
 func openLaneAMQP(b *testing.B, conc int) laneQueue {
+	return openLaneAMQPWith(b, amqpqueue.Options{Prefetch: conc})
+}
+
+func openLaneAMQPWith(b *testing.B, opts amqpqueue.Options) laneQueue {
 	url := laneEnv("SLUICE_BENCH_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/")
 	prefix := "sluicebench-" + laneRandom() + "."
-	be, err := amqpqueue.New(url, amqpqueue.Options{Prefix: prefix, Prefetch: conc, Logger: laneQuiet})
+	opts.Prefix, opts.Logger = prefix, laneQuiet
+	be, err := amqpqueue.New(url, opts)
 	if err != nil {
 		b.Skipf("no RabbitMQ at %s: %v", url, err)
 	}

@@ -14,14 +14,15 @@ import (
 // tests that need a capability the lane lacks skip themselves.
 func TestConformance(t *testing.T) {
 	brokerURL(t)
+	// The priority run also consumes each queue on two channels.
 	modes := []struct {
-		name       string
-		priorities int
-	}{{"Quorum", 0}, {"Priority", 3}}
+		name                  string
+		priorities, consumers int
+	}{{"Quorum", 0, 1}, {"Priority", 3, 2}}
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
-				b := open(t, Options{Clock: clk, Priorities: m.priorities, LeaseWait: 300 * time.Millisecond})
+				b := open(t, Options{Clock: clk, Priorities: m.priorities, Consumers: m.consumers, LeaseWait: 300 * time.Millisecond})
 				if strings.HasSuffix(t.Name(), "/Concurrency") {
 					// It enqueues jobs with priorities.
 					queuetest.SkipUnless(t, b, queue.CapPriority)

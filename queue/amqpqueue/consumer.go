@@ -8,10 +8,12 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// consumer receives one lane queue's deliveries on its own channel of the
-// consuming connection, with the configured prefetch, and buffers them for
-// Lease. When the channel dies (connection loss, broker restart, channel
-// error) it opens another: a new instance. The broker takes back every
+// consumer receives one lane queue's deliveries on Options.Consumers
+// channels of the consuming connection, which share Options.Prefetch, and
+// buffers them for Lease. (Each broker channel is one process in the
+// broker; more than one lets a busy queue use more than one broker core.)
+// When a channel dies (connection loss, broker restart, channel error) its
+// loop opens another: a new instance. The broker takes back every
 // unacknowledged delivery of a dead channel, so tokens of a dead instance
 // are lost leases.
 type consumer struct {
@@ -39,21 +41,29 @@ func (b *Backend) consumerFor(q string) *consumer {
 	// the buffer while the next instance's arrive.
 	c := &consumer{b: b, queue: q, buf: make(chan *delivery, 2*max(b.opts.Prefetch, 1))}
 	b.consumers[q] = c
-	b.cwg.Add(1)
-	go func() {
-		defer b.cwg.Done()
-		c.run()
-	}()
+	n := b.opts.Consumers
+	for i := 0; i < n; i++ {
+		prefetch := b.opts.Prefetch / n
+		if i < b.opts.Prefetch%n {
+			prefetch++
+		}
+		b.cwg.Add(1)
+		go func() {
+			defer b.cwg.Done()
+			c.run(prefetch)
+		}()
+	}
 	return c
 }
 
-// run keeps a consuming channel open until the backend closes. On the way
-// out it sends the acks already settled, before the connection closes.
-func (c *consumer) run() {
+// run keeps a consuming channel with the given prefetch open until the
+// backend closes. On the way out it sends the acks already settled, before
+// the connection closes.
+func (c *consumer) run(prefetch int) {
 	ctx := c.b.stopCtx
 	bo := backoff{min: c.b.opts.ReconnectMin, max: c.b.opts.ReconnectMax}
 	for bo.wait(ctx.Done()) {
-		in, deliveries, err := c.open(ctx)
+		in, deliveries, err := c.open(ctx, prefetch)
 		if err != nil {
 			if ctx.Err() == nil {
 				c.b.log.Warn("amqpqueue: cannot consume; retrying", "queue", c.queue, "err", err)
@@ -66,7 +76,7 @@ func (c *consumer) run() {
 		go func() { defer acks.Done(); in.ackLoop() }()
 		c.forward(ctx, in, deliveries)
 		if ctx.Err() != nil {
-			in.flush()
+			in.flush(true)
 		}
 		in.kill()
 		acks.Wait()
@@ -75,7 +85,7 @@ func (c *consumer) run() {
 }
 
 // open declares the queue and starts consuming it on a new channel.
-func (c *consumer) open(ctx context.Context) (*instance, <-chan amqp.Delivery, error) {
+func (c *consumer) open(ctx context.Context, prefetch int) (*instance, <-chan amqp.Delivery, error) {
 	if err := c.b.topo.ensure(ctx, c.b.mainSpec(c.queue)); err != nil {
 		return nil, nil, err
 	}
@@ -84,7 +94,7 @@ func (c *consumer) open(ctx context.Context) (*instance, <-chan amqp.Delivery, e
 		return nil, nil, err
 	}
 	in := newInstance(c.b.instances.Add(1), ch)
-	if err := ch.Qos(c.b.opts.Prefetch, 0, false); err != nil {
+	if err := ch.Qos(prefetch, 0, false); err != nil {
 		_ = ch.Close()
 		return nil, nil, err
 	}

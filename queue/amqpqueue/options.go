@@ -49,6 +49,11 @@ type Options struct {
 	// is faster, but a process that dies hands all of them back (each
 	// counting as a redelivery). Default 256; at most 65535.
 	Prefetch int
+	// Consumers is how many channels each queue is consumed on, per
+	// process, sharing Prefetch between them. Each channel is a process
+	// in the broker: more than one lets a busy queue use more of the
+	// broker's cores. Default 1; at most Prefetch.
+	Consumers int
 	// MaxRedeliveries is how many times a job may come back unacknowledged
 	// (its worker died, lost its channel, gave it back, or its lease was
 	// rescued) before it goes to the dead-letter queue instead of running
@@ -104,6 +109,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Prefetch == 0 {
 		o.Prefetch = DefaultPrefetch
 	}
+	if o.Consumers == 0 {
+		o.Consumers = 1
+	}
 	if o.MaxRedeliveries == 0 {
 		o.MaxRedeliveries = DefaultMaxRedeliveries
 	}
@@ -146,6 +154,7 @@ func (o Options) validate() error {
 		got         any
 	}{
 		{o.Prefetch < 0 || o.Prefetch > 65535, "Prefetch", "must be between 0 and 65535", o.Prefetch},
+		{o.Consumers < 0 || o.Consumers > max(o.Prefetch, 1), "Consumers", "must be between 1 and Prefetch", o.Consumers},
 		{o.MaxRedeliveries < 0, "MaxRedeliveries", "must not be negative", o.MaxRedeliveries},
 		{o.Priorities < 0 || o.Priorities > MaxPriorities, "Priorities", fmt.Sprintf("must be between 0 and %d", MaxPriorities), o.Priorities},
 		{o.Publishers < 0, "Publishers", "must not be negative", o.Publishers},

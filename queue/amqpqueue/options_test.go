@@ -28,6 +28,7 @@ func TestOptionsInvalid(t *testing.T) {
 		{"queue name", Options{Queues: []string{""}}, "queue name"},
 		{"queue name too long", Options{Queues: []string{strings.Repeat("q", 250)}}, "queue name"},
 		{"lease wait", Options{LeaseWait: -time.Second}, "Options.LeaseWait"},
+		{"consumers", Options{Prefetch: 2, Consumers: 3}, "Options.Consumers"},
 	}
 	for _, c := range cases {
 		_, err := New("amqp://guest:guest@127.0.0.1:1/", c.opts)
