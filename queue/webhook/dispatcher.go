@@ -133,19 +133,21 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	defer d.running.Store(false)
 	defer d.client.CloseIdleConnections()
+	ctx, cancel := context.WithCancel(ctx) // also ends the pruner when the loop fails
 	var bg sync.WaitGroup
 	bg.Add(1)
 	go func() { defer bg.Done(); d.prune(ctx) }()
-	defer bg.Wait()
 
 	rounds, stop := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer stop(nil)
 	var inflight sync.WaitGroup
 	err := d.loop(ctx, rounds, &inflight)
+	cancel()
 	if !waitGroup(&inflight, d.cfg.Clock, d.cfg.ShutdownTimeout) {
 		stop(errStopped)
 		inflight.Wait()
 	}
+	stop(nil)
+	bg.Wait()
 	return err
 }
 
