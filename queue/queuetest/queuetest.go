@@ -68,5 +68,6 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Worker", func(t *testing.T) { testWorker(t, f) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, f) })
 	t.Run("Tenants", func(t *testing.T) { RunTenants(t, f) })
+	t.Run("Groups", func(t *testing.T) { RunGroups(t, f) })
 
 }
