@@ -131,6 +131,14 @@ func (s *Server) jobError(w http.ResponseWriter, r *http.Request, err error) {
 		p = badRequest("%s", invalidDetail(err))
 	case errors.Is(err, queue.ErrNotFound):
 		p = notFound("unknown job %q", r.PathValue("id"))
+	case errors.Is(err, queue.ErrGroupNotFound):
+		p = notFound("unknown group %q", r.PathValue("group"))
+	case errors.Is(err, queue.ErrGroupExists):
+		p = &problem{Status: http.StatusConflict, Detail: "a group with this id already exists"}
+	case errors.Is(err, queue.ErrGroupClosed):
+		p = &problem{Status: http.StatusConflict, Detail: "the job's group is done or cancelled: nothing was stored"}
+	case errors.Is(err, queue.ErrUnsupported):
+		p = &problem{Status: http.StatusNotImplemented, Detail: strings.TrimPrefix(err.Error(), "queue: ")}
 	case errors.Is(err, queue.ErrLeaseLost):
 		p = &problem{Status: http.StatusConflict, Detail: "lease lost: the job was rescued, requeued or finished, or the token is wrong; drop the job"}
 	case errors.Is(err, queue.ErrJobFinished):
@@ -155,6 +163,11 @@ var specFields = strings.NewReplacer(
 	"JobSpec.Tenant", "tenant", "JobSpec.Group", "group", "JobSpec.Priority", "priority",
 	"JobSpec.MaxAttempts", "max_attempts", "JobSpec.Timeout", "timeout_ms",
 	"JobSpec.UniqueKey", "unique_key", "JobSpec.UniqueFor", "unique_for_ms", "specs[", "jobs[",
+	"GroupSpec.ID", "id", "GroupSpec.Tenant", "tenant", "GroupSpec.MaxConcurrency", "max_concurrency",
+	"GroupSpec.MinInterval", "min_interval_ms", "GroupSpec.TTL", "ttl_ms", "GroupSpec.CompletionKind", "completion_kind",
+	"GroupSpec.CompletionQueue", "completion_queue", "GroupSpec.CompletionPayload", "completion_payload",
+	"TenantConfig.Limit", "limit", "TenantConfig.Weight", "weight", "TenantConfig.Backlog", "backlog",
+	"TenantConfig.MaxWait", "max_wait_ms",
 )
 
 // invalidDetail says what was wrong in the API's own field names.
@@ -333,12 +346,4 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 		out.Queues = append(out.Queues, b)
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// handleNotImplemented answers the tenant and group routes until the
-// queue's tenant scheduler and groups exist.
-func handleNotImplemented(what string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, &problem{Status: http.StatusNotImplemented, Detail: what + " are not implemented yet in this version of the job queue"}, nil)
-	}
 }

@@ -51,11 +51,12 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/worker/jobs/{id}/fail", role: config.RoleWorker, job: true, handler: s.handleFail},
 		{method: "POST", path: "/v1/worker/jobs/{id}/requeue", role: config.RoleWorker, job: true, handler: s.handleRequeue},
 
-		{method: "GET", path: "/v1/tenants/{tenant}", role: config.RoleProducer, job: true, handler: handleNotImplemented("tenants")},
-		{method: "PUT", path: "/v1/tenants/{tenant}/limit", role: config.RoleAdmin, job: true, handler: handleNotImplemented("tenant limits")},
-		{method: "POST", path: "/v1/groups", role: config.RoleProducer, job: true, handler: handleNotImplemented("groups")},
-		{method: "GET", path: "/v1/groups/{group}", role: config.RoleProducer, job: true, handler: handleNotImplemented("groups")},
-		{method: "POST", path: "/v1/groups/{group}/cancel", role: config.RoleProducer, job: true, handler: handleNotImplemented("groups")},
+		{method: "GET", path: "/v1/tenants/{tenant}", role: config.RoleProducer, job: true, handler: s.handleGetTenant},
+		{method: "PUT", path: "/v1/tenants/{tenant}", role: config.RoleAdmin, job: true, handler: s.handleSetTenant},
+		{method: "PUT", path: "/v1/tenants/{tenant}/limit", role: config.RoleAdmin, job: true, handler: s.handleSetTenantLimit},
+		{method: "POST", path: "/v1/groups", role: config.RoleProducer, job: true, handler: s.handleCreateGroup},
+		{method: "GET", path: "/v1/groups/{group}", role: config.RoleProducer, job: true, handler: s.handleGetGroup},
+		{method: "POST", path: "/v1/groups/{group}/cancel", role: config.RoleProducer, job: true, handler: s.handleCancelGroup},
 	}, s.dashboardRoutes()...) // dashboard.go
 }
 

@@ -62,6 +62,9 @@ func Run(ctx context.Context, opts RunOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := srv.applyTenants(ctx, cfg.Queues.Tenants); err != nil {
+		return fmt.Errorf("server: queues.tenants: %w", err)
+	}
 	if len(cfg.Auth.Tokens) == 0 {
 		log.Warn("server: no auth tokens configured: serving without authentication", "listen", cfg.Server.Listen, "allow_anonymous", cfg.Auth.AllowAnonymous)
 	}

@@ -247,7 +247,11 @@ func TestBadInputs(t *testing.T) {
 		{"complete unknown", "POST", "/v1/worker/jobs/x/complete", `{"token":"t"}`, 404, `unknown job "x"`},
 		{"fail no error", "POST", "/v1/worker/jobs/x/fail", `{"token":"t"}`, 400, "error is required: say why the attempt failed"},
 		{"content type", "POST", "/v1/jobs", `queue=q`, 415, `Content-Type must be application/json, got "text/plain"`},
-		{"tenants later", "PUT", "/v1/tenants/acme/limit", `{"concurrency":3}`, 501, "tenant limits are not implemented yet in this version of the job queue"},
+		{"tenant limit missing", "PUT", "/v1/tenants/acme/limit", `{}`, 400, "concurrency is required: the number of the tenant's jobs that may run at once (0 follows the default, -1 lifts the limit)"},
+		{"tenant limit bad", "PUT", "/v1/tenants/acme/limit", `{"concurrency":-2}`, 400, "limit must be -1 (unlimited), 0 (default) or positive, got -2"},
+		{"unknown group", "GET", "/v1/groups/nope", ``, 404, `unknown group "nope"`},
+		{"group without id", "POST", "/v1/groups", `{"max_concurrency":2}`, 400, "id must not be empty"},
+		{"group negative ttl", "POST", "/v1/groups", `{"id":"g","ttl_ms":-1}`, 400, "ttl_ms must not be negative, got -1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

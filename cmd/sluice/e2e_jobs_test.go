@@ -325,6 +325,33 @@ func TestClientCommands(t *testing.T) {
 	if out, code := sluice("job", "get", "nope"); code != 1 || !strings.Contains(out, `unknown job "nope" (HTTP 404)`) {
 		t.Fatalf("get unknown: %d %s", code, out)
 	}
+	if out, code := sluice("tenant", "set-limit", "acme", "--concurrency", "2"); code != 0 || !strings.Contains(out, "tenant acme: concurrency 2") {
+		t.Fatalf("tenant set-limit: %d %s", code, out)
+	}
+	if out, code := sluice("tenant", "get", "acme", "--json"); code != 0 || !strings.Contains(out, `"limit": 2`) {
+		t.Fatalf("tenant get: %d %s", code, out)
+	}
+	// A group: created, filled from a file, run by workers, waited for.
+	if out, code := sluice("group", "create", "crawl", "--max-concurrency", "2", "--completion-kind", "report", "--completion-queue", "reports"); code != 0 || !strings.Contains(out, "group crawl: running") {
+		t.Fatalf("group create: %d %s", code, out)
+	}
+	lines.Reset()
+	for i := range 12 {
+		fmt.Fprintf(&lines, `{"queue":"pages","kind":"scrape","group":"crawl","payload":%d}`+"\n", i)
+	}
+	writeFile(t, file, lines.String())
+	if out, code := sluice("job", "enqueue", "--file", file); code != 0 {
+		t.Fatalf("group jobs: %d %s", code, out)
+	}
+	g := startCrew(p.url, "pages", 3, 0)
+	out, code = sluice("group", "wait", "crawl")
+	g.stop()
+	if code != 0 || !strings.Contains(out, "group crawl: done, 12/12 finished (completed 12") || !strings.Contains(out, "completion job") {
+		t.Fatalf("group wait: %d %s", code, out)
+	}
+	if out, code := sluice("group", "get", "nope"); code != 1 || !strings.Contains(out, `unknown group "nope" (HTTP 404)`) {
+		t.Fatalf("group get unknown: %d %s", code, out)
+	}
 }
 
 // With SLUICE_REDIS_URL set, the same flows run with --redis-url.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -50,27 +51,65 @@ func newQueueCmd(cf *clientFlags) *cobra.Command {
 	return cmd
 }
 
+type tenantInfo struct {
+	Tenant    string           `json:"tenant"`
+	Effective tenantSettings   `json:"effective"`
+	Own       tenantSettings   `json:"own"`
+	Jobs      map[string]int64 `json:"jobs"`
+}
+
+type tenantSettings struct {
+	Limit     int   `json:"limit"`
+	Weight    int   `json:"weight"`
+	Backlog   int   `json:"backlog"`
+	MaxWaitMS int64 `json:"max_wait_ms"`
+}
+
+func printTenant(w io.Writer, t tenantInfo) {
+	limit := fmt.Sprint(t.Effective.Limit)
+	if t.Effective.Limit < 0 {
+		limit = "unlimited"
+	}
+	fmt.Fprintf(w, "tenant %s: concurrency %s, weight %d, backlog cap %d\n", t.Tenant, limit, t.Effective.Weight, t.Effective.Backlog)
+	fmt.Fprintf(w, "  active %d, waiting %d, pending %d, scheduled %d, retrying %d\n",
+		t.Jobs["active"], t.Jobs["waiting"], t.Jobs["pending"], t.Jobs["scheduled"], t.Jobs["retrying"])
+}
+
 func newTenantCmd(cf *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "tenant", Short: "Tenant limits on a running server"}
 	var concurrency int
 	set := &cobra.Command{
 		Use:   "set-limit TENANT",
-		Short: "Set a tenant's concurrency limit",
+		Short: "Set a tenant's concurrency limit (0 follows the default, -1 lifts it)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			raw, err := cf.client().callJSON(cmd.Context(), "PUT", "/v1/tenants/"+pathEscape(args[0])+"/limit", map[string]any{"concurrency": concurrency}, nil)
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				printJSON(cmd.OutOrStdout(), raw)
-				return nil
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s: concurrency %d\n", args[0], concurrency)
-			return nil
+			return tenantCall(cmd, cf, "PUT", args[0], "/limit", map[string]any{"concurrency": concurrency})
 		},
 	}
-	set.Flags().IntVar(&concurrency, "concurrency", 0, "jobs of the tenant that may run at once (0: no limit)")
-	cmd.AddCommand(set)
+	set.Flags().IntVar(&concurrency, "concurrency", 0, "jobs of the tenant that may run at once")
+	_ = set.MarkFlagRequired("concurrency")
+	get := &cobra.Command{
+		Use:   "get TENANT",
+		Short: "Show a tenant's settings and jobs",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return tenantCall(cmd, cf, "GET", args[0], "", nil)
+		},
+	}
+	cmd.AddCommand(set, get)
 	return cmd
+}
+
+func tenantCall(cmd *cobra.Command, cf *clientFlags, method, tenant, suffix string, body any) error {
+	var t tenantInfo
+	raw, err := cf.client().callJSON(cmd.Context(), method, "/v1/tenants/"+pathEscape(tenant)+suffix, body, &t)
+	if err != nil {
+		return err
+	}
+	if cf.json {
+		printJSON(cmd.OutOrStdout(), raw)
+		return nil
+	}
+	printTenant(cmd.OutOrStdout(), t)
+	return nil
 }

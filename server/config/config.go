@@ -222,18 +222,21 @@ type Tenants struct {
 	Overrides map[string]TenantLimit `yaml:"overrides"`
 }
 
-// TenantLimit bounds one tenant.
+// TenantLimit bounds one tenant. In an override a zero field follows the
+// default's value; in the default it means the built-in value below.
 type TenantLimit struct {
-	// Concurrency is how many of the tenant's jobs may run at once; 0
-	// (default) means no limit.
+	// Concurrency is how many of the tenant's jobs may run at once; -1
+	// lifts the limit; built-in default: no limit.
 	Concurrency int `yaml:"concurrency"`
-	// Weight is the tenant's share in round-robin; default 1.
+	// Weight is the tenant's share when tenants take turns at equal
+	// priority, 1 to 1000; built-in default 1.
 	Weight int `yaml:"weight"`
-	// BacklogCap caps the tenant's waiting jobs; 0 (default) means
+	// BacklogCap caps the tenant's pending plus waiting jobs (an enqueue
+	// over it gets 503); -1 lifts it; built-in default
 	// min(max(concurrency×2000, 50000), 2000000).
 	BacklogCap int64 `yaml:"backlog_cap"`
-	// MaxWait is how long a job may wait for a slot before it fails; 0
-	// (default) means forever.
+	// MaxWait is how long a job may wait for a slot before it fails;
+	// built-in default: forever.
 	MaxWait Duration `yaml:"max_wait"`
 }
 

@@ -154,6 +154,12 @@ func (v *validator) nonNegative(path []any, n int64) {
 	}
 }
 
+func (v *validator) atLeastUnlimited(path []any, n int64) {
+	if n < -1 {
+		v.add(path, "must be -1 (unlimited), 0 (default) or positive, got %d", n)
+	}
+}
+
 func (v *validator) nonNegativeDuration(path []any, d Duration) {
 	if d < 0 {
 		v.add(path, "must not be negative, got %s", d)
@@ -345,9 +351,12 @@ func (v *validator) queues(q *Queues) {
 }
 
 func (v *validator) tenantLimit(base []any, t TenantLimit) {
-	v.nonNegative(p(base, "concurrency"), int64(t.Concurrency))
-	v.nonNegative(p(base, "weight"), int64(t.Weight))
-	v.nonNegative(p(base, "backlog_cap"), t.BacklogCap)
+	v.atLeastUnlimited(p(base, "concurrency"), int64(t.Concurrency))
+	switch {
+	case t.Weight < 0 || t.Weight > 1000:
+		v.add(p(base, "weight"), "must be from 0 (default) to 1000, got %d", t.Weight)
+	}
+	v.atLeastUnlimited(p(base, "backlog_cap"), t.BacklogCap)
 	v.nonNegativeDuration(p(base, "max_wait"), t.MaxWait)
 }
 
