@@ -89,6 +89,9 @@ func (r *run) lease(ctx context.Context, max int) (int, error) {
 		return 0, err
 	}
 	for _, l := range leases {
+		if !r.w.admitStart(l) {
+			continue // over a start rate: given back to wait
+		}
 		r.inflight++
 		r.jobs.Add(1)
 		go func() {

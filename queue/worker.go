@@ -100,6 +100,9 @@ type WorkerConfig struct {
 	// resumes leasing because of Monitor (see Worker.Overloaded), from
 	// its lease loop: it must not block.
 	OnOverload func(overloaded bool, reason string)
+	// StartRates limits how fast jobs start per tenant, group or queue;
+	// a job over its rate waits (see StartRates). Default none.
+	StartRates StartRates
 }
 
 func (c WorkerConfig) withDefaults() WorkerConfig {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/sluicehq/sluice/internal/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/ratelimit"
+	"github.com/sluicehq/sluice/ratelimit/memlimit"
 )
 
 // RunTenants runs the tenant scheduling tests (limits, the waiting state,
@@ -28,6 +30,7 @@ func RunTenants(t *testing.T, f Factory) {
 	t.Run("Backlog", func(t *testing.T) { testTenantBacklog(t, f) })
 	t.Run("MaxWait", func(t *testing.T) { testTenantMaxWait(t, f) })
 	t.Run("BackOff", func(t *testing.T) { testBackOff(t, f) })
+	t.Run("StartRate", func(t *testing.T) { testStartRate(t, f) })
 	t.Run("Fairness", func(t *testing.T) { testFairness(t, f) })
 	t.Run("LimitNeverExceeded", func(t *testing.T) { testTenantLimitNeverExceeded(t, f) })
 }
@@ -529,4 +532,59 @@ func sampleActive(t *testing.T, h *Harness, n int, name func(int) string, limit 
 		}
 	}()
 	return out
+}
+
+// testStartRate: a tenant may start 2 jobs per hour (counted in a memlimit
+// store on the backend's fake clock). A worker runs 2 of 5 jobs; the
+// others wait, unfailed and with no attempt spent, until the hour is over.
+func testStartRate(t *testing.T, f Factory) {
+	t.Parallel()
+	h := NewHarness(t, f)
+	h.needTenants(t)
+	store := memlimit.New(memlimit.Options{Clock: h.Clock, SweepInterval: -1})
+	t.Cleanup(func() { store.Close() })
+	var jobs []*queue.Job
+	for i := 0; i < 5; i++ {
+		jobs = append(jobs, h.enqueue(t, queue.JobSpec{Queue: "rate", Kind: "k", Tenant: "a"}))
+	}
+	free := h.enqueue(t, queue.JobSpec{Queue: "rate", Kind: "k", Tenant: "b"})
+	cfg := workerConfig("rate")
+	cfg.StartRates = queue.StartRates{Store: store, Tenants: map[string]ratelimit.Limit{"a": ratelimit.PerHour(2)}}
+	w := queue.NewWorker(h.Backend, cfg)
+	w.Handle("k", queue.HandlerFunc(func(context.Context, *queue.Job) ([]byte, error) { return nil, nil }))
+	startWorker(t, w)
+	h.waitState(t, free.ID, queue.StateCompleted)
+	countStates := func() map[queue.State]int {
+		out := map[queue.State]int{}
+		for _, j := range jobs {
+			got := h.get(t, j.ID)
+			out[got.State]++
+			if got.State == queue.StateWaiting && (got.Attempt != 0 || got.LastError != "") {
+				t.Fatalf("waiting job %s: attempt %d, error %q; want none spent", got.ID, got.Attempt, got.LastError)
+			}
+		}
+		return out
+	}
+	waitFor := func(completed int) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			c := countStates()
+			if c[queue.StateCompleted] == completed && c[queue.StateWaiting] == 5-completed {
+				return
+			}
+			if c[queue.StateFailed] > 0 || c[queue.StateCompleted] > completed || time.Now().After(deadline) {
+				t.Fatalf("states %v, want %d completed and the rest waiting", c, completed)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	waitFor(2)
+	if i := h.tenant(t, "a"); i.PausedUntil.IsZero() {
+		t.Fatal("tenant over its start rate is not paused")
+	}
+	h.Clock.Advance(time.Hour)
+	waitFor(4)
+	h.Clock.Advance(time.Hour)
+	waitFor(5)
 }
