@@ -27,6 +27,7 @@ func RunGroups(t *testing.T, f Factory) {
 	t.Run("TTL", func(t *testing.T) { testGroupTTL(t, f) })
 	t.Run("BackOff", func(t *testing.T) { testGroupBackOff(t, f) })
 	t.Run("WithTenantLimit", func(t *testing.T) { testGroupWithTenant(t, f) })
+	t.Run("Retention", func(t *testing.T) { testGroupRetention(t, f) })
 }
 
 // needGroups skips the test unless the backend has groups.
@@ -474,5 +475,43 @@ func testGroupWithTenant(t *testing.T, f Factory) {
 	h.wantState(t, inGroup.ID, queue.StatePending)
 	if got := h.leaseOne(t, "q"); got.Job.ID != inGroup.ID {
 		t.Fatalf("leased %s, want %s", got.Job.ID, inGroup.ID)
+	}
+}
+
+// testGroupRetention: a done group's progress outlives its deleted jobs;
+// the group goes when the longest retention has passed.
+func testGroupRetention(t *testing.T, f Factory) {
+	t.Parallel()
+	h := NewHarness(t, f)
+	h.needGroups(t)
+	ctx := context.Background()
+	h.createGroup(t, queue.GroupSpec{ID: "g"})
+	for i := 0; i < 2; i++ {
+		h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "g"})
+	}
+	ls := h.lease(t, 2, "q")
+	h.complete(t, ls[0])
+	if _, err := h.Backend.Fail(ctx, ls[1].Job.ID, ls[1].Token, queue.Failure{Error: "x", Permanent: true}); err != nil {
+		t.Fatal(err)
+	}
+	clean := func() {
+		t.Helper()
+		r := queue.Retention{Completed: time.Hour, Failed: 3 * time.Hour, Cancelled: time.Hour}
+		if _, err := h.Backend.Cleanup(ctx, queue.CleanupRequest{Retention: r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.Clock.Advance(2 * time.Hour)
+	clean()
+	if _, err := h.Backend.Get(ctx, ls[0].Job.ID); !errors.Is(err, queue.ErrNotFound) {
+		t.Fatalf("completed job after its retention: %v, want ErrNotFound", err)
+	}
+	if p := h.group(t, "g"); p.Completed != 1 || p.Failed != 1 || !p.Done {
+		t.Fatalf("progress after the cleaner = %+v, want 1 completed and 1 failed, done", p)
+	}
+	h.Clock.Advance(2 * time.Hour)
+	clean()
+	if _, err := h.Client.Group(ctx, "g"); !errors.Is(err, queue.ErrGroupNotFound) {
+		t.Fatalf("Group after the longest retention = %v, want ErrGroupNotFound", err)
 	}
 }

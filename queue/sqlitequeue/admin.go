@@ -301,7 +301,7 @@ func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, e
 			}
 			deleted += int(n)
 		}
-		return nil
+		return cleanScheduling(tx, now, groupRetention(req.Retention), limit)
 	})
 	return deleted, err
 }

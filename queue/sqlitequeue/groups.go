@@ -271,6 +271,66 @@ func (b *Backend) CancelGroup(ctx context.Context, id string) (*queue.GroupProgr
 	return p, err
 }
 
+var (
+	qOldGroups = hot(`DELETE FROM job_groups WHERE id IN (SELECT id FROM job_groups
+		WHERE done_at > 0 AND done_at <= ? ORDER BY done_at LIMIT ?) RETURNING id`)
+	qGroupCounts = hot(`DELETE FROM scope_counts WHERE kind = 'g' AND name = ?`)
+	// A tenant's rows at zero and finish tags at or behind their queue's
+	// virtual time say nothing a missing row does not.
+	qIdleCounts = hot(`DELETE FROM scope_counts WHERE kind = 't' AND n = 0`)
+	qIdleTags   = hot(`DELETE FROM fair_finish
+		WHERE finish <= coalesce((SELECT vtime FROM queue_sched WHERE queue = fair_finish.queue), 0)`)
+)
+
+// groupRetention is how long a done group is kept: as long as the
+// longest-kept of its jobs, so its progress outlives them; negative
+// (forever) when any final state is kept forever.
+func groupRetention(r queue.Retention) time.Duration {
+	keep := time.Duration(0)
+	for _, d := range []time.Duration{r.Completed, r.Failed, r.Cancelled} {
+		if d < 0 {
+			return -1
+		}
+		keep = max(keep, d)
+	}
+	return keep
+}
+
+// cleanScheduling deletes, inside Cleanup's step, groups done longer than
+// keep ago (negative: never) with their counts, and rows that hold
+// nothing.
+func cleanScheduling(tx *wtx, now int64, keep time.Duration, limit int) error {
+	if keep >= 0 {
+		rows, err := tx.query(qOldGroups, now-int64(keep), limit)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if _, err := tx.exec(qGroupCounts, id); err != nil {
+				return err
+			}
+		}
+	}
+	for _, q := range []string{qIdleCounts, qIdleTags} {
+		if _, err := tx.exec(q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // read runs fn in a read-only transaction: one snapshot of the file.
 func (b *Backend) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := b.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
