@@ -45,6 +45,9 @@ func Run(ctx context.Context, opts RunOptions) error {
 	if cfg == nil {
 		cfg = config.Default()
 	}
+	if err := checkWebhooks(cfg); err != nil {
+		return err
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -183,6 +186,7 @@ func (s *Server) background(ctx context.Context, wg *sync.WaitGroup, path string
 	if s.backend == nil {
 		return
 	}
+	s.startWebhooks(ctx, wg)
 	r := s.Config().Queues.Retention
 	cl := queue.NewCleaner(s.backend, queue.CleanerConfig{Logger: s.log, Retention: queue.Retention{Completed: r.Completed.D(), Failed: r.Failed.D(), Cancelled: r.Cancelled.D()}})
 	wg.Add(2)

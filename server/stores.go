@@ -58,7 +58,7 @@ func openSQLite(cfg *config.Config) (*sqlitequeue.Backend, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("server: data dir: %w", err)
 	}
-	return sqlitequeue.Open(filepath.Join(dir, "jobs.db"), sqlitequeue.Options{})
+	return sqlitequeue.Open(filepath.Join(dir, "jobs.db"), sqlitequeue.Options{Outbox: webhooksOn(cfg)})
 }
 
 func openRedis(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stores, error) {

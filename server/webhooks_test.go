@@ -1,0 +1,101 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/webhook"
+	"github.com/sluicehq/sluice/server/config"
+)
+
+// TestServeDeliversWebhooks runs `sluice serve` with a subscription and
+// completes a job over the worker API: the receiver gets its signed
+// job.completed event.
+func TestServeDeliversWebhooks(t *testing.T) {
+	webhookGuard = webhook.Guard{AllowAll: true} // the receiver listens on 127.0.0.1
+	t.Cleanup(func() { webhookGuard = webhook.Guard{} })
+	type delivery struct {
+		sig  string
+		body []byte
+	}
+	got := make(chan delivery, 4)
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- delivery{r.Header.Get(webhook.SignatureHeader), body}
+	}))
+	defer rc.Close()
+
+	cfg := config.Default()
+	cfg.Server.Listen = "127.0.0.1:0"
+	cfg.Storage.DataDir = t.TempDir()
+	cfg.Webhooks.Subscriptions = []config.Subscription{{Name: "ops", URL: rc.URL, Secret: "k", Events: []string{"job.completed"}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, RunOptions{Config: cfg, Logger: slog.New(slog.DiscardHandler),
+			Listening: func(h, _ string) { addr <- h }})
+	}()
+	base := "http://" + <-addr
+	post := func(path, body string, out any) {
+		t.Helper()
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			raw, _ := io.ReadAll(resp.Body)
+			t.Fatalf("POST %s: %d %s", path, resp.StatusCode, raw)
+		}
+		if out != nil {
+			if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	post("/v1/jobs", `{"queue":"mail","kind":"send"}`, nil)
+	var leased leasesBody
+	post("/v1/worker/lease", `{"queues":["mail"],"worker_id":"w1"}`, &leased)
+	if len(leased.Leases) != 1 {
+		t.Fatalf("leased %d jobs, want 1", len(leased.Leases))
+	}
+	l := leased.Leases[0]
+	post("/v1/worker/jobs/"+l.Job.ID+"/complete", `{"token":"`+l.Token+`"}`, nil)
+
+	var d delivery
+	select {
+	case d = <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no webhook delivery within 30s")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var e queue.Event
+	if err := json.Unmarshal(d.body, &e); err != nil || e.Type != queue.EventJobCompleted || e.JobID != l.Job.ID {
+		t.Fatalf("delivered %s (%v), want job.completed of job %s", d.body, err, l.Job.ID)
+	}
+	if err := webhook.Verify("k", d.sig, d.body, time.Minute, time.Now()); err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+}
+
+func TestServeRefusesBadWebhookNames(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Webhooks.Subscriptions = []config.Subscription{{Name: "has space", URL: "https://example.com"}}
+	err := Run(context.Background(), RunOptions{Config: cfg, Logger: slog.New(slog.DiscardHandler)})
+	if err == nil || !strings.Contains(err.Error(), "webhooks.subscriptions[0]") {
+		t.Fatalf("Run = %v, want a webhooks.subscriptions[0] error", err)
+	}
+}
