@@ -2,10 +2,7 @@ package flow_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/flow"
 	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/internal/redistest"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/ratelimit/redislimit"
 )
@@ -32,33 +30,12 @@ func redisTargets(t *testing.T) []redisTarget {
 	t.Helper()
 	m := miniredis.RunT(t)
 	targets := []redisTarget{{name: "miniredis", opts: &redis.Options{Addr: m.Addr()}, prefix: keyspace.DefaultPrefix}}
-	url := os.Getenv("SLUICE_REDIS_URL")
-	if url == "" {
+	opts, prefix, ok := redistest.Real(t)
+	if !ok {
 		t.Log("SLUICE_REDIS_URL not set: running on miniredis only")
 		return targets
 	}
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatalf("SLUICE_REDIS_URL: %v", err)
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	real := redisTarget{name: "redis", opts: opts, prefix: keyspace.Prefix("sluicetest-" + hex.EncodeToString(b) + ":")}
-	t.Cleanup(func() { real.cleanup(t) })
-	return append(targets, real)
-}
-
-func (r redisTarget) cleanup(t *testing.T) {
-	c := redis.NewClient(r.opts)
-	defer c.Close()
-	ctx := context.Background()
-	iter := c.Scan(ctx, 0, string(r.prefix)+"*", 1000).Iterator()
-	for iter.Next(ctx) {
-		c.Del(ctx, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
-		t.Errorf("cleaning up %s*: %v", r.prefix, err)
-	}
+	return append(targets, redisTarget{name: "redis", opts: opts, prefix: prefix})
 }
 
 // process opens what one process of a fleet would have: its own client and

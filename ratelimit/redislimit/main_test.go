@@ -1,10 +1,6 @@
 package redislimit_test
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
@@ -13,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/internal/redistest"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/ratelimit/redislimit"
 )
@@ -39,32 +36,11 @@ func miniBackend(t testing.TB) backend {
 
 func realBackend(t testing.TB) backend {
 	t.Helper()
-	url := os.Getenv("SLUICE_REDIS_URL")
-	if url == "" {
+	opts, prefix, ok := redistest.Real(t)
+	if !ok {
 		t.Skip("SLUICE_REDIS_URL not set: skipping the real-Redis run")
 	}
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		t.Fatalf("SLUICE_REDIS_URL: %v", err)
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	be := backend{opts: opts, prefix: keyspace.Prefix("sluicetest-" + hex.EncodeToString(b) + ":")}
-	t.Cleanup(func() { be.cleanup(t) })
-	return be
-}
-
-func (b backend) cleanup(t testing.TB) {
-	c := redis.NewClient(b.opts)
-	defer c.Close()
-	ctx := context.Background()
-	iter := c.Scan(ctx, 0, string(b.prefix)+"*", 1000).Iterator()
-	for iter.Next(ctx) {
-		c.Del(ctx, iter.Val())
-	}
-	if err := iter.Err(); err != nil {
-		t.Errorf("cleaning up %s*: %v", b.prefix, err)
-	}
+	return backend{opts: opts, prefix: prefix}
 }
 
 // client opens a new client (a new connection pool: another "process").
