@@ -23,6 +23,7 @@ func RunOutbox(t *testing.T, f Factory) {
 	t.Run("DeliveryLog", func(t *testing.T) { testOutboxLog(t, f) })
 	t.Run("ConcurrentClaims", func(t *testing.T) { testOutboxConcurrentClaims(t, f) })
 	t.Run("WorkerAtomicity", func(t *testing.T) { testOutboxWorker(t, f) })
+	t.Run("GroupCompleted", func(t *testing.T) { testOutboxGroup(t, f) })
 	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, f) })
 }
 
