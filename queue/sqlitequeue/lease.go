@@ -190,7 +190,7 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 		if err := b.emitState(tx, rid, queue.StateCompleted, now); err != nil {
 			return err
 		}
-		return b.settleScoped(tx, rid, tenant, grp, now)
+		return b.settleFinal(tx, rid, tenant, grp, queue.StateCompleted, now)
 	})
 }
 
@@ -240,7 +240,7 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (
 		if err := b.emitState(tx, rid, next, now); err != nil {
 			return err
 		}
-		return b.settleScoped(tx, rid, j.Tenant, j.Group, now)
+		return b.settleFinal(tx, rid, j.Tenant, j.Group, next, now)
 	})
 	if err != nil {
 		return "", err

@@ -78,6 +78,20 @@ func (b *Backend) settle(tx *wtx, id int64, now int64) error {
 	return s.flush()
 }
 
+// settleFinal is settle for a job that the caller moved to state (not
+// pending) and whose tenant and group it knows: a job with neither leaves
+// nothing to do, and no read is needed.
+func (b *Backend) settleFinal(tx *wtx, id int64, tenant, grp string, state queue.State, now int64) error {
+	if tenant == "" && grp == "" {
+		return nil
+	}
+	s := b.newSched(tx, now)
+	if err := s.settleState(id, tenant, grp, state); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
 // settleScoped is settle for a job whose tenant and group the caller
 // knows: a job with neither leaves nothing to do.
 func (b *Backend) settleScoped(tx *wtx, id int64, tenant, grp string, now int64) error {
@@ -374,13 +388,21 @@ var (
 func (s *sched) settle(id int64) error {
 	var q, tenant, grp, state string
 	err := s.tx.queryRow(qJobScopes, id).Scan(&q, &tenant, &grp, &state)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && tenant == "" && grp == "") {
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if queue.State(state) == queue.StatePending {
+	return s.settleState(id, tenant, grp, queue.State(state))
+}
+
+// settleState is settle for a job whose scopes and new state are known.
+func (s *sched) settleState(id int64, tenant, grp string, state queue.State) error {
+	if tenant == "" && grp == "" {
+		return nil
+	}
+	if state == queue.StatePending {
 		if err := s.replace(id, tenant, grp); err != nil {
 			return err
 		}
@@ -396,7 +418,7 @@ func (s *sched) settle(id int64) error {
 	if err := s.fillGroup(grp); err != nil {
 		return err
 	}
-	if queue.State(state).Final() {
+	if state.Final() {
 		return s.groupSettle(grp)
 	}
 	return nil
@@ -495,54 +517,71 @@ func (s *sched) fillGroup(id string) error {
 
 // release moves up to room waiting jobs of a scope (listed best first by
 // query) to pending, those for which otherRoom says their other scope has
-// room. When it stops at maxRelease, more remain: again wakes the scope.
+// room. It reads just enough jobs first, and looks fillScan further only
+// when it had to skip some. When it stops at maxRelease, more remain:
+// again wakes the scope.
 func (s *sched) release(query, name string, room int64, otherRoom func(string) (bool, error), again func() error) error {
 	if room <= 0 {
 		return nil
 	}
 	limit := min(room, maxRelease)
-	type waiting struct {
-		id           int64
-		queue, other string
-	}
-	rows, err := s.tx.query(query, name, limit+fillScan)
-	if err != nil {
-		return err
-	}
-	var list []waiting
-	for rows.Next() {
-		var w waiting
-		if err := rows.Scan(&w.id, &w.queue, &w.other); err != nil {
-			rows.Close()
-			return err
-		}
-		list = append(list, w)
-	}
-	if err := rows.Close(); err != nil {
-		return err
-	}
 	released := int64(0)
-	for _, w := range list {
-		if released == limit {
-			break
-		}
-		ok, err := otherRoom(w.other)
+	for _, n := range []int64{limit, limit + fillScan} {
+		list, err := s.waiting(query, name, n)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			continue
+		skipped := false
+		for _, w := range list {
+			if released == limit {
+				break
+			}
+			ok, err := otherRoom(w.other)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				skipped = true
+				continue
+			}
+			if _, err := s.tx.exec(qRelease, s.now, w.id); err != nil {
+				return err
+			}
+			s.readyQueue(w.queue)
+			released++
 		}
-		if _, err := s.tx.exec(qRelease, s.now, w.id); err != nil {
-			return err
+		if released == limit || !skipped || int64(len(list)) < n {
+			break
 		}
-		s.readyQueue(w.queue)
-		released++
 	}
 	if released == maxRelease && room > maxRelease {
 		return again()
 	}
 	return nil
+}
+
+// waitingJob is a waiting job as release sees it: other is its group
+// (when releasing for a tenant) or its tenant (for a group).
+type waitingJob struct {
+	id           int64
+	queue, other string
+}
+
+func (s *sched) waiting(query, name string, n int64) ([]waitingJob, error) {
+	rows, err := s.tx.query(query, name, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var list []waitingJob
+	for rows.Next() {
+		var w waitingJob
+		if err := rows.Scan(&w.id, &w.queue, &w.other); err != nil {
+			return nil, err
+		}
+		list = append(list, w)
+	}
+	return list, rows.Err()
 }
 
 // errorf wraps a sentinel with detail, keeping errors.Is working.

@@ -378,11 +378,14 @@ func (ls *leaseScopes) tenant(name string) (*leaseTenant, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := ls.s.counts(kindTenant, name)
-	if err != nil {
-		return nil, err
+	t := &leaseTenant{row: row}
+	if row.eff.Limit != queue.Unlimited { // an unlimited tenant's count does not matter
+		c, err := ls.s.counts(kindTenant, name)
+		if err != nil {
+			return nil, err
+		}
+		t.active = c[queue.StateActive]
 	}
-	t := &leaseTenant{row: row, active: c[queue.StateActive]}
 	ls.tenants[name] = t
 	return t, nil
 }
