@@ -43,7 +43,9 @@ func (t Tier) Priority(base int, n int64) int {
 	if n <= t.Bucket {
 		return base
 	}
-	p := math.Ceil(float64(base) + float64(n-t.Bucket)*t.Modifier)
+	// The product of a decimal modifier is inexact in binary (30 × 0.1 is
+	// 3.0000000000000004): a whole result must not round up past itself.
+	p := math.Ceil(float64(base) + float64(n-t.Bucket)*t.Modifier - 1e-9)
 	if p > MaxPriority {
 		return MaxPriority
 	}

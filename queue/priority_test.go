@@ -20,10 +20,12 @@ func TestTierPriority(t *testing.T) {
 		{queue.Tier{Bucket: 200, Modifier: 0.2}, 250, 20},
 		{queue.Tier{Bucket: 100, Modifier: 0.3}, 150, 25},
 		{queue.Tier{Bucket: 25, Modifier: 0.5}, 60, 28},
-		{queue.TierFree, 25, 10},                     // at the bucket: base
-		{queue.TierFree, 26, 11},                     // ceil(10.5)
-		{queue.TierEnterprise, 1001, 11},             // ceil(10.05)
-		{queue.TierGrowth, 0, 10},                    // no load
+		{queue.TierFree, 25, 10},         // at the bucket: base
+		{queue.TierFree, 26, 11},         // ceil(10.5)
+		{queue.TierEnterprise, 1001, 11}, // ceil(10.05)
+		{queue.TierGrowth, 0, 10},
+		{queue.TierGrowth, 430, 13},                  // 30 × 0.1 is 3.0000000000000004 in binary
+		{queue.TierHobby, 110, 13},                   // no load
 		{queue.TierFree, 1 << 40, queue.MaxPriority}, // clamped
 	}
 	for _, c := range cases {
