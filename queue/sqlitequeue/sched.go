@@ -134,6 +134,7 @@ var (
 )
 
 // tenant returns a tenant's settings (for "" none: no limits, weight 1).
+// The first call of an operation reads the defaults with the tenant's row.
 func (s *sched) tenant(name string) (*tenantRow, error) {
 	if t, ok := s.tenants[name]; ok {
 		return t, nil
@@ -143,32 +144,59 @@ func (s *sched) tenant(name string) (*tenantRow, error) {
 	}
 	t := &tenantRow{eff: queue.TenantConfig{Limit: queue.Unlimited, Weight: 1, Backlog: queue.Unlimited}}
 	if name != "" {
-		def, err := s.tenantDefaults()
-		if err != nil {
+		if err := s.readTenant(name, t); err != nil {
 			return nil, err
 		}
-		var maxWait int64
-		err = s.tx.queryRow(qTenantRow, name).Scan(&t.own.Limit, &t.own.Weight, &t.own.Backlog, &maxWait, &t.pausedUntil)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, err
-		}
-		t.own.MaxWait = durationOf(maxWait)
-		t.eff = t.own.Effective(*def)
 	}
 	s.tenants[name] = t
 	return t, nil
 }
 
-func (s *sched) tenantDefaults() (*queue.TenantConfig, error) {
-	if s.defaults != nil {
-		return s.defaults, nil
+var qTenantRows = hot(`SELECT tenant, lim, weight, backlog, max_wait, paused_until FROM tenants
+	WHERE tenant IN ('', ?)`)
+
+// readTenant fills t from the tenant's row and the defaults (the row of
+// tenant ''), read together unless the defaults are known already.
+func (s *sched) readTenant(name string, t *tenantRow) error {
+	query, args := qTenantRow, []any{name}
+	if s.defaults == nil {
+		query = qTenantRows
 	}
-	d, err := readDefaults(s.tx.queryRow(qDefaults))
+	rows, err := s.tx.query(query, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s.defaults = &d
-	return s.defaults, nil
+	defer rows.Close()
+	def := s.defaults
+	if def == nil {
+		def = &queue.TenantConfig{}
+	}
+	for rows.Next() {
+		var c queue.TenantConfig
+		var who string
+		var maxWait, paused int64
+		dest := []any{&c.Limit, &c.Weight, &c.Backlog, &maxWait, &paused}
+		if query == qTenantRows {
+			dest = append([]any{&who}, dest...)
+		} else {
+			who = name
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		c.MaxWait = durationOf(maxWait)
+		if who == "" {
+			*def = c
+		} else {
+			t.own, t.pausedUntil = c, paused
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	s.defaults = def
+	t.eff = t.own.Effective(*def)
+	return nil
 }
 
 func readDefaults(row rowScanner) (queue.TenantConfig, error) {
