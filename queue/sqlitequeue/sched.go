@@ -156,7 +156,8 @@ var qTenantRows = hot(`SELECT tenant, lim, weight, backlog, max_wait, paused_unt
 	WHERE tenant IN ('', ?)`)
 
 // readTenant fills t from the tenant's row and the defaults (the row of
-// tenant ”), read together unless the defaults are known already.
+// the empty tenant name), read together unless the defaults are known
+// already.
 func (s *sched) readTenant(name string, t *tenantRow) error {
 	query, args := qTenantRow, []any{name}
 	if s.defaults == nil {
