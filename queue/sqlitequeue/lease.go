@@ -24,7 +24,8 @@ var (
 	WHERE id = ? AND state = 'active' AND lease_token = ? RETURNING lease_until, cancel_requested`)
 	qComplete = hot(`UPDATE jobs SET state = 'completed', result = ?,
 	finished_at = ?, updated_at = ?, ` + clearLease + `
-	WHERE id = ? AND state = 'active' AND lease_token = ? RETURNING tenant, grp`)
+	WHERE id = ? AND state = 'active' AND lease_token = ? RETURNING tenant, grp,
+	(SELECT coalesce(sum(n), 0) FROM scope_counts WHERE kind = 't' AND name = jobs.tenant AND state = 'waiting')`)
 	qHolder = hot(`SELECT ` + jobCols + ` FROM jobs
 	WHERE id = ? AND state = 'active' AND lease_token = ?`)
 	qFail = hot(`UPDATE jobs SET state = ?, last_error = ?, errors = ?,
@@ -181,7 +182,8 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 	now := b.now()
 	return b.write(ctx, "complete", func(tx *wtx) error {
 		var tenant, grp string
-		err := tx.queryRow(qComplete, result, now, now, rid, token).Scan(&tenant, &grp)
+		var waiting int64 // the tenant's waiting jobs: with none, its freed slot is nobody's
+		err := tx.queryRow(qComplete, result, now, now, rid, token).Scan(&tenant, &grp, &waiting)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fenced(tx, rid)
 		} else if err != nil {
@@ -189,6 +191,9 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 		}
 		if err := b.emitState(tx, rid, queue.StateCompleted, now); err != nil {
 			return err
+		}
+		if grp == "" && waiting == 0 {
+			return nil
 		}
 		return b.settleFinal(tx, rid, tenant, grp, queue.StateCompleted, now)
 	})
