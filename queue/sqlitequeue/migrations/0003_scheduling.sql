@@ -99,29 +99,30 @@ INSERT INTO scope_counts (kind, name, state, n)
 	SELECT 'g', grp, state, count(*) FROM jobs WHERE grp != '' GROUP BY grp, state;
 INSERT INTO job_groups (id, created_at) SELECT DISTINCT grp, 0 FROM jobs WHERE grp != '';
 
-CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs
-WHEN NEW.tenant != '' OR NEW.grp != '' BEGIN
-	INSERT INTO scope_counts (kind, name, state, n)
-		SELECT 't', NEW.tenant, NEW.state, 1
-		WHERE NEW.tenant != '' AND NEW.state NOT IN ('completed', 'failed', 'cancelled')
-		ON CONFLICT DO UPDATE SET n = n + 1;
-	INSERT INTO scope_counts (kind, name, state, n)
-		SELECT 'g', NEW.grp, NEW.state, 1 WHERE NEW.grp != ''
+CREATE TRIGGER jobs_count_tenant_insert AFTER INSERT ON jobs
+WHEN NEW.tenant != '' AND NEW.state NOT IN ('completed', 'failed', 'cancelled') BEGIN
+	INSERT INTO scope_counts (kind, name, state, n) VALUES ('t', NEW.tenant, NEW.state, 1)
 		ON CONFLICT DO UPDATE SET n = n + 1;
 END;
 
-CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs
-WHEN OLD.state != NEW.state AND (NEW.tenant != '' OR NEW.grp != '') BEGIN
-	UPDATE scope_counts SET n = n - 1
-		WHERE kind = 't' AND name = OLD.tenant AND state = OLD.state AND OLD.tenant != '';
-	INSERT INTO scope_counts (kind, name, state, n)
-		SELECT 't', NEW.tenant, NEW.state, 1
-		WHERE NEW.tenant != '' AND NEW.state NOT IN ('completed', 'failed', 'cancelled')
+CREATE TRIGGER jobs_count_group_insert AFTER INSERT ON jobs
+WHEN NEW.grp != '' BEGIN
+	INSERT INTO scope_counts (kind, name, state, n) VALUES ('g', NEW.grp, NEW.state, 1)
 		ON CONFLICT DO UPDATE SET n = n + 1;
-	UPDATE scope_counts SET n = n - 1
-		WHERE kind = 'g' AND name = OLD.grp AND state = OLD.state AND OLD.grp != '';
+END;
+
+CREATE TRIGGER jobs_count_tenant_update AFTER UPDATE OF state ON jobs
+WHEN OLD.state != NEW.state AND NEW.tenant != '' BEGIN
+	UPDATE scope_counts SET n = n - 1 WHERE kind = 't' AND name = OLD.tenant AND state = OLD.state;
 	INSERT INTO scope_counts (kind, name, state, n)
-		SELECT 'g', NEW.grp, NEW.state, 1 WHERE NEW.grp != ''
+		SELECT 't', NEW.tenant, NEW.state, 1 WHERE NEW.state NOT IN ('completed', 'failed', 'cancelled')
+		ON CONFLICT DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER jobs_count_group_update AFTER UPDATE OF state ON jobs
+WHEN OLD.state != NEW.state AND NEW.grp != '' BEGIN
+	UPDATE scope_counts SET n = n - 1 WHERE kind = 'g' AND name = OLD.grp AND state = OLD.state;
+	INSERT INTO scope_counts (kind, name, state, n) VALUES ('g', NEW.grp, NEW.state, 1)
 		ON CONFLICT DO UPDATE SET n = n + 1;
 END;
 
