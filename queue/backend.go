@@ -37,7 +37,10 @@ import (
 // Ordering: within a queue, ready jobs are leased by Priority (lower first),
 // then by a per-backend monotonic enqueue sequence (FIFO). A job keeps its
 // sequence for life, so a retried, snoozed or requeued job goes back to its
-// original place among jobs of its priority once it is ready again.
+// original place among jobs of its priority once it is ready again. A
+// backend that implements TenantBackend refines this: within a priority,
+// jobs go by their fair start tag, given when a job first becomes ready
+// (see TenantBackend), which is the same FIFO order for jobs of one tenant.
 //
 // Later scheduling layers (tenant limits with StateWaiting, groups, an event
 // outbox) extend a backend through additional interfaces; they hook into

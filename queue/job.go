@@ -25,6 +25,14 @@ import (
 //	active    → pending    given back on shutdown, or its lease expired (a stall)
 //	active    → scheduled  the handler snoozed
 //
+// With tenant or group limits (TenantBackend, GroupBackend), a job that
+// becomes ready may wait instead:
+//
+//	scheduled, retrying, active → waiting   ready, but its tenant or group has no room or is paused
+//	pending   → waiting    Lease found its tenant or group full or paused
+//	waiting   → pending    room freed: released best first
+//	waiting   → failed     it waited longer than its tenant's MaxWait
+//
 // Any state that is not final can end in cancelled. A job in a final state
 // (completed, failed, cancelled) never changes again; the cleaner removes it
 // once its retention has passed.
