@@ -317,7 +317,9 @@ func (c *Client) SetTenant(ctx context.Context, tenant string, cfg TenantConfig)
 }
 
 // SetTenantLimit sets only the tenant's concurrency limit (0 follows the
-// default again, Unlimited lifts it), keeping its other settings.
+// default again, Unlimited lifts it), keeping its other settings. It reads
+// them and writes them back: a change of the tenant's other settings made
+// at the same moment by someone else may be lost.
 func (c *Client) SetTenantLimit(ctx context.Context, tenant string, n int) error {
 	info, err := c.Tenant(ctx, tenant)
 	if err != nil {

@@ -27,8 +27,8 @@ var (
 		RETURNING paused_until`)
 	qHoldTenantPending = hot(`UPDATE jobs SET state = 'waiting', hold = 'tenant', wait_until = ?1, updated_at = ?2
 		WHERE tenant = ?3 AND tenant != '' AND state = 'pending' RETURNING grp`)
-	qHoldGroupPending = hot(`UPDATE jobs SET state = 'waiting', hold = 'group', updated_at = ?1
-		WHERE grp = ?2 AND grp != '' AND state = 'pending' RETURNING tenant`)
+	qGroupPending = hot(`SELECT id, queue, tenant FROM jobs WHERE grp = ? AND grp != '' AND state = 'pending'
+		ORDER BY band, vrank, id LIMIT ?`)
 )
 
 // SetTenant implements queue.TenantBackend.
@@ -175,12 +175,25 @@ func (s *sched) pauseGroup(id string, end int64) (int64, error) {
 	if err := s.wakeGroup(id, until); err != nil {
 		return 0, err
 	}
-	tenants, err := s.names(qHoldGroupPending, s.now, id)
+	// Each job gets its own tenant's MaxWait deadline.
+	jobs, err := s.waiting(qGroupPending, id, -1)
 	if err != nil {
 		return 0, err
 	}
-	for _, t := range tenants {
-		if t != "" {
+	tenants := map[string]bool{}
+	for _, j := range jobs {
+		waitEnd, err := s.waitUntil(j.other)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := s.tx.exec(qHoldJob, holdGroup, waitEnd, s.now, j.id); err != nil {
+			return 0, err
+		}
+		tenants[j.other] = j.other != ""
+	}
+	// The held jobs left room in their tenants.
+	for t, ok := range tenants {
+		if ok {
 			if err := s.fillTenant(t); err != nil {
 				return 0, err
 			}
