@@ -43,7 +43,9 @@ type Options struct {
 	// Outbox records an event (queue.Event) in the same transaction as
 	// every job transition to a final state, for a consumer such as
 	// queue/webhook's Dispatcher to deliver (see queue.Outbox). Default
-	// off: with no consumer the outbox would only grow.
+	// off: with no consumer the outbox would only grow. Every process
+	// sharing the file must open it with the same setting, or the
+	// transitions of the others record nothing.
 	Outbox bool
 }
 

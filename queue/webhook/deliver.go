@@ -90,6 +90,9 @@ func (d *Dispatcher) settle(ctx context.Context, c queue.ClaimedEvent, next time
 func (d *Dispatcher) send(ctx context.Context, c queue.ClaimedEvent, s Subscription, body []byte) sendResult {
 	n := c.Progress[s.Name].Attempts + 1
 	if err := d.waitBudget(ctx, s.URL); err != nil {
+		if errors.Is(context.Cause(ctx), errStopped) {
+			return sendResult{} // released at once
+		}
 		return sendResult{next: d.cfg.Backoff(n, err)} // not sent: not an attempt
 	}
 	start := time.Now() // wall time: latency is a measurement, not a timer
