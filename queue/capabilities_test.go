@@ -1,12 +1,15 @@
 package queue_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
 // laneBackend is a Backend that declares fewer capabilities.
@@ -88,4 +91,29 @@ func ExampleCheckSpec() {
 	// Output:
 	// true
 	// queue: amqpqueue does not support unique keys (JobSpec.UniqueKey is set)
+}
+
+// The Client refuses a spec its backend cannot honour before the backend
+// sees it: nothing is stored, and the error names the field.
+func TestClientRefusesUnsupportedSpec(t *testing.T) {
+	t.Parallel()
+	real, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer real.Close()
+	c := queue.NewClient(laneBackend{Backend: real, caps: queue.AllCapabilities.Without(queue.CapGroups)})
+	ctx := context.Background()
+	_, err = c.EnqueueBatch(ctx, []queue.JobSpec{{Queue: "q", Kind: "k"}, {Queue: "q", Kind: "k", Group: "g"}})
+	var ue *queue.UnsupportedError
+	if !errors.As(err, &ue) || ue.Field != "specs[1].JobSpec.Group" {
+		t.Fatalf("EnqueueBatch = %v, want *UnsupportedError for specs[1].JobSpec.Group", err)
+	}
+	page, err := c.List(ctx, queue.ListFilter{})
+	if err != nil || len(page.Jobs) != 0 {
+		t.Fatalf("List = %d jobs, %v; want none stored", len(page.Jobs), err)
+	}
+	if _, err := c.Enqueue(ctx, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "acme"}); err != nil {
+		t.Fatalf("Enqueue of a supported spec = %v", err)
+	}
 }
