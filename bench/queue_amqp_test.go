@@ -10,8 +10,11 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,12 +64,15 @@ type laneQueue struct {
 type laneSystem struct {
 	name string
 	open func(b *testing.B, conc int) laneQueue
+	// server names the server process (its /proc comm), whose CPU time
+	// the process benchmark reports per job when it runs on this machine.
+	server string
 }
 
 var laneSystems = []laneSystem{
-	{"amqpqueue", openLaneAMQP},
-	{"redisqueue", openLaneRedisQueue},
-	{"asynq", openLaneAsynq},
+	{"amqpqueue", openLaneAMQP, "beam.smp"},
+	{"redisqueue", openLaneRedisQueue, "redis-server"},
+	{"asynq", openLaneAsynq, "redis-server"},
 }
 
 var laneQuiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -338,7 +344,11 @@ func BenchmarkQueueLaneEnqueue(b *testing.B) {
 }
 
 func BenchmarkQueueLaneProcess(b *testing.B) {
-	for _, sys := range laneSystems {
+	// The lane's priority mode (classic queues) as well.
+	classic := laneSystem{"amqpqueue-priorities", func(b *testing.B, conc int) laneQueue {
+		return openLaneAMQPWith(b, amqpqueue.Options{Prefetch: conc, Priorities: 10})
+	}, "beam.smp"}
+	for _, sys := range append(slices.Clone(laneSystems), classic) {
 		for _, conc := range []int{10, 100, 1000} {
 			b.Run(fmt.Sprintf("%s/c=%d", sys.name, conc), func(b *testing.B) {
 				q := sys.open(b, conc)
@@ -347,6 +357,7 @@ func BenchmarkQueueLaneProcess(b *testing.B) {
 				}
 				var done atomic.Int64
 				all := make(chan struct{})
+				cpu := startCPU(sys.server)
 				b.ResetTimer()
 				start := time.Now()
 				stop := q.run(conc, func([]byte) {
@@ -358,6 +369,7 @@ func BenchmarkQueueLaneProcess(b *testing.B) {
 				laneWaitFinished(b, q)
 				elapsed := time.Since(start)
 				b.StopTimer()
+				cpu.report(b)
 				stop()
 				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
 			})
@@ -381,6 +393,77 @@ func laneWaitFinished(b *testing.B, q laneQueue) {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
+}
+
+// cpuMeter measures the CPU time this process and a server process spend
+// while jobs are processed, so that the figures can be compared per job
+// on a machine whose other load varies. Linux only; the server must run
+// here and serve only the benchmark.
+type cpuMeter struct {
+	pid          int
+	self, server time.Duration
+}
+
+func startCPU(server string) *cpuMeter {
+	m := &cpuMeter{pid: findProc(server)}
+	m.self, m.server = selfCPU(), procCPU(m.pid)
+	return m
+}
+
+func (m *cpuMeter) report(b *testing.B) {
+	n := float64(b.N)
+	b.ReportMetric(float64((selfCPU()-m.self).Microseconds())/n, "client-cpu-µs/job")
+	if m.pid > 0 {
+		b.ReportMetric(float64((procCPU(m.pid)-m.server).Microseconds())/n, "server-cpu-µs/job")
+	}
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// findProc returns the pid of the process whose comm is name, or 0; with
+// SLUICE_BENCH_SERVER_PID_<name> set (dots as underscores), that pid.
+func findProc(name string) int {
+	if v := os.Getenv("SLUICE_BENCH_SERVER_PID_" + strings.ReplaceAll(strings.ReplaceAll(name, ".", "_"), "-", "_")); v != "" {
+		pid, _ := strconv.Atoi(v)
+		return pid
+	}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if comm, err := os.ReadFile("/proc/" + d.Name() + "/comm"); err == nil && strings.TrimSpace(string(comm)) == name {
+			return pid
+		}
+	}
+	return 0
+}
+
+// procCPU reads a process's user and system time from /proc (in clock
+// ticks of 10ms).
+func procCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the command (which may hold spaces) start after ')'.
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 func BenchmarkQueueLaneLatency(b *testing.B) {

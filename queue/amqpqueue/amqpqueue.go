@@ -22,6 +22,9 @@ type Backend struct {
 	clk  clock.Clock
 	log  *slog.Logger
 	rec  Recorder
+	// memRec: rec is a MemoryRecorder, which running jobs need not be
+	// recorded in (Get finds them among the leases).
+	memRec bool
 
 	pub    *link // publishing connection (enqueue, retries, declares)
 	sub    *link // consuming connection (deliveries, acks)
@@ -79,6 +82,7 @@ func New(url string, opts Options) (*Backend, error) {
 		held:      map[string]*held{},
 		byID:      map[string]*held{},
 	}
+	_, b.memRec = opts.Recorder.(*MemoryRecorder)
 	b.subs.subs = map[*subscriber]struct{}{}
 	b.stopCtx, b.stop = context.WithCancel(context.Background())
 	b.pub = newLink("publish", url, opts, b.closing)

@@ -140,7 +140,12 @@ func (b *Backend) admit(ctx context.Context, q string, d *delivery, req queue.Le
 	b.held[h.token] = h
 	b.byID[j.ID] = h
 	b.hmu.Unlock()
-	b.record(&c)
+	if !b.memRec {
+		// A MemoryRecorder serves only this process, whose Get finds
+		// running jobs among the leases: recording them is for other
+		// processes' sake.
+		b.record(&c)
+	}
 	return queue.Lease{Job: &c, Token: h.token}, true
 }
 

@@ -41,8 +41,9 @@ type Options struct {
 	// "<Prefix>scrape.dead" and its delays in "<Prefix>scrape.delay.<ms>ms".
 	// Default "sluice.".
 	Prefix string
-	// Queues are declared when the backend starts, and Stats always reports
-	// them; other queues are declared on first use. Default none.
+	// Queues are declared when the backend starts (so Stats sees them
+	// from the start); other queues are declared on first use. Default
+	// none.
 	Queues []string
 	// Prefetch is how many unacknowledged deliveries the broker pushes to
 	// each queue's consumer ahead of the worker asking, per process. Higher

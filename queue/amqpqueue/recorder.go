@@ -3,7 +3,6 @@ package amqpqueue
 import (
 	"container/list"
 	"context"
-	"maps"
 	"sync"
 
 	"github.com/sluicehq/sluice/internal/clock"
@@ -71,12 +70,25 @@ type MemoryRecorder struct {
 	jobs   map[string]*list.Element // of *recorded
 	order  *list.List               // least recently updated first
 	bytes  int
-	counts map[string]map[queue.State]int64
+	counts map[string]*stateCounts // by queue
 }
 
 type recorded struct {
 	job  queue.Job
 	size int
+	cnt  *stateCounts // counts of job.Queue
+}
+
+// stateCounts counts kept jobs by state, indexed like queue.States.
+type stateCounts [8]int64
+
+func stateIndex(s queue.State) int {
+	for i, k := range queue.States {
+		if k == s {
+			return i
+		}
+	}
+	return 0
 }
 
 var (
@@ -94,7 +106,7 @@ func NewMemoryRecorder(opts MemoryRecorderOptions) *MemoryRecorder {
 		opts.MaxBytes = DefaultRecorderBytes
 	}
 	opts.Clock = clock.Or(opts.Clock)
-	return &MemoryRecorder{opts: opts, jobs: map[string]*list.Element{}, order: list.New(), counts: map[string]map[queue.State]int64{}}
+	return &MemoryRecorder{opts: opts, jobs: map[string]*list.Element{}, order: list.New(), counts: map[string]*stateCounts{}}
 }
 
 func sizeOf(j *queue.Job) int {
@@ -108,44 +120,47 @@ func sizeOf(j *queue.Job) int {
 // Record stores j, evicting the least recently updated jobs beyond the
 // bounds. It never fails.
 func (r *MemoryRecorder) Record(_ context.Context, j *queue.Job) error {
-	rec := &recorded{job: *j, size: sizeOf(j)}
+	size := sizeOf(j)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.jobs[j.ID]; ok {
-		old := e.Value.(*recorded)
-		r.bytes -= old.size
-		r.count(&old.job, -1)
-		e.Value = rec
+		rec := e.Value.(*recorded)
+		r.bytes -= rec.size
+		rec.cnt[stateIndex(rec.job.State)]--
+		if rec.job.Queue != j.Queue {
+			rec.cnt = r.countsOf(j.Queue)
+		}
+		rec.job, rec.size = *j, size
+		rec.cnt[stateIndex(j.State)]++
 		r.order.MoveToBack(e)
 	} else {
+		rec := &recorded{job: *j, size: size, cnt: r.countsOf(j.Queue)}
+		rec.cnt[stateIndex(j.State)]++
 		r.jobs[j.ID] = r.order.PushBack(rec)
 	}
-	r.bytes += rec.size
-	r.count(j, 1)
+	r.bytes += size
 	for r.order.Len() > r.opts.MaxJobs || (r.bytes > r.opts.MaxBytes && r.order.Len() > 1) {
 		r.remove(r.order.Front())
 	}
 	return nil
 }
 
+func (r *MemoryRecorder) countsOf(q string) *stateCounts {
+	c := r.counts[q]
+	if c == nil {
+		c = new(stateCounts)
+		r.counts[q] = c
+	}
+	return c
+}
+
 func (r *MemoryRecorder) remove(e *list.Element) {
 	rec := r.order.Remove(e).(*recorded)
 	delete(r.jobs, rec.job.ID)
 	r.bytes -= rec.size
-	r.count(&rec.job, -1)
-}
-
-func (r *MemoryRecorder) count(j *queue.Job, d int64) {
-	byState := r.counts[j.Queue]
-	if byState == nil {
-		byState = map[queue.State]int64{}
-		r.counts[j.Queue] = byState
-	}
-	if byState[j.State] += d; byState[j.State] == 0 {
-		delete(byState, j.State)
-		if len(byState) == 0 {
-			delete(r.counts, j.Queue)
-		}
+	rec.cnt[stateIndex(rec.job.State)]--
+	if *rec.cnt == (stateCounts{}) {
+		delete(r.counts, rec.job.Queue)
 	}
 }
 
@@ -154,8 +169,14 @@ func (r *MemoryRecorder) CountStates(context.Context) (map[string]map[queue.Stat
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make(map[string]map[queue.State]int64, len(r.counts))
-	for q, byState := range r.counts {
-		out[q] = maps.Clone(byState)
+	for q, c := range r.counts {
+		byState := map[queue.State]int64{}
+		for i, n := range c {
+			if n != 0 {
+				byState[queue.States[i]] = n
+			}
+		}
+		out[q] = byState
 	}
 	return out, nil
 }
