@@ -147,13 +147,17 @@ var (
 	_ queue.Capable  = (*Backend)(nil)
 )
 
-// Capabilities implements queue.Capable: every capability, except
-// queue.CapAtomicBatch on a Redis Cluster client (see the package doc).
+// Capabilities implements queue.Capable: every capability except
+// queue.CapTenants (this backend does not implement queue.TenantBackend yet:
+// jobs record their tenant, but no tenant limit holds them back), and
+// except queue.CapAtomicBatch on a Redis Cluster client (see the package
+// doc).
 func (b *Backend) Capabilities() queue.Capabilities {
+	caps := queue.AllCapabilities.Without(queue.CapTenants)
 	if b.cluster {
-		return queue.AllCapabilities.Without(queue.CapAtomicBatch)
+		return caps.Without(queue.CapAtomicBatch)
 	}
-	return queue.AllCapabilities
+	return caps
 }
 
 // errClosed is returned by calls after Close.
