@@ -31,6 +31,8 @@ type metrics struct {
 	finished   *prometheus.CounterVec
 	jobDur     *prometheus.HistogramVec
 	startDelay *prometheus.HistogramVec
+	deliveries *prometheus.CounterVec
+	deliverLat *prometheus.HistogramVec
 	// activity keeps the last minute per second for the dashboard.
 	activity *dashboard.Activity
 }
@@ -51,7 +53,9 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	m.finished = counter(reg, "sluice_jobs_finished_total", "Job attempts ended through the worker protocol, by queue, tenant and resulting state.", "queue", "tenant", "state")
 	m.jobDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_job_duration_seconds", Help: "Time from a job's start to the end of its attempt.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 12)}, []string{"queue"})
 	m.startDelay = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_job_start_delay_seconds", Help: "Time from a job being due (enqueue or run_at) to its start.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 12)}, []string{"queue"})
-	reg.MustRegister(m.storeLat, m.reqLat, m.jobDur, m.startDelay)
+	m.deliveries = counter(reg, "sluice_webhook_deliveries_total", "Webhook delivery attempts by subscription, event type and outcome.", "subscription", "event", "outcome")
+	m.deliverLat = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_webhook_delivery_seconds", Help: "Time one webhook delivery attempt took, response included.", Buckets: prometheus.ExponentialBuckets(0.005, 4, 8)}, []string{"subscription"})
+	reg.MustRegister(m.storeLat, m.reqLat, m.jobDur, m.startDelay, m.deliverLat)
 	return m
 }
 
@@ -172,4 +176,10 @@ func (m *metrics) jobEnded(j *queue.Job, state queue.State, now time.Time) {
 	if !j.StartedAt.IsZero() {
 		m.jobDur.WithLabelValues(j.Queue).Observe(now.Sub(j.StartedAt).Seconds())
 	}
+}
+
+// observeDelivery is the webhook dispatcher's OnDelivery hook.
+func (m *metrics) observeDelivery(d queue.Delivery) {
+	m.deliveries.WithLabelValues(d.Subscription, string(d.EventType), string(d.Outcome)).Inc()
+	m.deliverLat.WithLabelValues(d.Subscription).Observe(d.Latency.Seconds())
 }

@@ -54,7 +54,8 @@ func (s *Server) startWebhooks(ctx context.Context, wg *sync.WaitGroup) {
 			"store", queue.BackendName(s.backend))
 		return
 	}
-	d, err := webhook.New(ob, webhook.Config{Subscriptions: webhookSubscriptions(cfg.Webhooks), Guard: webhookGuard, Logger: s.log})
+	d, err := webhook.New(ob, webhook.Config{Subscriptions: webhookSubscriptions(cfg.Webhooks), Guard: webhookGuard, Logger: s.log,
+		OnDelivery: s.metrics.observeDelivery})
 	if err != nil {
 		s.log.Error("server: webhooks not started", "error", err)
 		return

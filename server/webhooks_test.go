@@ -77,6 +77,23 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no webhook delivery within 30s")
 	}
+	// The attempt is recorded after the receiver answers: wait for it to
+	// reach the metrics.
+	want := `sluice_webhook_deliveries_total{event="job.completed",outcome="` + string(queue.DeliveryOK) + `",subscription="ops"} 1`
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(raw), want) && strings.Contains(string(raw), `sluice_webhook_delivery_seconds_count{subscription="ops"} 1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics lack %s:\n%s", want, grepLines(string(raw), "sluice_webhook"))
+		}
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
@@ -98,4 +115,15 @@ func TestServeRefusesBadWebhookNames(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "webhooks.subscriptions[0]") {
 		t.Fatalf("Run = %v, want a webhooks.subscriptions[0] error", err)
 	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(line, sub) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

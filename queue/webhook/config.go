@@ -78,6 +78,10 @@ type Config struct {
 	// (and was disabled in this dispatcher), so the application can
 	// remove it from its configuration for good.
 	OnGone func(Subscription)
+	// OnDelivery, when set, is called after every recorded attempt with
+	// its log entry, from the delivering goroutine: it must be quick and
+	// must not block (metrics, not I/O).
+	OnDelivery func(queue.Delivery)
 	// ID names the dispatcher in logs; default "webhook".
 	ID string
 	// Clock drives polling and signature timestamps; default the real

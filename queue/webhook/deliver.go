@@ -112,6 +112,9 @@ func (d *Dispatcher) send(ctx context.Context, c queue.ClaimedEvent, s Subscript
 	if rerr := d.ob.RecordDelivery(context.WithoutCancel(ctx), dl); rerr != nil {
 		d.cfg.Logger.Error("webhook: recording a delivery failed", "event", c.Event.ID, "subscription", s.Name, "err", rerr)
 	}
+	if d.cfg.OnDelivery != nil {
+		d.cfg.OnDelivery(dl)
+	}
 	if dl.Outcome == queue.DeliveryGone {
 		d.disable(s)
 	}
