@@ -147,13 +147,14 @@ func decodeAttemptError(s string) queue.AttemptError {
 	return queue.AttemptError{Attempt: atoi(parts[0]), At: micros(parts[1]), Error: parts[2]}
 }
 
-// fenceError maps a fenced script's error code to the queue's sentinel.
-func fenceError(code string) error {
+// fenceError maps a fenced script's error code to the queue's sentinel;
+// an unknown code is a store fault of operation op.
+func fenceError(op, code string) error {
 	switch code {
 	case codeNotFound:
 		return queue.ErrNotFound
 	case codeLeaseLost:
 		return queue.ErrLeaseLost
 	}
-	return errReply{"status " + strconv.Quote(code)}
+	return fmt.Errorf("redisqueue: %s: %w", op, errReply{"status " + strconv.Quote(code)})
 }

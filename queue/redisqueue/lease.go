@@ -54,7 +54,10 @@ func (b *Backend) leaseFrom(ctx context.Context, qs []*qkeys, req queue.LeaseReq
 	}
 	keys, args := b.group(qs, 5)
 	args = append(args, max, us(req.LeaseFor), req.WorkerID, tokens, promoteLimit)
-	res, err := b.eval(ctx, "lease", scriptLease, keys, args...)
+	// A lease goes out at once on its own connection rather than in line
+	// behind completes: it is on the path of every job a worker starts,
+	// and one call already carries many jobs.
+	res, err := b.direct(ctx, "lease", &call{script: scriptLease, keys: keys, args: args})
 	if err != nil {
 		return nil, err
 	}
@@ -135,9 +138,7 @@ func (b *Backend) jobScript(ctx context.Context, op string, s scriptRef, id stri
 		return nil, nil, b.fault(op, errReply{op + " reply"})
 	}
 	if code := asString(l[0]); code != codeOK {
-		if err := fenceError(code); err != nil {
-			return nil, nil, err
-		}
+		return nil, nil, fenceError(op, code)
 	}
 	return l, k, nil
 }
@@ -174,7 +175,7 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 		return b.fault("complete", errReply{"complete reply"})
 	}
 	if code := asString(codes[0]); code != codeOK {
-		return fenceError(code)
+		return fenceError("complete", code)
 	}
 	return nil
 }

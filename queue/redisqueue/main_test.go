@@ -67,9 +67,14 @@ func (s server) cleanup(t testing.TB) {
 	defer c.Close()
 	ctx := context.Background()
 	iter := c.Scan(ctx, 0, string(s.prefix)+"*", 1000).Iterator()
+	pipe := c.Pipeline()
 	for iter.Next(ctx) {
-		c.Del(ctx, iter.Val())
+		pipe.Unlink(ctx, iter.Val())
+		if pipe.Len() == 1000 {
+			_, _ = pipe.Exec(ctx)
+		}
 	}
+	_, _ = pipe.Exec(ctx)
 	if err := iter.Err(); err != nil {
 		t.Errorf("cleaning up %s*: %v", s.prefix, err)
 	}

@@ -275,6 +275,18 @@ func (b *Backend) evalCall(ctx context.Context, op string, c *call) (any, error)
 	return res, nil
 }
 
+// direct runs c at once on its own connection, bypassing the batcher.
+func (b *Backend) direct(ctx context.Context, op string, c *call) (any, error) {
+	if b.closed.Load() {
+		return nil, errClosed
+	}
+	res, err := c.script.Run(ctx, b.client, c.keys, c.argv()...).Result()
+	if err != nil {
+		return nil, b.fault(op, err)
+	}
+	return res, nil
+}
+
 // fault wraps a store error with the package name and the operation,
 // keeping the queue's sentinels matchable.
 func (b *Backend) fault(op string, err error) error {
