@@ -3,7 +3,9 @@
 // frequent jobs, where a Redis or SQLite queue that records every
 // transition of every job becomes the bottleneck. The broker holds the
 // jobs that still have to run; nothing is written per transition except
-// the broker's own bookkeeping.
+// the broker's own bookkeeping. It needs RabbitMQ 3.10 or later (quorum
+// queues with message TTLs and at-least-once dead-lettering) and no
+// plugin.
 //
 // # Queues
 //
