@@ -92,7 +92,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultMaxBatch = 256
-	DefaultSenders  = 4
+	DefaultSenders  = 2
 	// promoteLimit bounds how many due jobs per index one Lease promotes;
 	// the rest follow on the next call.
 	promoteLimit = 1000
@@ -122,7 +122,7 @@ type Options struct {
 	// MaxBatch caps the calls in one pipeline; 0 means DefaultMaxBatch (256).
 	MaxBatch int
 	// Senders is how many pipelines may be in flight at once; 0 means
-	// DefaultSenders (4). Calls beyond wait and go out together in the
+	// DefaultSenders (2). Calls beyond wait and go out together in the
 	// next pipeline.
 	Senders int
 }

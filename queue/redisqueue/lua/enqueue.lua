@@ -42,9 +42,11 @@ local function next_seq(q, now)
     s = last + 1
   end
   q.last = s
-  local str = n2s(s)
-  return string.rep('0', 16 - #str) .. str
+  return string.format('%016.0f', s)
 end
+
+-- Optional job fields: the hash field and the spec argument it comes from.
+local OPTIONAL = {{'p', 2}, {'tn', 3}, {'g', 4}, {'to', 8}, {'uk', 9}, {'ukk', 10}, {'uf', 11}}
 
 local function store(q, now, snow, b)
   local seq = next_seq(q, now)
@@ -59,8 +61,7 @@ local function store(q, now, snow, b)
   end
   local h = {'k', ARGV[b + 1], 'pr', pr, 'ra', n2s(ra), 'ma', ARGV[b + 7], 'st', st,
     'ca', snow, 'ua', snow}
-  local opt = {{'p', 2}, {'tn', 3}, {'g', 4}, {'to', 8}, {'uk', 9}, {'ukk', 10}, {'uf', 11}}
-  for _, o in ipairs(opt) do
+  for _, o in ipairs(OPTIONAL) do
     local v = ARGV[b + o[2]]
     if v ~= '' and v ~= '0' then
       h[#h + 1] = o[1]
