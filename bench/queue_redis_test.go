@@ -3,7 +3,13 @@ package bench
 // Job queue on Redis: queue/redisqueue (with queue.Worker) against
 // hibiken/asynq, side by side in one run on one Redis, with no-op jobs:
 //
-//	cd bench && go test -run '^$' -bench 'QueueRedis' -benchtime 20000x -count 5 -timeout 60m .
+//	cd bench && go test -c -o /tmp/rqbench.test . && for i in $(seq 11); do
+//	  /tmp/rqbench.test -test.run '^$' -test.bench 'QueueRedis(Enqueue|Process)' -test.benchtime 20000x
+//	  /tmp/rqbench.test -test.run '^$' -test.bench 'QueueRedisLatency' -test.benchtime 5000x
+//	done
+//
+// Rounds alternate the systems, so a busy moment on a shared machine hits
+// both; compare per-round ratios.
 //
 //   - Enqueue: jobs/s enqueued one call per job from 32 goroutines, each
 //     call returning once Redis stored the job. redisqueue also shows a
