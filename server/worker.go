@@ -176,12 +176,7 @@ type heartbeatResult struct {
 
 func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 	var body heartbeatBody
-	if p := decodeJSON(r, &body, false); p != nil {
-		writeProblem(w, p, nil)
-		return
-	}
-	if p := needToken(body.Token); p != nil {
-		writeProblem(w, p, nil)
+	if !decodeTokenBody(w, r, &body) {
 		return
 	}
 	if body.LeaseMS < 0 {
@@ -200,11 +195,26 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, heartbeatResult{LeaseUntil: st.Until, CancelRequested: st.CancelRequested})
 }
 
-func needToken(tok string) *problem {
-	if tok == "" {
-		return badRequest("token is required: the lease token the job was leased with")
+// tokenBody is a worker-protocol request body: it carries a lease token.
+type tokenBody interface{ leaseToken() string }
+
+func (b *heartbeatBody) leaseToken() string { return b.Token }
+func (b *completeBody) leaseToken() string  { return b.Token }
+func (b *failBody) leaseToken() string      { return b.Token }
+func (b *requeueBody) leaseToken() string   { return b.Token }
+
+// decodeTokenBody decodes a worker-protocol body and requires its lease
+// token; when either fails it writes the problem and returns false.
+func decodeTokenBody(w http.ResponseWriter, r *http.Request, body tokenBody) bool {
+	if p := decodeJSON(r, body, false); p != nil {
+		writeProblem(w, p, nil)
+		return false
 	}
-	return nil
+	if body.leaseToken() == "" {
+		writeProblem(w, badRequest("token is required: the lease token the job was leased with"), nil)
+		return false
+	}
+	return true
 }
 
 type completeBody struct {
@@ -219,12 +229,7 @@ type stateBody struct {
 
 func (s *Server) handleComplete(w http.ResponseWriter, r *http.Request) {
 	var body completeBody
-	if p := decodeJSON(r, &body, false); p != nil {
-		writeProblem(w, p, nil)
-		return
-	}
-	if p := needToken(body.Token); p != nil {
-		writeProblem(w, p, nil)
+	if !decodeTokenBody(w, r, &body) {
 		return
 	}
 	id := r.PathValue("id")
@@ -246,12 +251,7 @@ type failBody struct {
 
 func (s *Server) handleFail(w http.ResponseWriter, r *http.Request) {
 	var body failBody
-	if p := decodeJSON(r, &body, false); p != nil {
-		writeProblem(w, p, nil)
-		return
-	}
-	if p := needToken(body.Token); p != nil {
-		writeProblem(w, p, nil)
+	if !decodeTokenBody(w, r, &body) {
 		return
 	}
 	if body.Error == "" {
@@ -289,12 +289,7 @@ type requeueBody struct {
 // (a worker shutting down) or after delay_ms (snooze).
 func (s *Server) handleRequeue(w http.ResponseWriter, r *http.Request) {
 	var body requeueBody
-	if p := decodeJSON(r, &body, false); p != nil {
-		writeProblem(w, p, nil)
-		return
-	}
-	if p := needToken(body.Token); p != nil {
-		writeProblem(w, p, nil)
+	if !decodeTokenBody(w, r, &body) {
 		return
 	}
 	if body.DelayMS < 0 {
