@@ -206,6 +206,10 @@ const (
 type QueueStats struct {
 	Queue  string
 	Counts map[State]int64
+	// PausedUntil is the end of a pause of the queue in force
+	// (TenantBackend.Pause on QueueScope); zero when it is not paused or
+	// the backend does not report pauses.
+	PausedUntil time.Time
 }
 
 // LeaseRequest asks Backend.Lease for work.

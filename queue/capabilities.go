@@ -44,6 +44,9 @@ const (
 	CapClockDelays
 	// CapAtomicBatch: Enqueue stores a whole batch or nothing.
 	CapAtomicBatch
+	// CapRetry: a failed or cancelled job can be made ready again
+	// (Retrier, Client.Retry).
+	CapRetry
 
 	capEnd // one past the last capability
 )
@@ -119,6 +122,7 @@ var capNames = map[Capability]string{
 	CapStrictOrder:   "strict priority and FIFO order",
 	CapClockDelays:   "delays on the backend clock",
 	CapAtomicBatch:   "atomic batch enqueue",
+	CapRetry:         "retrying finished jobs",
 }
 
 // String names the capability, such as "unique keys".

@@ -129,7 +129,8 @@ func (b *Backend) Close() error {
 // Capabilities implements queue.Capable. The lane has delays (bucketed, on
 // the broker's clock) and, in priority mode, priorities; it lacks unique
 // keys, listing, cancelling jobs that have not started, tenant scheduling,
-// groups, strict ordering and atomic batches.
+// groups, strict ordering, atomic batches and retrying finished jobs (a
+// finished job's message is gone from the broker).
 func (b *Backend) Capabilities() queue.Capabilities {
 	c := queue.NewCapabilities(queue.CapDelay)
 	if b.opts.Priorities > 0 {

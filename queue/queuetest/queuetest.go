@@ -69,5 +69,6 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, f) })
 	t.Run("Tenants", func(t *testing.T) { RunTenants(t, f) })
 	t.Run("Groups", func(t *testing.T) { RunGroups(t, f) })
+	t.Run("Retry", func(t *testing.T) { RunRetry(t, f) })
 
 }

@@ -30,6 +30,7 @@ var (
 	scriptGet      = loadScript("get")
 	scriptList     = loadScript("list")
 	scriptStats    = loadScript("stats")
+	scriptRetry    = loadScript("retry")
 )
 
 // scriptRef is a script the backend runs.
@@ -37,7 +38,7 @@ type scriptRef = *redis.Script
 
 var allScripts = []*redis.Script{
 	scriptEnqueue, scriptLease, scriptExtend, scriptComplete, scriptFail, scriptGiveBack,
-	scriptCancel, scriptRescue, scriptCleanup, scriptGet, scriptList, scriptStats,
+	scriptCancel, scriptRescue, scriptCleanup, scriptGet, scriptList, scriptStats, scriptRetry,
 }
 
 func loadScript(name string) *redis.Script {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/queue"
 )
@@ -117,12 +118,35 @@ func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	if err := rows.Err(); err != nil {
 		return nil, b.wrap("stats", err)
 	}
+	paused, err := b.pausedQueues(ctx)
+	if err != nil {
+		return nil, b.wrap("stats", err)
+	}
 	out := make([]queue.QueueStats, 0, len(byQueue))
 	for q, c := range byQueue {
-		out = append(out, queue.QueueStats{Queue: q, Counts: c})
+		out = append(out, queue.QueueStats{Queue: q, Counts: c, PausedUntil: paused[q]})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
 	return out, nil
+}
+
+// pausedQueues returns the end of every queue pause in force.
+func (b *Backend) pausedQueues(ctx context.Context) (map[string]time.Time, error) {
+	rows, err := b.r.QueryContext(ctx, `SELECT queue, paused_until FROM queue_sched WHERE paused_until > ?`, b.now())
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var q string
+		var until int64
+		if err := rows.Scan(&q, &until); err != nil {
+			return nil, err
+		}
+		out[q] = fromNanos(until)
+	}
+	return out, rows.Err()
 }
 
 // Cancel implements queue.Backend.

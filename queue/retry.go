@@ -1,0 +1,99 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrNotRetryable is matched (errors.Is) by every *NotRetryableError.
+var ErrNotRetryable = errors.New("queue: job cannot be retried")
+
+// NotRetryableError says why Retry refused a job. Nothing was changed.
+type NotRetryableError struct {
+	// ID is the job's id.
+	ID string
+	// State is the job's state when Retry looked at it.
+	State State
+	// Group is the job's group when the job was refused for belonging to
+	// one; empty when its state was the reason.
+	Group string
+}
+
+func (e *NotRetryableError) Error() string {
+	if e.Group != "" {
+		return fmt.Sprintf("queue: job %s belongs to group %s, which already counted it as finished; enqueue a new job instead of retrying it", e.ID, e.Group)
+	}
+	return fmt.Sprintf("queue: job %s is %s; only failed or cancelled jobs can be retried", e.ID, e.State)
+}
+
+// Is makes errors.Is(err, ErrNotRetryable) true.
+func (e *NotRetryableError) Is(target error) bool { return target == ErrNotRetryable }
+
+// Retrier is implemented by backends with CapRetry: they can bring a job
+// that ended failed or cancelled back to life.
+//
+// Retry, in one atomic step, makes a failed or cancelled job ready again:
+//
+//   - it keeps its id, spec, sequence and fair place (a job that was
+//     never ready gets its place as any newly ready job does);
+//   - Attempt and Stalls go back to 0, so it has MaxAttempts attempts
+//     again; Errors and LastError are kept, so the history of the earlier
+//     attempts stays visible;
+//   - Result, FinishedAt, CancelRequested and the lease fields are
+//     cleared; RunAt and UpdatedAt become now;
+//   - it becomes pending through the same admission as a newly enqueued
+//     job, so it waits (StateWaiting) when its tenant has no room or is
+//     paused. A tenant's backlog cap is not checked: the job was counted
+//     once already, and an operator's retry must not fail for load.
+//
+// It refuses, changing nothing:
+//
+//   - an unknown id: ErrNotFound;
+//   - a job in any other state: a *NotRetryableError naming the state;
+//   - a job of a group: a *NotRetryableError naming the group. Its group
+//     counted the job final when it ended and may be done already, its
+//     completion job enqueued with the job among the failed; running the
+//     job again would contradict a completion that was reported once;
+//   - a job with a unique key that another job holds now (one enqueued
+//     with the same key after this one ended): an error matching
+//     ErrDuplicate that names the holder, since two jobs never hold one
+//     key. A key whose UniqueFor window has passed is not held again.
+//
+// It returns the job as it is after the call.
+type Retrier interface {
+	Retry(ctx context.Context, id string) (*Job, error)
+}
+
+// DuplicateError says that a job cannot take its unique key back because
+// another job holds it. It matches ErrDuplicate.
+type DuplicateError struct {
+	// ID is the job that wanted the key; Holder is the job holding it.
+	ID, Holder string
+	// Queue and Key are the key's queue and the key.
+	Queue, Key string
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("queue: job %s cannot be retried: its unique key %q in queue %s is held by job %s", e.ID, e.Key, e.Queue, e.Holder)
+}
+
+// Is makes errors.Is(err, ErrDuplicate) true.
+func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
+
+// Retry makes a failed or cancelled job ready again with fresh attempts,
+// keeping its id and error history (see Retrier for the exact rules). It
+// returns an *UnsupportedError when the backend cannot retry jobs, an
+// *InvalidArgumentError for a malformed id, ErrNotFound for an unknown
+// one, and a *NotRetryableError for a job that is not failed or cancelled
+// or that belongs to a group.
+func (c *Client) Retry(ctx context.Context, id string) (*Job, error) {
+	r, ok := c.b.(Retrier)
+	if !ok || !CapabilitiesOf(c.b).Has(CapRetry) {
+		return nil, &UnsupportedError{Backend: BackendName(c.b), Feature: CapRetry}
+	}
+	if err := validName("id", id, true); err != nil {
+		return nil, err
+	}
+	return r.Retry(ctx, id)
+}

@@ -1,0 +1,88 @@
+package sqlitequeue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+var (
+	qRetryRow = hot(`SELECT queue, tenant, grp, priority, state, unique_key, vstart FROM jobs WHERE id = ?`)
+	// The job keeps its state here; promote moves it to pending or
+	// waiting, so the state changes once and the count triggers fire once.
+	qRetryReset = hot(`UPDATE jobs SET attempt = 0, stalls = 0, result = NULL, cancel_requested = 0,
+		finished_at = 0, run_at = ?1, updated_at = ?1, hold = '', wait_until = 0, ` + clearLease + ` WHERE id = ?2`)
+)
+
+// Retry implements queue.Retrier. The job becomes ready through promote,
+// the step Lease uses for due jobs, so its tenant's limit and pause apply
+// exactly as they do to any job that becomes ready.
+func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
+	rid, err := parseID(id)
+	if err != nil {
+		return nil, err
+	}
+	var j *queue.Job
+	err = b.writeSched(ctx, "retry", func(s *sched) error {
+		var q, tenant, grp, state string
+		var priority int
+		var key sql.NullString
+		var start sql.NullInt64
+		err := s.tx.queryRow(qRetryRow, rid).Scan(&q, &tenant, &grp, &priority, &state, &key, &start)
+		if errors.Is(err, sql.ErrNoRows) {
+			return queue.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		if err := retryable(id, queue.State(state), grp); err != nil {
+			return err
+		}
+		if key.Valid {
+			if err := s.uniqueFree(rid, q, key.String); err != nil {
+				return err
+			}
+		}
+		if _, err := s.tx.exec(qRetryReset, s.now, rid); err != nil {
+			return err
+		}
+		if err := s.promote(rid, q, tenant, grp, priority, start); err != nil {
+			return err
+		}
+		j, err = scanJob(s.tx.queryRow(qGet, rid))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// retryable returns a *queue.NotRetryableError unless a job in state and
+// group may be retried.
+func retryable(id string, state queue.State, grp string) error {
+	if state != queue.StateFailed && state != queue.StateCancelled {
+		return &queue.NotRetryableError{ID: id, State: state}
+	}
+	if grp != "" {
+		return &queue.NotRetryableError{ID: id, State: state, Group: grp}
+	}
+	return nil
+}
+
+// uniqueFree refuses to retry job id when another job holds its unique key.
+func (s *sched) uniqueFree(id int64, q, key string) error {
+	holder, err := scanJob(s.tx.queryRow(findUnique, q, key, s.now))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if holder.ID == strconv.FormatInt(id, 10) {
+		return nil
+	}
+	return &queue.DuplicateError{ID: strconv.FormatInt(id, 10), Holder: holder.ID, Queue: q, Key: key}
+}
