@@ -328,6 +328,9 @@ type queueStatsBody struct {
 	Queue  string                `json:"queue"`
 	Counts map[queue.State]int64 `json:"counts"`
 	Total  int64                 `json:"total"`
+	// PausedUntil is the end of a pause in force (POST
+	// /v1/queues/{queue}/pause), when the backend reports it.
+	PausedUntil *time.Time `json:"paused_until,omitempty"`
 }
 
 func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
@@ -338,7 +341,7 @@ func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
 	}
 	out := statsBody{Queues: []queueStatsBody{}}
 	for _, st := range stats {
-		b := queueStatsBody{Queue: st.Queue, Counts: map[queue.State]int64{}}
+		b := queueStatsBody{Queue: st.Queue, Counts: map[queue.State]int64{}, PausedUntil: timePtr(st.PausedUntil)}
 		for _, state := range queue.States {
 			b.Counts[state] = st.Counts[state]
 			b.Total += st.Counts[state]

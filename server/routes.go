@@ -44,6 +44,11 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/v1/jobs/{id}", role: config.RoleProducer, job: true, handler: s.handleGetJob},
 		{method: "POST", path: "/v1/jobs/{id}/cancel", role: config.RoleProducer, job: true, handler: s.handleCancelJob},
 		{method: "GET", path: "/v1/queues/stats", role: config.RoleProducer, job: true, handler: s.handleStats},
+		{method: "POST", path: "/v1/jobs/{id}/retry", role: config.RoleAdmin, job: true, handler: s.handleRetryJob},
+		{method: "GET", path: "/v1/jobs/{id}/deliveries", role: config.RoleProducer, job: true, handler: s.handleJobDeliveries},
+		{method: "POST", path: "/v1/queues/{queue}/pause", role: config.RoleAdmin, job: true, handler: s.handlePauseQueue},
+		{method: "POST", path: "/v1/queues/{queue}/resume", role: config.RoleAdmin, job: true, handler: s.handleResumeQueue},
+		{method: "GET", path: "/v1/webhooks/{subscription}/deliveries", role: config.RoleAdmin, job: true, handler: s.handleWebhookDeliveries},
 
 		{method: "POST", path: "/v1/worker/lease", role: config.RoleWorker, job: true, handler: s.handleLease},
 		{method: "POST", path: "/v1/worker/jobs/{id}/heartbeat", role: config.RoleWorker, job: true, handler: s.handleHeartbeat},
