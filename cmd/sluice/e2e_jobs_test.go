@@ -322,6 +322,29 @@ func TestClientCommands(t *testing.T) {
 	if out, code := sluice("queue", "stats"); code != 0 || !strings.Contains(out, "cli") {
 		t.Fatalf("stats: %d %s", code, out)
 	}
+	// The cancelled job runs again; a second retry is refused while it waits.
+	if out, code := sluice("job", "retry", id); code != 0 || !strings.Contains(out, id+"  cli/k  pending  attempt 0/") {
+		t.Fatalf("retry: %d %s", code, out)
+	}
+	if out, code := sluice("job", "retry", id); code != 1 || !strings.Contains(out, "only failed or cancelled jobs can be retried (HTTP 409)") {
+		t.Fatalf("retry again: %d %s", code, out)
+	}
+	pauses := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"queue", "pause", "cli"}, "queue cli: paused until resumed"},
+		{[]string{"queue", "pause", "cli", "--for", "10m"}, "queue cli: paused until resumed"}, // the later end is kept
+		{[]string{"queue", "stats"}, "queue cli: paused until resumed"},
+		{[]string{"queue", "resume", "cli"}, "queue cli: not paused"},
+		{[]string{"queue", "pause", "cli", "--for", "10m"}, "queue cli: paused until 2"},
+		{[]string{"queue", "resume", "cli"}, "queue cli: not paused"},
+	}
+	for _, p := range pauses {
+		if out, code := sluice(p.args...); code != 0 || !strings.Contains(out, p.want) {
+			t.Fatalf("%v: %d %s; want %q", p.args, code, out, p.want)
+		}
+	}
 	if out, code := sluice("job", "get", "nope"); code != 1 || !strings.Contains(out, `unknown job "nope" (HTTP 404)`) {
 		t.Fatalf("get unknown: %d %s", code, out)
 	}

@@ -67,8 +67,8 @@ func (f *specFlags) spec() (map[string]any, error) {
 }
 
 func newJobCmd(cf *clientFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "job", Short: "Enqueue, inspect and cancel jobs on a running server"}
-	cmd.AddCommand(newEnqueueCmd(cf), newGetCmd(cf), newCancelCmd(cf), newListCmd(cf), &cobra.Command{
+	cmd := &cobra.Command{Use: "job", Short: "Enqueue, inspect, cancel and retry jobs on a running server"}
+	cmd.AddCommand(newEnqueueCmd(cf), newGetCmd(cf), newCancelCmd(cf), newRetryCmd(cf), newListCmd(cf), &cobra.Command{
 		Use:   "wait ID...",
 		Short: "Wait until the jobs finish, with a progress bar (exit code 1 unless all completed)",
 		Args:  cobra.MinimumNArgs(1),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -11,7 +12,8 @@ import (
 var statsStates = []string{"scheduled", "pending", "waiting", "active", "retrying", "completed", "failed", "cancelled"}
 
 func newQueueCmd(cf *clientFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "queue", Short: "Inspect queues on a running server"}
+	cmd := &cobra.Command{Use: "queue", Short: "Inspect, pause and resume queues on a running server"}
+	cmd.AddCommand(newPauseCmds(cf)...)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "stats",
 		Short: "Job counts per queue and state",
@@ -19,9 +21,10 @@ func newQueueCmd(cf *clientFlags) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var stats struct {
 				Queues []struct {
-					Queue  string           `json:"queue"`
-					Total  int64            `json:"total"`
-					Counts map[string]int64 `json:"counts"`
+					Queue       string           `json:"queue"`
+					Total       int64            `json:"total"`
+					Counts      map[string]int64 `json:"counts"`
+					PausedUntil *time.Time       `json:"paused_until"`
 				} `json:"queues"`
 			}
 			raw, err := cf.client().callJSON(cmd.Context(), "GET", "/v1/queues/stats", nil, &stats)
@@ -45,7 +48,15 @@ func newQueueCmd(cf *clientFlags) *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%d\t\n", q.Total)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, q := range stats.Queues {
+				if q.PausedUntil != nil {
+					fmt.Fprintln(cmd.OutOrStdout(), pauseText(q.Queue, q.PausedUntil))
+				}
+			}
+			return nil
 		},
 	})
 	return cmd
