@@ -238,3 +238,28 @@ func newHarnessOn(t *testing.T, doc string, b queue.Backend) *harness {
 	t.Cleanup(hs.Close)
 	return &harness{t: t, srv: srv, http: hs}
 }
+
+func TestWhoami(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, authConfig, true)
+	cases := []struct {
+		name, token string
+		status      int
+		raw         string
+	}{
+		{"admin", "admin-0123456789abcdef", 200, `{"name":"ops","roles":["admin"],"open":false}`},
+		{"worker", "worker-0123456789abcdef", 200, `{"name":"worker","roles":["worker"],"open":false}`},
+		{"no token", "", 401, ""},
+		{"bad token", "nope-0123456789abcdef", 401, ""},
+	}
+	for _, c := range cases {
+		r := h.do("GET", "/v1/whoami", c.token, "")
+		if r.status != c.status || (c.raw != "" && strings.TrimSpace(r.raw) != c.raw) {
+			t.Errorf("%s: %d %s; want %d %s", c.name, r.status, r.raw, c.status, c.raw)
+		}
+	}
+	open := newHarness(t, testConfig, true)
+	if r := open.do("GET", "/v1/whoami", "", ""); r.status != 200 || r.body["open"] != true || len(r.body["roles"].([]any)) != len(config.Roles) {
+		t.Errorf("open server: %d %s", r.status, r.raw)
+	}
+}

@@ -33,6 +33,7 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/readyz", handler: s.handleReady},
 		{method: "GET", path: "/metrics", handler: s.metrics.handler().ServeHTTP},
 		{method: "GET", path: "/v1/openapi.json", handler: handleOpenAPI},
+		{method: "GET", path: "/v1/whoami", handler: s.handleWhoami},
 
 		{method: "GET", path: "/v1/limits", role: config.RoleLimiter, handler: s.handleScenes},
 		{method: "POST", path: "/v1/limits/{scene}/{policy}", role: config.RoleLimiter, handler: s.handleLimit(false)},
