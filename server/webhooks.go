@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/sluicehq/sluice/queue"
@@ -54,7 +55,9 @@ func (s *Server) startWebhooks(ctx context.Context, wg *sync.WaitGroup) {
 			"store", queue.BackendName(s.backend))
 		return
 	}
-	d, err := webhook.New(ob, webhook.Config{Subscriptions: webhookSubscriptions(cfg.Webhooks), Guard: webhookGuard, Logger: s.log,
+	guard := webhookGuard
+	guard.Allow = append(slices.Clip(guard.Allow), cfg.Webhooks.AllowedPrefixes()...)
+	d, err := webhook.New(ob, webhook.Config{Subscriptions: webhookSubscriptions(cfg.Webhooks), Guard: guard, Logger: s.log,
 		OnDelivery: s.metrics.observeDelivery})
 	if err != nil {
 		s.log.Error("server: webhooks not started", "error", err)

@@ -10,6 +10,7 @@
 package config
 
 import (
+	"net/netip"
 	"time"
 )
 
@@ -244,6 +245,32 @@ type TenantLimit struct {
 type Webhooks struct {
 	// Subscriptions receive events.
 	Subscriptions []Subscription `yaml:"subscriptions"`
+	// AllowNetworks lists address prefixes (such as 10.20.0.0/16, or one
+	// address such as 127.0.0.1) that receivers may have although the
+	// SSRF guard refuses their range (private, loopback, link-local).
+	// Empty: receivers need public addresses. Allowing a range that holds
+	// a cloud metadata endpoint exposes it.
+	AllowNetworks []string `yaml:"allow_networks"`
+}
+
+// AllowedPrefixes parses AllowNetworks; a bare address is a prefix of
+// its full length. Validate has already refused malformed entries.
+func (w Webhooks) AllowedPrefixes() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(w.AllowNetworks))
+	for _, s := range w.AllowNetworks {
+		if p, err := parsePrefix(s); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parsePrefix(s string) (netip.Prefix, error) {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	return p.Masked(), err
 }
 
 // Subscription is one webhook receiver.

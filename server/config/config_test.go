@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -163,5 +164,14 @@ func TestValidateAfterChanges(t *testing.T) {
   storage.redis_mode: must be "single", "cluster" or "sentinel", got "ring"`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+func TestWebhookAllowedPrefixes(t *testing.T) {
+	t.Parallel()
+	w := Webhooks{AllowNetworks: []string{"127.0.0.1", "10.20.3.4/16", "::1"}}
+	got := fmt.Sprint(w.AllowedPrefixes())
+	if want := "[127.0.0.1/32 10.20.0.0/16 ::1/128]"; got != want {
+		t.Errorf("AllowedPrefixes = %s, want %s", got, want)
 	}
 }

@@ -361,6 +361,11 @@ func (v *validator) tenantLimit(base []any, t TenantLimit) {
 }
 
 func (v *validator) webhooks(w *Webhooks) {
+	for i, n := range w.AllowNetworks {
+		if _, err := parsePrefix(n); err != nil {
+			v.add([]any{"webhooks", "allow_networks", i}, "must be an address or a prefix such as 10.20.0.0/16, got %q", n)
+		}
+	}
 	names := map[string]int{}
 	for i, s := range w.Subscriptions {
 		base := []any{"webhooks", "subscriptions", i}

@@ -85,6 +85,7 @@ func TestValidationErrors(t *testing.T) {
 		{"webhook name", "webhooks:\n  subscriptions:\n    - {url: https://x.test/h}\n", 3, "webhooks.subscriptions[0].name", "is required"},
 		{"webhook dup", "webhooks:\n  subscriptions:\n    - {name: a, url: https://x.test/h}\n    - {name: a, url: https://x.test/h}\n", 4, "webhooks.subscriptions[1].name", `duplicate name "a" (also subscriptions[0])`},
 		{"webhook url missing", "webhooks:\n  subscriptions:\n    - {name: a}\n", 3, "webhooks.subscriptions[0].url", "is required"},
+		{"webhook allow", "webhooks:\n  allow_networks: [127.0.0.1, 10.0.0.0/33]\n", 2, "webhooks.allow_networks[1]", `must be an address or a prefix such as 10.20.0.0/16, got "10.0.0.0/33"`},
 		{"webhook url", "webhooks:\n  subscriptions:\n    - {name: a, url: ftp://x.test/h}\n", 3, "webhooks.subscriptions[0].url", "must be an absolute http or https URL"},
 		{"webhook event", "webhooks:\n  subscriptions:\n    - name: a\n      url: https://x.test/h\n      events: [job.completed, job.exploded]\n", 5, "webhooks.subscriptions[0].events[1]", `unknown event "job.exploded" (known: job.completed, job.failed, job.cancelled, group.completed)`},
 	}
