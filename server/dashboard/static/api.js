@@ -102,4 +102,24 @@ export function available(key, path) {
   return probes.get(key);
 }
 
-export function forgetProbes() { probes.clear(); }
+export function forgetProbes() { probes.clear(); identity = null; }
+
+// Identity: what the signed-in token may do, from GET /v1/whoami. Actions
+// that need a role the token lacks are not offered; on a server without
+// that route every action is offered and the server's 403 says no.
+let identity = null;
+
+export async function loadIdentity() {
+  identity = null;
+  if (!offers('GET', '/v1/whoami')) return null;
+  const r = await request('/v1/whoami');
+  if (r.ok && r.data && Array.isArray(r.data.roles)) identity = r.data;
+  return identity;
+}
+
+// can reports whether the token may use routes that need role (an admin
+// may use every route).
+export function can(role) {
+  if (!identity) return true;
+  return identity.roles.includes('admin') || identity.roles.includes(role);
+}

@@ -1,6 +1,6 @@
 // The dashboard's shell: sign-in, hash routing (#/view/arg?filters) and
 // live updates by short polling while the tab is visible.
-import { request, session, onUnauthorized, loadCapabilities, forgetProbes, ApiError } from './api.js';
+import { request, session, onUnauthorized, loadCapabilities, loadIdentity, forgetProbes, ApiError } from './api.js';
 import { h, replace } from './dom.js';
 import overview from './overview.js';
 import tenants from './tenants.js';
@@ -77,10 +77,12 @@ function showError(err) {
 
 function clearError() { main.querySelector('#view-error')?.remove(); }
 
-function showSession(mode) {
+function showSession(mode, id) {
   const box = document.getElementById('session');
   box.hidden = false;
-  document.getElementById('who').textContent = mode === 'open' ? 'No sign-in needed (server without tokens)' : 'Signed in';
+  let who = mode === 'open' ? 'No sign-in needed (server without tokens)' : 'Signed in';
+  if (mode !== 'open' && id && id.name) who = `Signed in as ${id.name} (${id.roles.join(', ') || 'no roles'})`;
+  document.getElementById('who').textContent = who;
   document.getElementById('logout').hidden = mode === 'open';
 }
 
@@ -114,8 +116,9 @@ function showLogin(message, kind = 'error') {
   input.focus();
 }
 
-function enter(mode) {
-  showSession(mode);
+async function enter(mode) {
+  const id = await loadIdentity().catch(() => null);
+  showSession(mode, id);
   route();
 }
 

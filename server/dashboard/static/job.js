@@ -1,8 +1,8 @@
 // One job: its fields, payload and result pretty-printed, attempts with
-// their errors, the lease holder; cancel (and retry, when the server
-// offers it) with confirmation.
-import { api, request, offers, enc, q, ApiError } from './api.js';
-import { h, replace, time, badge, kv, duration, notice, confirm, table, announce } from './dom.js';
+// their errors, the lease holder, its webhook deliveries; cancel and
+// retry with confirmation, offered to tokens that may take them.
+import { api, request, offers, can, enc, q, ApiError } from './api.js';
+import { h, replace, time, badge, kv, duration, ms, notice, confirm, table, announce } from './dom.js';
 
 export default {
   mount(root, route, ctx) {
@@ -17,8 +17,9 @@ export default {
 
     async function update() {
       let j;
+      let hooks;
       try {
-        j = await api(`/v1/jobs/${enc(id)}`);
+        [j, hooks] = await Promise.all([api(`/v1/jobs/${enc(id)}`), loadDeliveries(id)]);
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) {
           replace(head);
@@ -27,7 +28,7 @@ export default {
         }
         throw err;
       }
-      const key = JSON.stringify(j);
+      const key = JSON.stringify([j, hooks]);
       if (key === lastKey) return; // unchanged: keep focus and selection where they are
       lastKey = key;
       if (lastState && lastState !== j.state) announce(`Job state is now ${j.state}`);
@@ -42,8 +43,7 @@ export default {
       h('div', { class: 'cols' },
         h('section', { class: 'panel', 'aria-labelledby': 'job-payload' }, h('h2', { id: 'job-payload' }, 'Payload'), pretty(j.payload, j.payload_base64, 'payload')),
         h('section', { class: 'panel', 'aria-labelledby': 'job-result' }, h('h2', { id: 'job-result' }, 'Result'), pretty(j.result, j.result_base64, 'result'))),
-      h('section', { class: 'panel', 'aria-labelledby': 'job-hooks' }, h('h2', { id: 'job-hooks' }, 'Webhook deliveries'),
-        h('p', { class: 'hint' }, 'This server does not record webhook deliveries yet.')));
+      h('section', { class: 'panel', 'aria-labelledby': 'job-hooks' }, h('h2', { id: 'job-hooks' }, 'Webhook deliveries'), deliveries(hooks)));
     }
     return { title: `Job ${id}`, update };
   },
@@ -115,13 +115,47 @@ function pretty(json, b64, what) {
   return h('p', { class: 'hint' }, `No ${what}.`);
 }
 
+// loadDeliveries reads the newest page of the job's delivery log:
+// {list} or {note} when the server keeps none.
+async function loadDeliveries(id) {
+  if (!offers('GET', '/v1/jobs/{id}/deliveries')) return { note: 'This server does not record webhook deliveries.' };
+  const r = await request(`/v1/jobs/${enc(id)}/deliveries${q({ limit: 50 })}`);
+  if (r.status === 501 || r.status === 403) return { note: `No delivery log here: ${(r.data && r.data.detail) || r.status}.` };
+  if (!r.ok) throw new ApiError(r.status, (r.data && r.data.detail) || `HTTP ${r.status}`, r.data);
+  return { list: r.data.deliveries, more: !!r.data.next };
+}
+
+// Outcomes look like the job states they resemble, and always say their
+// name: colour is never the only sign.
+const OUTCOME = { delivered: 'completed', retry: 'retrying', failed: 'failed', gone: 'cancelled', refused: 'failed' };
+
+function deliveries(hooks) {
+  if (hooks.note) return h('p', { class: 'hint', id: 'deliveries-note' }, hooks.note);
+  const t = table({
+    id: 'deliveries', caption: 'Attempts to deliver this job\'s events, newest first',
+    columns: [
+      { key: 'time', label: 'Time', render: (d) => time(d.at) },
+      { key: 'subscription', label: 'Subscription', render: (d) => h('span', { title: d.url }, d.subscription) },
+      { key: 'event', label: 'Event', render: (d) => d.event_type },
+      { key: 'attempt', label: 'Attempt', num: true },
+      { key: 'outcome', label: 'Outcome', render: (d) => h('span', { class: `badge s-${OUTCOME[d.outcome] || 'pending'}` }, d.outcome) },
+      { key: 'status', label: 'HTTP', num: true, render: (d) => (d.status ? String(d.status) : '–') },
+      { key: 'latency', label: 'Latency', num: true, render: (d) => ms(d.latency_ms) },
+      { key: 'error', label: 'Error', wrap: true, render: (d) => d.error || '–' },
+    ],
+    rows: hooks.list, rowAttrs: (d) => ({ 'data-outcome': d.outcome }),
+    empty: 'No deliveries recorded: no subscription takes this job\'s events, or it has not finished yet.',
+  });
+  return hooks.more ? [t, h('p', { class: 'hint' }, 'Showing the newest 50.')] : t;
+}
+
 function actions(j, ctx) {
   const box = h('span', { class: 'actions' });
-  if (!isFinal(j.state)) {
+  if (!isFinal(j.state) && can('producer')) {
     box.append(h('button', { type: 'button', class: 'danger', id: 'cancel-job', onclick: () => cancelJob(j, ctx) }, j.state === 'active' ? 'Cancel (ask the worker to stop)' : 'Cancel job'));
   }
-  if ((j.state === 'failed' || j.state === 'cancelled') && offers('POST', '/v1/jobs/{id}/retry')) {
-    box.append(h('button', { type: 'button', id: 'retry-job', onclick: () => retryJob(j, ctx) }, 'Retry'));
+  if ((j.state === 'failed' || j.state === 'cancelled') && !j.group && can('admin') && offers('POST', '/v1/jobs/{id}/retry')) {
+    box.append(h('button', { type: 'button', id: 'retry-job', onclick: () => retryJob(j, ctx) }, 'Retry job'));
   }
   return box;
 }
@@ -145,9 +179,13 @@ async function cancelJob(j, ctx) {
 }
 
 async function retryJob(j, ctx) {
-  const ok = await confirm({ title: `Retry job ${j.id}?`, message: 'It runs again with fresh attempts.', ok: 'Retry' });
+  const ok = await confirm({
+    title: `Retry job ${j.id}?`,
+    message: `It runs again with ${j.max_attempts} fresh attempts, under the same id. Its ${j.errors ? j.errors.length : 0} recorded error(s) stay in the history.`,
+    ok: 'Retry job',
+  });
   if (!ok) return;
   const r = await request(`/v1/jobs/${enc(j.id)}/retry`, { method: 'POST' });
-  notice(r.ok ? 'ok' : 'error', r.ok ? `Job ${j.id} queued again.` : `Could not retry job ${j.id}: ${r.status} ${(r.data && r.data.detail) || ''}`);
+  notice(r.ok ? 'ok' : 'error', r.ok ? `Job ${j.id} queued again: it is ${r.data.state}.` : `Could not retry job ${j.id}: ${r.status} ${(r.data && r.data.detail) || ''}`);
   ctx.refresh();
 }

@@ -1,7 +1,7 @@
 // Overview: per queue, jobs by state and live charts of throughput and
 // enqueue-to-start latency.
-import { api, request, offers, enc, ApiError } from './api.js';
-import { h, replace, num, rate, ms, notice, confirm } from './dom.js';
+import { api, request, offers, can, enc, ApiError } from './api.js';
+import { h, replace, num, rate, ms, notice, confirm, time } from './dom.js';
 import { lineChart, legend, recent, latest, colors } from './chart.js';
 
 export const STATES = ['pending', 'scheduled', 'waiting', 'active', 'retrying', 'completed', 'failed', 'cancelled'];
@@ -52,6 +52,7 @@ export default {
 function queueCard(name, i, ctx) {
   const id = `q-${i}`;
   const total = h('span', { class: 'hint' });
+  const paused = h('span', { class: 'paused', hidden: true });
   const actions = h('div', { class: 'actions' },
     h('a', { href: `#/jobs?queue=${enc(name)}` }, 'List jobs'));
   const tiles = new Map();
@@ -64,7 +65,7 @@ function queueCard(name, i, ctx) {
   const thru = h('figure', { class: 'chart' }, h('figcaption', {}, 'Jobs started and finished per second'));
   const lat = h('figure', { class: 'chart' }, h('figcaption', {}, 'Enqueue-to-start latency'));
   const el = h('section', { class: 'panel', 'data-queue': name, 'aria-labelledby': id },
-    h('header', {}, h('h2', { id }, `Queue ${name}`), total, actions),
+    h('header', {}, h('h2', { id }, `Queue ${name}`), paused, total, actions),
     h('div', { class: 'queue-body' }, tileBox, h('div', { class: 'charts' }, thru, lat)));
   let pause = null;
 
@@ -76,11 +77,13 @@ function queueCard(name, i, ctx) {
       tiles.get(st).textContent = num(v);
     }
     total.textContent = stats ? `${num(sum)} jobs stored` : 'no stored jobs';
-    if (!pause && (offers('POST', '/v1/queues/{queue}/pause') || offers('POST', '/v1/queues/{queue}/resume'))) {
+    const until = stats ? stats.paused_until : null;
+    showPaused(paused, until);
+    if (!pause && can('admin') && (offers('POST', '/v1/queues/{queue}/pause') || offers('POST', '/v1/queues/{queue}/resume'))) {
       pause = pauseButton(name, ctx);
       actions.append(pause.el);
     }
-    if (pause) pause.set(stats && stats.paused);
+    if (pause) pause.set(until);
     const secs = report ? Math.round((report.interval_ms * (act ? act.series.started.length : 60)) / 1000) : 60;
     const s = act ? act.series : { started: [], finished: [], failed: [], latency_p50_ms: [], latency_p99_ms: [] };
     const tp = [
@@ -102,28 +105,52 @@ function queueCard(name, i, ctx) {
   return { el, update };
 }
 
+// A pause this far off was asked for "until resumed" (the server pauses
+// for a hundred years then).
+const INDEFINITE_MS = 50 * 365 * 24 * 3600 * 1000;
+
+function showPaused(el, until) {
+  el.hidden = !until;
+  if (!until) { replace(el); return; }
+  const forever = Date.parse(until) - Date.now() > INDEFINITE_MS;
+  replace(el, h('span', { class: 'badge s-waiting', 'data-paused': 'true' }, 'paused'), ' ',
+    forever ? 'until resumed' : ['until ', time(until)]);
+}
+
 function pauseButton(name, ctx) {
   const el = h('button', { type: 'button', class: 'quiet', 'data-action': 'pause' }, 'Pause');
   let paused = false;
   el.addEventListener('click', async () => {
     const verb = paused ? 'resume' : 'pause';
     if (!offers('POST', `/v1/queues/{queue}/${verb}`)) return;
-    const ok = await confirm({
+    const v = await confirm({
       title: `${paused ? 'Resume' : 'Pause'} queue ${name}?`,
-      message: paused ? 'Workers will lease its jobs again.' : 'Workers stop leasing its jobs until it is resumed; running jobs finish.',
+      message: paused
+        ? 'Workers will lease its jobs again at once.'
+        : 'Workers stop leasing its jobs; running jobs finish. Leave the minutes empty to pause until you resume it.',
       ok: paused ? 'Resume' : 'Pause',
       danger: !paused,
+      fields: paused ? [] : [{ name: 'minutes', label: 'Pause for (minutes, optional)', type: 'number', min: 1 }],
     });
-    if (!ok) return;
-    const r = await request(`/v1/queues/${enc(name)}/${verb}`, { method: 'POST' });
-    notice(r.ok ? 'ok' : 'error', r.ok ? `Queue ${name}: ${verb} done.` : `Could not ${verb} ${name}: ${r.status} ${(r.data && r.data.detail) || ''}`);
+    if (!v) return;
+    const minutes = Number(v.minutes || 0);
+    const body = minutes > 0 ? { duration_ms: Math.round(minutes * 60000) } : undefined;
+    const r = await request(`/v1/queues/${enc(name)}/${verb}`, { method: 'POST', body });
+    let text = `Could not ${verb} ${name}: ${r.status} ${(r.data && r.data.detail) || ''}`;
+    if (r.ok) {
+      text = !r.data.paused ? `Queue ${name} resumed.`
+        : Date.parse(r.data.paused_until) - Date.now() > INDEFINITE_MS ? `Queue ${name} paused until resumed.`
+          : `Queue ${name} paused until ${new Date(r.data.paused_until).toLocaleString()}.`;
+    }
+    notice(r.ok ? 'ok' : 'error', text);
     ctx.refresh();
   });
   return {
     el,
-    set(p) {
-      paused = !!p;
+    set(until) {
+      paused = !!until;
       el.textContent = paused ? 'Resume' : 'Pause';
+      el.setAttribute('aria-label', `${paused ? 'Resume' : 'Pause'} queue ${name}`);
       el.disabled = !offers('POST', `/v1/queues/{queue}/${paused ? 'resume' : 'pause'}`);
     },
   };
