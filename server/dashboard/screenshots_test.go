@@ -3,8 +3,10 @@ package dashboard_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
@@ -54,7 +56,19 @@ func TestScreenshots(t *testing.T) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	srv := startSluice(t, demoConfig, "")
+	// Failed jobs' events go to a receiver, so the job page has deliveries.
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		time.Sleep(time.Duration(5+rand.IntN(40)) * time.Millisecond)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(rc.Close)
+	srv := startSluice(t, demoConfig+`
+webhooks:
+  allow_networks: [127.0.0.1]
+  subscriptions:
+    - {name: audit, url: "`+rc.URL+`/hooks/sluice", events: [job.failed]}
+`, "")
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	demoTraffic(ctx, &wg, srv)
@@ -73,13 +87,24 @@ func TestScreenshots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	shoot("overview", "#/overview", `section[data-queue="emails"] svg`)
+	// The crawl queue is paused for a while, so the overview shows a pause.
+	if status, _ := srv.call("POST", "/v1/queues/crawl/pause", map[string]any{"duration_ms": 30 * 60 * 1000}); status != http.StatusOK {
+		t.Fatalf("pause crawl: %d", status)
+	}
+	shoot("overview", "#/overview", `section[data-queue="crawl"] header .paused:not([hidden])`)
 	shoot("tenants", "#/tenants", "#tenants tbody tr")
 	shoot("groups", "#/groups", "#groups tbody tr")
 	shoot("jobs", "#/jobs?queue=emails", "#jobs tbody tr")
 	_, page := srv.call("GET", "/v1/jobs?state=retrying&limit=1", nil)
 	if jobs, _ := page["jobs"].([]any); len(jobs) > 0 {
 		shoot("job", "#/job/"+jobs[0].(map[string]any)["id"].(string), "#attempts")
+	}
+	_, page = srv.call("GET", "/v1/jobs?state=failed&queue=emails&limit=1", nil)
+	if jobs, _ := page["jobs"].([]any); len(jobs) > 0 {
+		// Tall enough to show the Retry button and the deliveries together.
+		do(t, b, "tall", chromedp.EmulateViewport(1280, 1500))
+		shoot("job-failed", "#/job/"+jobs[0].(map[string]any)["id"].(string), "#deliveries tbody tr[data-outcome]")
+		do(t, b, "back", chromedp.EmulateViewport(1280, 900))
 	}
 	shoot("limits", "#/limits", `[data-policy="ip/api"] svg`)
 	do(t, b, "phone", chromedp.EmulateViewport(390, 844))

@@ -65,7 +65,7 @@ function queueCard(name, i, ctx) {
   const thru = h('figure', { class: 'chart' }, h('figcaption', {}, 'Jobs started and finished per second'));
   const lat = h('figure', { class: 'chart' }, h('figcaption', {}, 'Enqueue-to-start latency'));
   const el = h('section', { class: 'panel', 'data-queue': name, 'aria-labelledby': id },
-    h('header', {}, h('h2', { id }, `Queue ${name}`), paused, total, actions),
+    h('header', {}, h('div', { class: 'title' }, h('h2', { id }, `Queue ${name}`), paused), total, actions),
     h('div', { class: 'queue-body' }, tileBox, h('div', { class: 'charts' }, thru, lat)));
   let pause = null;
 
@@ -114,7 +114,7 @@ function showPaused(el, until) {
   if (!until) { replace(el); return; }
   const forever = Date.parse(until) - Date.now() > INDEFINITE_MS;
   replace(el, h('span', { class: 'badge s-waiting', 'data-paused': 'true' }, 'paused'), ' ',
-    forever ? 'until resumed' : ['until ', time(until)]);
+    forever ? 'until resumed' : ['resumes ', time(until)]);
 }
 
 function pauseButton(name, ctx) {
