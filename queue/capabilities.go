@@ -200,17 +200,18 @@ func CheckSpec(caps Capabilities, backend string, s JobSpec) error {
 	return nil
 }
 
-// CheckSpecs runs CheckSpec on each spec for backend b (its capabilities
-// from CapabilitiesOf, its name from its Go package), prefixing the field
-// with the spec's index when there is more than one spec.
+// CheckSpecs runs CheckSpec on each spec for the backend that holds its
+// queue (b itself, or b's route for the queue when b is a Router; see
+// Placed), with that backend's capabilities (CapabilitiesOf) and its name
+// from its Go package, prefixing the field with the spec's index when
+// there is more than one spec.
 func CheckSpecs(b Backend, specs []JobSpec) error {
-	caps := CapabilitiesOf(b)
-	if caps == AllCapabilities {
+	if _, routed := b.(Router); !routed && CapabilitiesOf(b) == AllCapabilities {
 		return nil
 	}
-	name := BackendName(b)
 	for i, s := range specs {
-		err := CheckSpec(caps, name, s)
+		at := Placed(b, s.Queue)
+		err := CheckSpec(CapabilitiesOf(at), BackendName(at), s)
 		if err == nil {
 			continue
 		}

@@ -220,6 +220,7 @@ func (s *Server) rescueLoop(ctx context.Context) {
 // bound at start: changes to them are kept as running and logged.
 func (s *Server) onConfigChange(next *config.Config) error {
 	cur := s.Config()
+	next = keepPlacement(cur, next, s.log)
 	if next.Server != cur.Server || next.Storage != cur.Storage {
 		s.log.Warn("server: server.* and storage.* changes take effect at the next start")
 	}

@@ -33,7 +33,9 @@ type Stores struct {
 // OpenStores opens what cfg.Storage names: with a Redis URL, counters
 // (redislimit) and jobs (redisqueue) on that Redis, checked with a PING;
 // without, in-process counters (memlimit) and an SQLite job store at
-// <data_dir>/jobs.db, creating the directory on first run.
+// <data_dir>/jobs.db, creating the directory on first run. Queues that
+// queues.backends places elsewhere are on their own backends, behind one
+// router (see openQueues).
 func OpenStores(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stores, error) {
 	if cfg.Storage.RedisURL != "" {
 		return openRedis(ctx, cfg, log)
@@ -42,14 +44,10 @@ func OpenStores(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Sto
 	mem := memlimit.New(memlimit.Options{})
 	st.Limits = mem
 	st.closers = append(st.closers, mem.Close)
-	b, err := openSQLite(cfg)
-	if err != nil {
+	if err := st.openQueues(ctx, cfg, log, nil); err != nil {
 		st.Close()
 		return nil, err
 	}
-	st.Queue = b
-	st.closers = append([]func() error{b.Close}, st.closers...)
-	st.ping = func(ctx context.Context) error { _, err := b.Stats(ctx); return err }
 	return st, nil
 }
 
@@ -79,14 +77,9 @@ func openRedis(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stor
 	}
 	st.Limits = rl
 	st.closers = append([]func() error{rl.Close}, st.closers...)
-	b, err := openRedisQueue(client, cfg, log)
-	if err != nil {
+	if err := st.openQueues(ctx, cfg, log, client); err != nil {
 		st.Close()
 		return nil, err
-	}
-	st.Queue = b
-	if c, ok := b.(interface{ Close() error }); ok {
-		st.closers = append([]func() error{c.Close}, st.closers...)
 	}
 	return st, nil
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // Need skips the test, with a message naming what is missing, when the
-// harness's backend lacks any of caps (queue.CapabilitiesOf). Every test of
+// harness's backend lacks any of caps (queue.CommonCapabilities). Every test of
 // the suite calls it with the capabilities it relies on, so a backend that
 // declares less than everything (see queue.Capable) runs the rest.
 func (h *Harness) Need(t *testing.T, caps ...queue.Capability) {
@@ -16,10 +16,11 @@ func (h *Harness) Need(t *testing.T, caps ...queue.Capability) {
 }
 
 // SkipUnless skips the test when b lacks any of caps, naming what is
-// missing.
+// missing. For a router (queue.Router) it asks what every routed backend
+// has (queue.CommonCapabilities): the suite's queues may sit on any of them.
 func SkipUnless(t *testing.T, b queue.Backend, caps ...queue.Capability) {
 	t.Helper()
-	have := queue.CapabilitiesOf(b)
+	have := queue.CommonCapabilities(b)
 	if missing := queue.NewCapabilities(caps...) &^ have; missing != 0 {
 		t.Skipf("%s lacks %s", queue.BackendName(b), missing)
 	}

@@ -30,6 +30,7 @@ const settleTimeout = 10 * time.Second
 // event.
 type sendResult struct {
 	final bool          // no more attempts for this subscription
+	ok    bool          // final because delivered
 	next  time.Duration // wait before the next attempt, when not final
 }
 
@@ -123,7 +124,7 @@ func (d *Dispatcher) send(ctx context.Context, c queue.ClaimedEvent, s Subscript
 			d.cfg.Logger.Warn("webhook: delivery given up", "event", c.Event.ID, "subscription", s.Name,
 				"outcome", dl.Outcome, "attempt", n, "err", dl.Error)
 		}
-		return sendResult{final: true}
+		return sendResult{final: true, ok: dl.Outcome == queue.DeliveryOK}
 	}
 	return sendResult{next: max(d.cfg.Backoff(n, err), min(retryAfter, maxRetryAfter))}
 }

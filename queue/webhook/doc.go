@@ -57,4 +57,19 @@
 // and cloud metadata endpoints (169.254.169.254, fd00:ec2::254). Allow an
 // internal receiver with Guard.Allow; proxies from the environment are not
 // used, since they would dial on the guard's behalf.
+//
+// # Delivery through a job queue
+//
+// Run sends the events it claims itself. For many events, delivery can
+// move onto a job queue instead, such as a RabbitMQ lane (queue/amqpqueue)
+// behind a router (queue/mux), as Firecrawl delivers its webhooks through a
+// durable RabbitMQ queue: Forward claims events from the outbox, enqueues
+// one delivery job (Kind DeliveryKind) per subscription still waiting for
+// each (on the lane, published with confirms) and only then acknowledges
+// the event; workers of that queue run Handler, which makes one attempt
+// per job with the same signing, guard, host budgets and delivery log
+// (RecordDelivery on the outbox, OnDelivery) as Run. A failed attempt is
+// retried by the queue after Backoff; the last attempt, a 410 or a refused
+// address ends the job. Delivery stays at least once: a crash between the
+// enqueue and the acknowledgement forwards an event twice.
 package webhook

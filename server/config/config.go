@@ -202,6 +202,18 @@ type Queues struct {
 	Retention Retention `yaml:"retention"`
 	// Tenants holds per-tenant limits.
 	Tenants Tenants `yaml:"tenants"`
+	// Backends places queues on job backends: queue name → "embedded"
+	// (SQLite), "redis" or "rabbitmq" (the RabbitMQ lane). Queues it does
+	// not name are on DefaultBackend. Read at start: a change takes a
+	// restart.
+	Backends map[string]string `yaml:"backends"`
+	// DefaultBackend holds every queue Backends does not name, and the
+	// settings not tied to a queue (tenants, groups, webhook events);
+	// default the storage's: "redis" with storage.redis_url, else
+	// "embedded".
+	DefaultBackend string `yaml:"default_backend"`
+	// RabbitMQ connects the rabbitmq backend.
+	RabbitMQ RabbitMQ `yaml:"rabbitmq"`
 }
 
 // Retention bounds how long finished jobs are kept; a negative duration

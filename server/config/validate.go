@@ -117,6 +117,7 @@ func (v *validator) config(c *Config) {
 	v.auth(&c.Auth)
 	v.limits(&c.Limits)
 	v.queues(&c.Queues)
+	v.placement(c)
 	v.webhooks(&c.Webhooks)
 }
 

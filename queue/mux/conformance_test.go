@@ -1,0 +1,46 @@
+package mux_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/mux"
+	"github.com/sluicehq/sluice/queue/queuetest"
+	"github.com/sluicehq/sluice/queue/sqlitequeue"
+)
+
+// TestConformanceTwoSQLite runs the suite on a router over two SQLite
+// backends. The routed queues are ones the suite uses alone and together
+// with default ones (a batch over "mail" and "other", a lease over "x" and
+// "z"), so calls cross backends; the queues of groups and tenants stay on
+// the default, which holds their settings.
+func TestConformanceTwoSQLite(t *testing.T) {
+	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+		return newMux(t, openSQLite(t, clk, sqlitequeue.Options{}), mux.Route{
+			Name: "second", Backend: openSQLite(t, clk, sqlitequeue.Options{}),
+			Queues: []string{"mail", "x", "a", "r", "w", "c"},
+		})
+	})
+}
+
+// laneQueues are the suite's queues the lane run places on the lane.
+var laneQueues = []string{"q", "mail", "x", "r", "w", "c", "b", "p", "s"}
+
+// TestConformanceLane runs the suite on a router over SQLite (the default)
+// and the RabbitMQ lane. Tests that need what the lane lacks skip
+// themselves (queuetest asks what every routed backend has).
+func TestConformanceLane(t *testing.T) {
+	amqpURL(t)
+	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+		m := newMux(t, openSQLite(t, clk, sqlitequeue.Options{}), mux.Route{
+			Name: "rabbitmq", Backend: openLane(t, clk, laneQueues), Queues: laneQueues,
+		})
+		if strings.HasSuffix(t.Name(), "/Concurrency") {
+			// It enqueues jobs with priorities.
+			queuetest.SkipUnless(t, m, queue.CapPriority)
+		}
+		return m
+	})
+}

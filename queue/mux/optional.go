@@ -1,0 +1,173 @@
+package mux
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// The settings that are not tied to one queue (tenants, groups, the event
+// outbox) live on the default backend; the calls below forward to it, and
+// answer as a backend without the feature would when it has none. Calls
+// that name a queue (SetAging, Pause of a queue) go to that queue's
+// backend.
+
+func (m *Backend) tenants(q string) (queue.TenantBackend, error) {
+	b := m.routes[m.index(q)].b
+	tb, ok := b.(queue.TenantBackend)
+	if !ok {
+		return nil, queue.Unsupported(queue.BackendName(b), queue.CapTenants)
+	}
+	return tb, nil
+}
+
+// SetTenant forwards to the default backend.
+func (m *Backend) SetTenant(ctx context.Context, tenant string, cfg queue.TenantConfig) error {
+	tb, err := m.tenants("")
+	if err != nil {
+		return err
+	}
+	return tb.SetTenant(ctx, tenant, cfg)
+}
+
+// Tenant forwards to the default backend.
+func (m *Backend) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo, error) {
+	tb, err := m.tenants("")
+	if err != nil {
+		return nil, err
+	}
+	return tb.Tenant(ctx, tenant)
+}
+
+// SetAging forwards to the backend of q.
+func (m *Backend) SetAging(ctx context.Context, q string, step int) error {
+	tb, err := m.tenants(q)
+	if err != nil {
+		return err
+	}
+	return tb.SetAging(ctx, q, step)
+}
+
+// Pause forwards a queue's pause to its backend, any other scope's to the
+// default backend.
+func (m *Backend) Pause(ctx context.Context, scope queue.Scope, d time.Duration) (time.Time, error) {
+	q := ""
+	if scope.Kind == queue.ScopeQueue {
+		q = scope.Name
+	}
+	tb, err := m.tenants(q)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return tb.Pause(ctx, scope, d)
+}
+
+func (m *Backend) groups() (queue.GroupBackend, error) {
+	gb, ok := m.Default().(queue.GroupBackend)
+	if !ok {
+		return nil, queue.Unsupported(queue.BackendName(m.Default()), queue.CapGroups)
+	}
+	return gb, nil
+}
+
+// CreateGroup forwards to the default backend. A group's jobs must be on
+// the default backend's queues: queue.CheckSpecs refuses a Group on a
+// queue whose backend lacks groups.
+func (m *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue.GroupProgress, error) {
+	gb, err := m.groups()
+	if err != nil {
+		return nil, err
+	}
+	return gb.CreateGroup(ctx, spec)
+}
+
+// Group forwards to the default backend.
+func (m *Backend) Group(ctx context.Context, id string) (*queue.GroupProgress, error) {
+	gb, err := m.groups()
+	if err != nil {
+		return nil, err
+	}
+	return gb.Group(ctx, id)
+}
+
+// CancelGroup forwards to the default backend.
+func (m *Backend) CancelGroup(ctx context.Context, id string) (*queue.GroupProgress, error) {
+	gb, err := m.groups()
+	if err != nil {
+		return nil, err
+	}
+	return gb.CancelGroup(ctx, id)
+}
+
+// outbox returns the default backend's outbox, or an error matching
+// queue.ErrOutboxOff, so a consumer fails loudly instead of waiting.
+func (m *Backend) outbox() (queue.Outbox, error) {
+	ob, ok := m.Default().(queue.Outbox)
+	if !ok {
+		return nil, fmt.Errorf("mux: the default backend (%s) has no outbox: %w", queue.BackendName(m.Default()), queue.ErrOutboxOff)
+	}
+	return ob, nil
+}
+
+// HasOutbox reports whether the default backend records events
+// (implements queue.Outbox); the router's Outbox methods forward to it.
+func (m *Backend) HasOutbox() bool {
+	_, ok := m.Default().(queue.Outbox)
+	return ok
+}
+
+// ClaimEvents forwards to the default backend's outbox.
+func (m *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]queue.ClaimedEvent, error) {
+	ob, err := m.outbox()
+	if err != nil {
+		return nil, err
+	}
+	return ob.ClaimEvents(ctx, max, leaseFor)
+}
+
+// AckEvent forwards to the default backend's outbox.
+func (m *Backend) AckEvent(ctx context.Context, id, token string) error {
+	ob, err := m.outbox()
+	if err != nil {
+		return err
+	}
+	return ob.AckEvent(ctx, id, token)
+}
+
+// RetryEvent forwards to the default backend's outbox.
+func (m *Backend) RetryEvent(ctx context.Context, id, token string, after time.Duration) error {
+	ob, err := m.outbox()
+	if err != nil {
+		return err
+	}
+	return ob.RetryEvent(ctx, id, token, after)
+}
+
+// RecordDelivery forwards to the default backend's outbox.
+func (m *Backend) RecordDelivery(ctx context.Context, d queue.Delivery) error {
+	ob, err := m.outbox()
+	if err != nil {
+		return err
+	}
+	return ob.RecordDelivery(ctx, d)
+}
+
+// Deliveries forwards to the default backend's outbox.
+func (m *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queue.DeliveryPage, error) {
+	ob, err := m.outbox()
+	if err != nil {
+		return nil, err
+	}
+	return ob.Deliveries(ctx, f)
+}
+
+// PruneDeliveries forwards to the default backend's outbox.
+func (m *Backend) PruneDeliveries(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
+	ob, err := m.outbox()
+	if err != nil {
+		return 0, err
+	}
+	return ob.PruneDeliveries(ctx, olderThan, limit)
+}

@@ -1,0 +1,176 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/amqpqueue"
+	"github.com/sluicehq/sluice/queue/mux"
+	"github.com/sluicehq/sluice/queue/sqlitequeue"
+	"github.com/sluicehq/sluice/server/config"
+)
+
+func openTestStores(t *testing.T, cfg *config.Config) *Stores {
+	t.Helper()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := OpenStores(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("OpenStores: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return st
+}
+
+// With every queue on the storage's backend, the job store is that
+// backend itself: no router, ids unchanged.
+func TestStoresOneBackend(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Storage.DataDir = t.TempDir()
+	st := openTestStores(t, cfg)
+	if _, ok := st.Queue.(*sqlitequeue.Backend); !ok || st.Kind != "embedded" {
+		t.Fatalf("Queue = %T, Kind = %q; want *sqlitequeue.Backend, embedded", st.Queue, st.Kind)
+	}
+}
+
+// Counters and jobs on Redis, one queue placed on the embedded store: a
+// router holds both, ids name the backend, Ping checks both, stats merge.
+func TestStoresPlaceQueues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	mr := miniredis.RunT(t)
+	cfg := config.Default()
+	cfg.Storage.RedisURL = "redis://" + mr.Addr() + "/0"
+	cfg.Storage.DataDir = t.TempDir()
+	cfg.Queues.Backends = map[string]string{"report": config.BackendEmbedded}
+	st := openTestStores(t, cfg)
+	m, ok := st.Queue.(*mux.Backend)
+	if !ok {
+		t.Fatalf("Queue = %T, want a router", st.Queue)
+	}
+	if st.Kind != "redis, jobs on redis+embedded" {
+		t.Errorf("Kind = %q", st.Kind)
+	}
+	c := queue.NewClient(m)
+	res, err := c.EnqueueBatch(ctx, []queue.JobSpec{{Queue: "report", Kind: "k"}, {Queue: "scrape", Kind: "k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Job.ID != "embedded.1" || strings.HasPrefix(res[1].Job.ID, "embedded.") {
+		t.Fatalf("ids = %s, %s; want embedded.1 and a Redis id", res[0].Job.ID, res[1].Job.ID)
+	}
+	stats, err := c.Stats(ctx)
+	if err != nil || len(stats) != 2 || stats[0].Queue != "report" || stats[1].Queue != "scrape" {
+		t.Fatalf("Stats = %+v, %v; want report and scrape", stats, err)
+	}
+	if err := st.Ping(ctx); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	mr.Close()
+	if err := st.Ping(ctx); err == nil {
+		t.Fatal("Ping with Redis down = nil, want an error")
+	}
+}
+
+// A placement change in a reloaded config is kept as running, with a
+// warning; other queue settings apply.
+func TestPlacementNeedsRestart(t *testing.T) {
+	t.Parallel()
+	cur := config.Default()
+	next := config.Default()
+	next.Queues.Backends = map[string]string{"scrape": config.BackendRabbitMQ}
+	next.Queues.RabbitMQ.URL = "amqp://h/"
+	next.Queues.MaxDepth = 7
+	var buf bytes.Buffer
+	got := keepPlacement(cur, next, slog.New(slog.NewTextHandler(&buf, nil)))
+	if len(got.Queues.Backends) != 0 || got.Queues.RabbitMQ.URL != "" || got.Queues.MaxDepth != 7 {
+		t.Fatalf("kept = %+v", got.Queues)
+	}
+	if !strings.Contains(buf.String(), "next start") {
+		t.Errorf("log = %q, want a warning", buf.String())
+	}
+	if same := keepPlacement(cur, cur, slog.New(slog.DiscardHandler)); same != cur {
+		t.Error("an unchanged placement was copied")
+	}
+}
+
+// With the lane configured, a queue on it runs there, a unique job for it
+// is refused naming amqpqueue, and the lane answers Ping.
+func TestStoresLane(t *testing.T) {
+	u := os.Getenv("SLUICE_AMQP_URL")
+	if u == "" {
+		t.Skip("SLUICE_AMQP_URL is not set: skipping the test on the RabbitMQ lane")
+	}
+	ctx := context.Background()
+	cfg := config.Default()
+	cfg.Storage.DataDir = t.TempDir()
+	cfg.Queues.Backends = map[string]string{"scrape": config.BackendRabbitMQ}
+	cfg.Queues.RabbitMQ = config.RabbitMQ{URL: u, Prefix: laneTestPrefix(t, u, "scrape")}
+	st := openTestStores(t, cfg)
+	c := queue.NewClient(st.Queue)
+	_, err := c.Enqueue(ctx, queue.JobSpec{Queue: "scrape", Kind: "k", UniqueKey: "u"})
+	var ue *queue.UnsupportedError
+	if !errors.As(err, &ue) || ue.Backend != "amqpqueue" {
+		t.Fatalf("unique job on the lane = %v, want amqpqueue's *UnsupportedError", err)
+	}
+	j, err := c.Enqueue(ctx, queue.JobSpec{Queue: "scrape", Kind: "k"})
+	if err != nil || !strings.HasPrefix(j.ID, "rabbitmq.") {
+		t.Fatalf("Enqueue(scrape) = %v, %v; want a rabbitmq. id", j, err)
+	}
+	if err := st.Ping(ctx); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+}
+
+// laneTestPrefix returns a broker queue prefix no other test uses, and
+// deletes the broker queues of queues under it when t ends.
+func laneTestPrefix(t *testing.T, url string, queues ...string) string {
+	var r [6]byte
+	_, _ = rand.Read(r[:])
+	prefix := "sluicetest.server." + hex.EncodeToString(r[:]) + "."
+	t.Cleanup(func() {
+		conn, err := amqp.Dial(url)
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		defer conn.Close()
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		defer ch.Close()
+		for _, q := range queues {
+			names := []string{prefix + q, prefix + q + ".dead"}
+			for _, d := range amqpqueue.DefaultDelayBuckets {
+				names = append(names, prefix+q+".delay."+strconv.FormatInt(d.Milliseconds(), 10)+"ms")
+			}
+			for _, n := range names {
+				if _, err := ch.QueueDelete(n, false, false, false); err != nil {
+					t.Errorf("cleanup: delete %s: %v", n, err)
+					return
+				}
+			}
+		}
+	})
+	return prefix
+}
