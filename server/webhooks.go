@@ -60,6 +60,10 @@ func (s *Server) startWebhooks(ctx context.Context, wg *sync.WaitGroup) {
 		s.log.Error("server: webhooks not started", "error", err)
 		return
 	}
+	if cfg.Webhooks.Lane != "" {
+		s.startLaneWebhooks(ctx, wg, d, cfg)
+		return
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
