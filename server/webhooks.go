@@ -48,7 +48,7 @@ func (s *Server) startWebhooks(ctx context.Context, wg *sync.WaitGroup) {
 	if !webhooksOn(cfg) {
 		return
 	}
-	ob, ok := s.backend.(queue.Outbox)
+	ob, ok := outboxOf(s.backend)
 	if !ok {
 		s.log.Warn("server: webhooks are configured but this job store records no events; none will be sent",
 			"store", queue.BackendName(s.backend))
