@@ -21,9 +21,12 @@ import (
 type Stores struct {
 	// Limits counts rate limits.
 	Limits ratelimit.Store
-	// Queue holds jobs.
+	// Queue holds jobs: one backend, or a router (queue/mux) over every
+	// backend queues are placed on.
 	Queue queue.Backend
-	// Kind is "embedded" or "redis", for logs.
+	// Kind is "embedded" or "redis", for logs, followed by the job
+	// backends when queues are placed elsewhere ("embedded, jobs on
+	// embedded+rabbitmq").
 	Kind string
 
 	ping    func(ctx context.Context) error

@@ -78,7 +78,7 @@ func (st *Stores) openQueues(ctx context.Context, cfg *config.Config, log *slog.
 // queuesOn lists the queues placed on backend, sorted.
 func queuesOn(cfg *config.Config, backend string) []string {
 	var qs []string
-	for q, b := range cfg.Queues.Backends {
+	for q, b := range cfg.Placement() {
 		if b == backend {
 			qs = append(qs, q)
 		}
@@ -188,7 +188,7 @@ func (st *Stores) pingQueues(opened []openedBackend) {
 // bound when the backends open, so a change takes a restart.
 func samePlacement(a, b *config.Config) bool {
 	qa, qb := a.Queues, b.Queues
-	return a.DefaultBackendOf() == b.DefaultBackendOf() && maps.Equal(qa.Backends, qb.Backends) &&
+	return a.DefaultBackendOf() == b.DefaultBackendOf() && maps.Equal(a.Placement(), b.Placement()) &&
 		reflect.DeepEqual(qa.RabbitMQ, qb.RabbitMQ)
 }
 
@@ -198,8 +198,9 @@ func keepPlacement(cur, next *config.Config, log *slog.Logger) *config.Config {
 	if samePlacement(cur, next) {
 		return next
 	}
-	log.Warn("server: queues.backends, queues.default_backend and queues.rabbitmq changes take effect at the next start")
+	log.Warn("server: queues.backends, queues.default_backend, queues.rabbitmq and webhooks.lane changes take effect at the next start")
 	kept := *next
 	kept.Queues.Backends, kept.Queues.DefaultBackend, kept.Queues.RabbitMQ = cur.Queues.Backends, cur.Queues.DefaultBackend, cur.Queues.RabbitMQ
+	kept.Webhooks.Lane, kept.Webhooks.LaneQueue = cur.Webhooks.Lane, cur.Webhooks.LaneQueue
 	return &kept
 }

@@ -174,3 +174,29 @@ func laneTestPrefix(t *testing.T, url string, queues ...string) string {
 	})
 	return prefix
 }
+
+// recorder: redis keeps lane job states on the storage's Redis, where
+// another store (another server) finds them.
+func TestStoresLaneRedisRecorder(t *testing.T) {
+	u := os.Getenv("SLUICE_AMQP_URL")
+	if u == "" {
+		t.Skip("SLUICE_AMQP_URL is not set: skipping the test on the RabbitMQ lane")
+	}
+	ctx := context.Background()
+	mr := miniredis.RunT(t)
+	cfg := config.Default()
+	cfg.Storage.RedisURL = "redis://" + mr.Addr() + "/0"
+	cfg.Storage.DataDir = t.TempDir()
+	cfg.Queues.Backends = map[string]string{"scrape": config.BackendRabbitMQ}
+	cfg.Queues.RabbitMQ = config.RabbitMQ{URL: u, Prefix: laneTestPrefix(t, u, "scrape"), Recorder: "redis"}
+	one := openTestStores(t, cfg)
+	j, err := queue.NewClient(one.Queue).Enqueue(ctx, queue.JobSpec{Queue: "scrape", Kind: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := openTestStores(t, cfg)
+	got, err := two.Queue.Get(ctx, j.ID)
+	if err != nil || got.State != queue.StatePending || got.Queue != "scrape" {
+		t.Fatalf("Get from another store = %+v, %v; want the pending scrape job", got, err)
+	}
+}

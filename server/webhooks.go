@@ -49,7 +49,7 @@ func (s *Server) startWebhooks(ctx context.Context, wg *sync.WaitGroup) {
 	if !webhooksOn(cfg) {
 		return
 	}
-	ob, ok := s.backend.(queue.Outbox)
+	ob, ok := outboxOf(s.backend)
 	if !ok {
 		s.log.Warn("server: webhooks are configured but this job store records no events; none will be sent",
 			"store", queue.BackendName(s.backend))
@@ -61,6 +61,10 @@ func (s *Server) startWebhooks(ctx context.Context, wg *sync.WaitGroup) {
 		OnDelivery: s.metrics.observeDelivery})
 	if err != nil {
 		s.log.Error("server: webhooks not started", "error", err)
+		return
+	}
+	if cfg.Webhooks.Lane != "" {
+		s.startLaneWebhooks(ctx, wg, d, cfg)
 		return
 	}
 	wg.Add(1)

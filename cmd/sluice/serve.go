@@ -36,7 +36,9 @@ The config is --config FILE, else ./sluice.yaml when it exists, else the
 built-in example (FastGPT's scenes, see sluice.example.yaml). The config
 file is watched: a valid change applies at once, an invalid one is logged
 and ignored. Counters stay in process and jobs in an SQLite file under
-./sluice-data unless --redis-url (or storage.redis_url) names a Redis.
+./sluice-data unless --redis-url (or storage.redis_url) names a Redis;
+queues.backends may place queues elsewhere, such as on the RabbitMQ lane
+(queues.rabbitmq.url), and the server then serves them all alike.
 SIGINT or SIGTERM shuts down gracefully.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

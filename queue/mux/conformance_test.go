@@ -44,3 +44,13 @@ func TestConformanceLane(t *testing.T) {
 		return m
 	})
 }
+
+// TestConformanceOutbox runs the outbox suite through a router whose
+// default records events: the router forwards queue.Outbox to it.
+func TestConformanceOutbox(t *testing.T) {
+	queuetest.RunOutbox(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+		return newMux(t, openSQLite(t, clk, sqlitequeue.Options{Outbox: true}), mux.Route{
+			Name: "second", Backend: openSQLite(t, clk, sqlitequeue.Options{}), Queues: []string{"mail", "x"},
+		})
+	})
+}

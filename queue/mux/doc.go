@@ -36,7 +36,9 @@
 // to one queue (tenant settings, job groups, the event outbox) are served
 // by the default backend: the router forwards queue.TenantBackend,
 // queue.GroupBackend and queue.Outbox to it. Events are recorded only for
-// jobs on the default backend.
+// jobs on the default backend, and a group's jobs and its completion job
+// belong on the default backend's queues (the default enqueues the
+// completion job in its own store).
 //
 // # Moving a queue
 //

@@ -98,8 +98,10 @@ func New(def queue.Backend, routes ...Route) (*Backend, error) {
 	return m, nil
 }
 
+// invalid returns an error naming the field and the rule, matching
+// queue.ErrInvalidArgument.
 func invalid(field, format string, args ...any) error {
-	return &queue.InvalidArgumentError{Field: "mux: " + field, Rule: fmt.Sprintf(format, args...)}
+	return fmt.Errorf("mux: %s %s: %w", field, fmt.Sprintf(format, args...), queue.ErrInvalidArgument)
 }
 
 // Route implements queue.Router: the backend holding queue's jobs.

@@ -66,9 +66,23 @@ func (c *Config) DefaultBackendOf() string {
 	return BackendEmbedded
 }
 
+// Placement returns queue name → backend for every queue not on the
+// default: queues.backends, plus webhooks.lane_queue on webhooks.lane when
+// that is set.
+func (c *Config) Placement() map[string]string {
+	out := make(map[string]string, len(c.Queues.Backends)+1)
+	for q, b := range c.Queues.Backends {
+		out[q] = b
+	}
+	if w := c.Webhooks; w.Lane != "" {
+		out[w.Queue()] = w.Lane
+	}
+	return out
+}
+
 // BackendOf returns the backend queue q is placed on.
 func (c *Config) BackendOf(q string) string {
-	if b, ok := c.Queues.Backends[q]; ok {
+	if b, ok := c.Placement()[q]; ok {
 		return b
 	}
 	return c.DefaultBackendOf()
@@ -79,7 +93,7 @@ func (c *Config) UsesBackend(backend string) bool {
 	if c.DefaultBackendOf() == backend {
 		return true
 	}
-	for _, b := range c.Queues.Backends {
+	for _, b := range c.Placement() {
 		if b == backend {
 			return true
 		}
@@ -105,10 +119,14 @@ func (v *validator) placement(c *Config) {
 			v.add(path, "unknown backend %q (known: %s)", b, known)
 		}
 	}
+	v.webhookLane(c)
 	// Where a backend is used, for the message: the first queue on it.
 	usedAt := func(backend string) []any {
 		if q.DefaultBackend == backend {
 			return p(base, "default_backend")
+		}
+		if c.Webhooks.Lane == backend {
+			return []any{"webhooks", "lane"}
 		}
 		for _, name := range sortedKeys(q.Backends) {
 			if q.Backends[name] == backend {
@@ -163,5 +181,24 @@ func (v *validator) rabbitmq(r *RabbitMQ, used bool, usedAt []any) {
 	}
 	if r.Recorder != "" && r.Recorder != "memory" && r.Recorder != "redis" {
 		v.add(p(base, "recorder"), `must be "memory" or "redis", got %q`, r.Recorder)
+	}
+}
+
+// webhookLane checks webhooks.lane and webhooks.lane_queue.
+func (v *validator) webhookLane(c *Config) {
+	w := c.Webhooks
+	switch w.Lane {
+	case "":
+		if w.LaneQueue != "" {
+			v.add([]any{"webhooks", "lane_queue"}, "only applies with webhooks.lane")
+		}
+		return
+	case BackendRabbitMQ:
+	default:
+		v.add([]any{"webhooks", "lane"}, `must be "rabbitmq" or empty (deliver from the outbox), got %q`, w.Lane)
+		return
+	}
+	if b, ok := c.Queues.Backends[w.Queue()]; ok && b != w.Lane {
+		v.add([]any{"queues", "backends", w.Queue()}, "is webhooks.lane_queue, which webhooks.lane places on %s", w.Lane)
 	}
 }

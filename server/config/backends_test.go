@@ -28,6 +28,10 @@ func TestQueuePlacementErrors(t *testing.T) {
 		{"buckets", "queues:\n  rabbitmq:\n    delay_buckets: [1s, 500ms]\n", 3, "queues.rabbitmq.delay_buckets[1]", "must be ascending whole milliseconds, got 500ms"},
 		{"recorder", "queues:\n  rabbitmq:\n    recorder: disk\n", 3, "queues.rabbitmq.recorder", `must be "memory" or "redis", got "disk"`},
 		{"redis recorder without storage", "queues:\n  rabbitmq:\n    recorder: redis\n", 3, "queues.rabbitmq.recorder", "redis needs storage.redis_url"},
+		{"webhook lane", "webhooks:\n  lane: kafka\n", 2, "webhooks.lane", `must be "rabbitmq" or empty (deliver from the outbox), got "kafka"`},
+		{"webhook lane without url", "webhooks:\n  lane: rabbitmq\n", 1, "queues.rabbitmq.url", "is required: webhooks.lane is on rabbitmq"},
+		{"webhook lane queue alone", "webhooks:\n  lane_queue: hooks\n", 2, "webhooks.lane_queue", "only applies with webhooks.lane"},
+		{"webhook lane queue elsewhere", "queues:\n  backends:\n    webhooks: embedded\n  rabbitmq: {url: \"amqp://h/\"}\nwebhooks:\n  lane: rabbitmq\n", 3, "queues.backends.webhooks", "is webhooks.lane_queue, which webhooks.lane places on rabbitmq"},
 		{"unknown rabbitmq field", redis + "queues:\n  rabbitmq:\n    prefetc: 1\n", 5, "queues.rabbitmq.prefetc", `unknown field "prefetc"`},
 	}
 	for _, tc := range cases {
@@ -74,6 +78,13 @@ queues:
 		if got := cfg.BackendOf(tc.queue); got != tc.want {
 			t.Errorf("BackendOf(%s) = %s, want %s", tc.queue, got, tc.want)
 		}
+	}
+	if cfg.BackendOf("webhooks") != BackendRedis {
+		t.Error("the webhooks queue is placed without webhooks.lane")
+	}
+	cfg.Webhooks.Lane = BackendRabbitMQ
+	if err := cfg.Validate(); err != nil || cfg.Webhooks.LaneQueue != "webhooks" || cfg.BackendOf("webhooks") != BackendRabbitMQ {
+		t.Errorf("with webhooks.lane: %v, lane queue %q on %s", err, cfg.Webhooks.LaneQueue, cfg.BackendOf("webhooks"))
 	}
 	if !cfg.UsesBackend(BackendRabbitMQ) || !cfg.UsesBackend(BackendEmbedded) || !cfg.UsesBackend(BackendRedis) {
 		t.Error("UsesBackend misses a backend in use")

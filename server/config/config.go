@@ -263,6 +263,15 @@ type Webhooks struct {
 	// Empty: receivers need public addresses. Allowing a range that holds
 	// a cloud metadata endpoint exposes it.
 	AllowNetworks []string `yaml:"allow_networks"`
+	// Lane, when "rabbitmq", delivers through a durable queue on the
+	// RabbitMQ lane (queues.rabbitmq): events are moved from the outbox
+	// into LaneQueue, published with confirms, and delivered by the
+	// server's workers of that queue. Default "": the server delivers
+	// straight from the outbox.
+	Lane string `yaml:"lane"`
+	// LaneQueue is the queue deliveries go through with Lane; default
+	// "webhooks".
+	LaneQueue string `yaml:"lane_queue"`
 }
 
 // AllowedPrefixes parses AllowNetworks; a bare address is a prefix of
@@ -283,6 +292,18 @@ func parsePrefix(s string) (netip.Prefix, error) {
 	}
 	p, err := netip.ParsePrefix(s)
 	return p.Masked(), err
+}
+
+// DefaultWebhookLaneQueue is Webhooks.LaneQueue's default.
+const DefaultWebhookLaneQueue = "webhooks"
+
+// Queue returns the queue deliveries go through with Lane: LaneQueue, or
+// its default when empty.
+func (w Webhooks) Queue() string {
+	if w.LaneQueue == "" {
+		return DefaultWebhookLaneQueue
+	}
+	return w.LaneQueue
 }
 
 // Subscription is one webhook receiver.
@@ -340,6 +361,9 @@ func (c *Config) applyDefaults() {
 		c.Limits.Timeout = Duration(100 * time.Millisecond)
 	}
 	c.Queues.applyDefaults()
+	if c.Webhooks.Lane != "" && c.Webhooks.LaneQueue == "" {
+		c.Webhooks.LaneQueue = DefaultWebhookLaneQueue
+	}
 }
 
 func (q *Queues) applyDefaults() {
