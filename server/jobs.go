@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/mux"
 )
 
 // MaxBatch is the most jobs one POST /v1/jobs/batch may hold.
@@ -232,6 +234,11 @@ func (s *Server) handleEnqueueBatch(w http.ResponseWriter, r *http.Request) {
 		specs[i] = spec
 	}
 	res, err := s.jobs.EnqueueBatch(r.Context(), specs)
+	var partial *mux.PartialError
+	if errors.As(err, &partial) {
+		s.partialBatch(w, r, partial)
+		return
+	}
 	if err != nil {
 		s.jobError(w, r, err)
 		return
@@ -242,6 +249,37 @@ func (s *Server) handleEnqueueBatch(w http.ResponseWriter, r *http.Request) {
 		out.Jobs[i] = enqueuedBody{Job: toJobBody(e.Job), Duplicate: e.Duplicate}
 	}
 	writeJSON(w, http.StatusCreated, out)
+}
+
+// partialProblem is the answer to a batch over queues on several backends
+// that one backend stored before another failed: the stored jobs are
+// listed by position, so a client resends only the rest instead of
+// duplicating them.
+type partialProblem struct {
+	problem
+	Stored []partialStored `json:"stored"`
+}
+
+type partialStored struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id"`
+	Duplicate bool   `json:"duplicate,omitempty"`
+}
+
+func (s *Server) partialBatch(w http.ResponseWriter, r *http.Request, e *mux.PartialError) {
+	s.log.ErrorContext(r.Context(), "server: batch stored in part", "route", r.Pattern, "error", e)
+	s.countEnqueued(slices.DeleteFunc(slices.Clone(e.Results), func(x queue.Enqueued) bool { return x.Job == nil }))
+	body := partialProblem{problem: problem{
+		Title: http.StatusText(http.StatusServiceUnavailable), Status: http.StatusServiceUnavailable,
+		Detail: "part of the batch was stored, then a job store failed: resend only the jobs not listed in stored",
+	}}
+	for i, x := range e.Results {
+		if x.Job != nil {
+			body.Stored = append(body.Stored, partialStored{Index: i, ID: x.Job.ID, Duplicate: x.Duplicate})
+		}
+	}
+	w.Header().Set("Retry-After", "1")
+	writeProblem(w, &body.problem, body)
 }
 
 func (s *Server) countEnqueued(res []queue.Enqueued) {

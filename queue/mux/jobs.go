@@ -60,3 +60,16 @@ func (m *Backend) Requeue(ctx context.Context, id, token string) (queue.State, e
 func errResults(got, want int) error {
 	return fmt.Errorf("mux: backend returned %d results for %d specs", got, want)
 }
+
+// Retry brings a failed or cancelled job back on the backend its id names
+// (queue.Retrier); a backend that cannot retry answers as Client.Retry
+// does for it, with an *UnsupportedError.
+func (m *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
+	r, inner := m.locate(id)
+	rt, ok := r.b.(queue.Retrier)
+	if !ok || !queue.CapabilitiesOf(r.b).Has(queue.CapRetry) {
+		return nil, queue.Unsupported(queue.BackendName(r.b), queue.CapRetry)
+	}
+	j, err := rt.Retry(ctx, inner)
+	return r.outer(j), r.wrap(err)
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/queue"
 )
@@ -84,9 +85,11 @@ func (r route) outerPage(p *queue.Page) {
 }
 
 // Stats merges every backend's counts, summing a queue found on more than
-// one (jobs left behind by a queue that moved), sorted by queue.
+// one (jobs left behind by a queue that moved), sorted by queue. A queue's
+// pause is the one its own backend reports.
 func (m *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	byQueue := map[string]map[queue.State]int64{}
+	paused := map[string]time.Time{}
 	var errs []error
 	for _, r := range m.routes {
 		st, err := r.b.Stats(ctx)
@@ -95,6 +98,9 @@ func (m *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 			continue
 		}
 		for _, qs := range st {
+			if m.routes[m.index(qs.Queue)].b == r.b {
+				paused[qs.Queue] = qs.PausedUntil
+			}
 			c := byQueue[qs.Queue]
 			if c == nil {
 				c = map[queue.State]int64{}
@@ -110,7 +116,7 @@ func (m *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	}
 	out := make([]queue.QueueStats, 0, len(byQueue))
 	for q, c := range byQueue {
-		out = append(out, queue.QueueStats{Queue: q, Counts: c})
+		out = append(out, queue.QueueStats{Queue: q, Counts: c, PausedUntil: paused[q]})
 	}
 	slices.SortFunc(out, func(a, b queue.QueueStats) int { return strings.Compare(a.Queue, b.Queue) })
 	return out, nil
