@@ -125,6 +125,16 @@ type Options struct {
 	// DefaultSenders (2). Calls beyond wait and go out together in the
 	// next pipeline.
 	Senders int
+
+	// Outbox records an event (queue.Event) in the same script as every
+	// job transition to a final state, for a consumer such as
+	// queue/webhook's Dispatcher to deliver (see queue.Outbox and the
+	// package doc). Default off: with no consumer the outbox would only
+	// grow. Every process sharing the Redis and prefix must use the same
+	// setting, or the transitions of the others record nothing. Not
+	// supported on a Redis Cluster client: New refuses it there, because
+	// the outbox's keys are global, not in any queue's slot.
+	Outbox bool
 }
 
 // Backend is a queue.Backend on Redis. It is safe for concurrent use. Close
@@ -139,6 +149,9 @@ type Backend struct {
 	notes   *notifier
 	closed  atomic.Bool
 	known   syncSet // queues already in the registry
+	// outbox is the outbox's key prefix ("sluice:outbox:"); empty when
+	// Options.Outbox is off.
+	outbox string
 }
 
 var (
@@ -191,7 +204,13 @@ func New(client redis.UniversalClient, opts Options) (*Backend, error) {
 		opts.Logger = slog.Default()
 	}
 	_, cluster := client.(*redis.ClusterClient)
+	if opts.Outbox && cluster {
+		return nil, queue.InvalidArgument("Options.Outbox", "is not supported on a Redis Cluster client: the outbox's keys are global, not in one queue's slot")
+	}
 	b := &Backend{client: client, keys: keys, clk: opts.Clock, log: opts.Logger, cluster: cluster}
+	if opts.Outbox {
+		b.outbox = keys.outbox
+	}
 	b.notes = newNotifier(client, opts.Logger)
 	if !opts.DisableBatching {
 		b.batch = newBatcher(client, opts.MaxBatch, opts.Senders)

@@ -10,8 +10,8 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
-// The scripts, one per transition. Each is lua/lib.lua followed by its own
-// file; go-redis sends it by SHA-1 (EVALSHA) and falls back to EVAL when
+// The scripts, one per transition. Each is lua/events.lua (the outbox's
+// append step), lua/lib.lua and its own file; go-redis sends it by SHA-1 (EVALSHA) and falls back to EVAL when
 // the server does not know it yet.
 //
 //go:embed lua/*.lua
@@ -30,6 +30,12 @@ var (
 	scriptGet      = loadScript("get")
 	scriptList     = loadScript("list")
 	scriptStats    = loadScript("stats")
+
+	scriptEventClaim     = loadScript("event_claim")
+	scriptEventDone      = loadScript("event_done")
+	scriptDeliveryRecord = loadScript("delivery_record")
+	scriptDeliveryList   = loadScript("delivery_list")
+	scriptDeliveryPrune  = loadScript("delivery_prune")
 )
 
 // scriptRef is a script the backend runs.
@@ -38,9 +44,14 @@ type scriptRef = *redis.Script
 var allScripts = []*redis.Script{
 	scriptEnqueue, scriptLease, scriptExtend, scriptComplete, scriptFail, scriptGiveBack,
 	scriptCancel, scriptRescue, scriptCleanup, scriptGet, scriptList, scriptStats,
+	scriptEventClaim, scriptEventDone, scriptDeliveryRecord, scriptDeliveryList, scriptDeliveryPrune,
 }
 
 func loadScript(name string) *redis.Script {
+	events, err := luaFiles.ReadFile("lua/events.lua")
+	if err != nil {
+		panic(err)
+	}
 	lib, err := luaFiles.ReadFile("lua/lib.lua")
 	if err != nil {
 		panic(err)
@@ -50,7 +61,7 @@ func loadScript(name string) *redis.Script {
 		panic(err)
 	}
 	src := strings.ReplaceAll(string(lib), "__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory))
-	return redis.NewScript(src + "\n" + string(own))
+	return redis.NewScript(string(events) + "\n" + src + "\n" + string(own))
 }
 
 // Reply codes of the fenced scripts.

@@ -23,6 +23,7 @@ for i = 0, n - 1 do
     end
     redis.call('HSET', jk, unpack(h))
     release_unique(v[1], v[2], seq, true)
+    append_job_event(jk, seq, 'completed', snow)
     done[#done + 1] = seq
     scored[#scored + 1] = snow
     scored[#scored + 1] = seq
