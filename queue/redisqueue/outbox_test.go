@@ -2,7 +2,13 @@ package redisqueue_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/redisqueue"
+	"github.com/sluicehq/sluice/queue/webhook"
 )
 
 // TestOutboxConformance runs the outbox suite (which includes webhook
@@ -83,5 +90,162 @@ func TestOutboxRefusedOnCluster(t *testing.T) {
 	var inv *queue.InvalidArgumentError
 	if !errors.As(err, &inv) || inv.Field != "Options.Outbox" {
 		t.Fatalf("New(cluster, Outbox) = %v, want an invalid Options.Outbox", err)
+	}
+}
+
+// TestOutboxWebhook delivers a real job.completed event from a redisqueue
+// backend through queue/webhook's Dispatcher to an httptest receiver and
+// checks its signature.
+func TestOutboxWebhook(t *testing.T) {
+	t.Parallel()
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			t.Parallel()
+			type request struct {
+				sig  string
+				body []byte
+			}
+			got := make(chan request, 4)
+			rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				got <- request{r.Header.Get(webhook.SignatureHeader), body}
+			}))
+			defer rc.Close()
+			b := srv.open(t).backend(t, redisqueue.Options{Outbox: true})
+			id := completeJob(t, b, queue.JobSpec{Queue: "mail", Kind: "send", Tenant: "acme"})
+			d, err := webhook.New(b, webhook.Config{
+				Subscriptions: []webhook.Subscription{{Name: "ops", URL: rc.URL, Secret: "k"}},
+				Guard:         webhook.Guard{AllowAll: true}, // the receiver listens on 127.0.0.1
+				Logger:        quiet,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, err := d.DispatchOnce(context.Background()); err != nil || n != 1 {
+				t.Fatalf("DispatchOnce = %d, %v; want 1 event", n, err)
+			}
+			r := <-got
+			var e queue.Event
+			if err := json.Unmarshal(r.body, &e); err != nil {
+				t.Fatalf("body %s: %v", r.body, err)
+			}
+			if e.Type != queue.EventJobCompleted || e.JobID != id || e.Queue != "mail" || e.Kind != "send" ||
+				e.Tenant != "acme" || e.State != queue.StateCompleted || e.Attempt != 1 || !eventID.MatchString(e.ID) {
+				t.Errorf("delivered %+v, want job.completed of job %s in mail", e, id)
+			}
+			if err := webhook.Verify("k", r.sig, r.body, time.Minute, time.Now()); err != nil {
+				t.Errorf("Verify(%q): %v", r.sig, err)
+			}
+			p, err := b.Deliveries(context.Background(), queue.DeliveryFilter{JobID: id})
+			if err != nil || len(p.Deliveries) != 1 || p.Deliveries[0].Outcome != queue.DeliveryOK {
+				t.Errorf("Deliveries(job) = %+v, %v; want one delivered attempt", p, err)
+			}
+		})
+	}
+}
+
+// eventID is the format of queue.NewEventID.
+var eventID = regexp.MustCompile(`^evt_[0-9a-f]{32}$`)
+
+// completeJob enqueues, leases and completes one job and returns its id.
+func completeJob(t *testing.T, b *redisqueue.Backend, s queue.JobSpec) string {
+	t.Helper()
+	ctx := context.Background()
+	j, err := queue.NewClient(b).Enqueue(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{s.Queue}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("Lease = %d, %v", len(ls), err)
+	}
+	if err := b.Complete(ctx, j.ID, ls[0].Token, nil); err != nil {
+		t.Fatal(err)
+	}
+	return j.ID
+}
+
+// TestOutboxEventIDs checks the ids: queue.NewEventID's format, unique
+// across two stores whose event counters are equal, and claimed in the
+// order the events were recorded when they are due at the same time.
+func TestOutboxEventIDs(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(queuetest.Epoch)
+	ids := map[string]bool{}
+	for range 2 {
+		b := miniServer(t).backend(t, redisqueue.Options{Outbox: true, Clock: clk})
+		var jobs []string
+		for range 5 {
+			jobs = append(jobs, completeJob(t, b, queue.JobSpec{Queue: "q", Kind: "k"}))
+		}
+		cs, err := b.ClaimEvents(context.Background(), 10, time.Minute)
+		if err != nil || len(cs) != len(jobs) {
+			t.Fatalf("ClaimEvents = %d, %v; want %d", len(cs), err, len(jobs))
+		}
+		for i, c := range cs {
+			if !eventID.MatchString(c.Event.ID) || ids[c.Event.ID] {
+				t.Errorf("event id %q: want evt_ and 32 hex digits, never seen before", c.Event.ID)
+			}
+			ids[c.Event.ID] = true
+			if c.Event.JobID != jobs[i] {
+				t.Errorf("claim %d is job %s's event, want job %s's (recording order)", i, c.Event.JobID, jobs[i])
+			}
+		}
+	}
+}
+
+// TestOutboxKeysCleared checks that acknowledged events and pruned log
+// entries leave no keys behind but the two counters, with job ids and
+// subscription names that need escaping in keys.
+func TestOutboxKeysCleared(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(queuetest.Epoch)
+	s := miniServer(t)
+	b := s.backend(t, redisqueue.Options{Outbox: true, Clock: clk})
+	ctx := context.Background()
+	completeJob(t, b, queue.JobSpec{Queue: "q:{odd} ü", Kind: "k"})
+	cs, err := b.ClaimEvents(ctx, 10, time.Minute)
+	if err != nil || len(cs) != 1 {
+		t.Fatalf("ClaimEvents = %d, %v; want 1", len(cs), err)
+	}
+	e := cs[0].Event
+	for i, sub := range []string{"a:b", "ü {x}", "log"} {
+		d := queue.Delivery{EventID: e.ID, EventType: e.Type, JobID: e.JobID, Subscription: sub,
+			URL: "https://example.com", Attempt: 1, Status: 200, Outcome: queue.DeliveryOK}
+		if err := b.RecordDelivery(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		p, err := b.Deliveries(ctx, queue.DeliveryFilter{Subscription: sub, JobID: e.JobID})
+		if err != nil || len(p.Deliveries) != 1 || p.Deliveries[0].Subscription != sub {
+			t.Fatalf("Deliveries(%q) = %+v, %v; want its one entry", sub, p, err)
+		}
+		if p, _ := b.Deliveries(ctx, queue.DeliveryFilter{EventID: e.ID}); len(p.Deliveries) != i+1 {
+			t.Fatalf("Deliveries(event) = %d entries, want %d", len(p.Deliveries), i+1)
+		}
+	}
+	if err := b.AckEvent(ctx, e.ID, cs[0].Token); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := b.PruneDeliveries(ctx, 0, 0); err != nil || n != 3 {
+		t.Fatalf("PruneDeliveries = %d, %v; want 3", n, err)
+	}
+	keys, err := s.client(t).Keys(ctx, string(s.prefix)+"outbox:*").Result()
+	slices.Sort(keys)
+	want := []string{string(s.prefix) + "outbox:log:seq", string(s.prefix) + "outbox:seq"}
+	if err != nil || !slices.Equal(keys, want) {
+		t.Errorf("outbox keys left = %v, %v; want only %v", keys, err, want)
+	}
+}
+
+// TestOutboxCursor checks that Deliveries refuses cursors it did not make.
+func TestOutboxCursor(t *testing.T) {
+	t.Parallel()
+	b := miniServer(t).backend(t, redisqueue.Options{Outbox: true})
+	for _, c := range []string{"x", "0", "-1", "01", "1.5", "9999999999999999999999"} {
+		_, err := b.Deliveries(context.Background(), queue.DeliveryFilter{Cursor: c})
+		var inv *queue.InvalidArgumentError
+		if !errors.As(err, &inv) || inv.Field != "DeliveryFilter.Cursor" {
+			t.Errorf("Deliveries(cursor %q) = %v, want an invalid DeliveryFilter.Cursor", c, err)
+		}
 	}
 }
