@@ -1,0 +1,78 @@
+package redisqueue_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/redisqueue"
+)
+
+// BenchmarkCompleteOutbox measures what recording events costs a job's
+// way through the backend, with the outbox off and on: "one" leases one
+// job and completes it, one call after the other (as sqlitequeue's
+// benchmark of the same name); "batched" leases 100 and completes them
+// from 100 goroutines, so completions meet in one script run. The
+// difference is the event's append inside Complete's script: one HMGET of
+// the job, an INCR, an HSET and a ZADD per job.
+func BenchmarkCompleteOutbox(b *testing.B) {
+	for _, mode := range []struct {
+		name string
+		max  int
+	}{{"one", 1}, {"batched", 100}} {
+		for _, on := range []bool{false, true} {
+			name := mode.name + "/off"
+			if on {
+				name = mode.name + "/on"
+			}
+			b.Run(name, func(b *testing.B) {
+				be := benchServer(b).backend(b, redisqueue.Options{Outbox: on})
+				leaseComplete(b, be, mode.max)
+			})
+		}
+	}
+}
+
+// leaseComplete enqueues b.N jobs untimed, then leases up to max at a
+// time and completes them concurrently; ns/op is per job.
+func leaseComplete(b *testing.B, be *redisqueue.Backend, max int) {
+	c := queue.NewClient(be)
+	ctx := context.Background()
+	for i := 0; i < b.N; i += 500 {
+		specs := make([]queue.JobSpec, min(500, b.N-i))
+		for k := range specs {
+			specs[k] = queue.JobSpec{Queue: "bench", Kind: "noop"}
+		}
+		if _, err := c.EnqueueBatch(ctx, specs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: max, LeaseFor: time.Minute})
+		if err != nil || len(ls) == 0 {
+			b.Fatalf("Lease = %d, %v", len(ls), err)
+		}
+		if len(ls) == 1 {
+			if err := be.Complete(ctx, ls[0].Job.ID, ls[0].Token, nil); err != nil {
+				b.Fatal(err)
+			}
+		} else {
+			var wg sync.WaitGroup
+			for _, l := range ls {
+				wg.Go(func() {
+					if err := be.Complete(ctx, l.Job.ID, l.Token, nil); err != nil {
+						b.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+		}
+		done += len(ls)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
