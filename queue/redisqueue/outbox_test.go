@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/redisqueue"
@@ -223,13 +224,20 @@ func TestOutboxKeysCleared(t *testing.T) {
 			t.Fatalf("Deliveries(event) = %d entries, want %d", len(p.Deliveries), i+1)
 		}
 	}
+	// The scripts escape key segments as package keyspace does.
+	rc := s.client(t)
+	for _, k := range []string{"log:sub:" + keyspace.Escape("ü {x}"), "log:job:" + keyspace.Escape(e.JobID)} {
+		if n, err := rc.Exists(ctx, string(s.prefix)+"outbox:"+k).Result(); err != nil || n != 1 {
+			t.Errorf("key outbox:%s exists = %d, %v; want 1", k, n, err)
+		}
+	}
 	if err := b.AckEvent(ctx, e.ID, cs[0].Token); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := b.PruneDeliveries(ctx, 0, 0); err != nil || n != 3 {
 		t.Fatalf("PruneDeliveries = %d, %v; want 3", n, err)
 	}
-	keys, err := s.client(t).Keys(ctx, string(s.prefix)+"outbox:*").Result()
+	keys, err := rc.Keys(ctx, string(s.prefix)+"outbox:*").Result()
 	slices.Sort(keys)
 	want := []string{string(s.prefix) + "outbox:log:seq", string(s.prefix) + "outbox:seq"}
 	if err != nil || !slices.Equal(keys, want) {

@@ -60,9 +60,19 @@ func loadScript(name string) *redis.Script {
 	if err != nil {
 		panic(err)
 	}
-	src := strings.ReplaceAll(string(lib), "__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory))
-	return redis.NewScript(string(events) + "\n" + src + "\n" + string(own))
+	src := string(events) + "\n" + strings.ReplaceAll(string(lib), "__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory)) + "\n"
+	if endsJobs[name] {
+		// Reading the outbox's arguments first makes a run that lacks them
+		// fail before its first write: Redis does not undo a script's
+		// writes when it fails halfway.
+		src += "outbox_args()\n"
+	}
+	return redis.NewScript(src + string(own))
 }
+
+// endsJobs names the scripts that may move a job to a final state, and so
+// end their arguments with the outbox's (see Backend.outboxArgs).
+var endsJobs = map[string]bool{"complete": true, "fail": true, "giveback": true, "cancel": true, "rescue": true}
 
 // Reply codes of the fenced scripts.
 const (

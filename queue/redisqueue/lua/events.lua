@@ -4,12 +4,15 @@
 -- transition: an event exists exactly when its transition happened.
 --
 -- A script that may move a job to a final state ends ARGV with the
--- outbox's arguments, the same four whatever its own arguments are:
+-- outbox's arguments, the same whatever its own arguments are:
 --   nonce   16 hex digits, random per call: the end of the event ids
 --   queue   the name of the script's queue
 --   suffix  what follows a sequence in the queue's job ids
 --   prefix  the outbox's key prefix ("sluice:outbox:")
--- or a single '' when the outbox is off.
+--   'outbox'
+-- or the single argument 'no-outbox' when the outbox is off. The closing
+-- marker lets a script that was not sent them fail loudly at its first
+-- event instead of reading its own arguments as the outbox's.
 --
 -- Outbox keys, under the prefix (see outbox.go):
 --   seq         the last event number handed out
@@ -25,10 +28,12 @@ local OUTBOX = nil -- the outbox's arguments: false when off, read once
 local function outbox_args()
   if OUTBOX == nil then
     local n = #ARGV
-    if n < 4 or ARGV[n] == '' then
+    if ARGV[n] == 'no-outbox' then
       OUTBOX = false
+    elseif ARGV[n] == 'outbox' and n >= 5 then
+      OUTBOX = {nonce = ARGV[n - 4], queue = ARGV[n - 3], suffix = ARGV[n - 2], prefix = ARGV[n - 1]}
     else
-      OUTBOX = {nonce = ARGV[n - 3], queue = ARGV[n - 2], suffix = ARGV[n - 1], prefix = ARGV[n]}
+      error('redisqueue: a script that ends jobs was run without the outbox arguments')
     end
   end
   return OUTBOX
