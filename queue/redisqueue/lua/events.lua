@@ -15,7 +15,7 @@
 -- event instead of reading its own arguments as the outbox's.
 --
 -- Outbox keys, under the prefix (see outbox.go):
---   seq         the last event number handed out
+--   seq         the last event number handed out (in blocks)
 --   due         event ids; score = when the event is next due (µs)
 --   event:<id>  an event (a hash): ty type, ca created (µs), j job id,
 --               q queue, k kind, tn tenant, g group, st state, at attempt,
@@ -51,6 +51,23 @@ end
 -- The optional event fields append_event copies, in hash field names.
 local EVENT_FIELDS = {'j', 'q', 'k', 'tn', 'g', 'st', 'at', 'er', 'd'}
 
+-- Event numbers are taken from the store's counter in blocks, so that a
+-- script appending many events (a merged Complete) increments it once.
+-- Numbers a script leaves unused are skipped: ids need to be unique and
+-- ordered, not dense.
+local EVENT_BLOCK = 64
+local numbers = {next = 1, last = 0}
+
+local function event_number(prefix)
+  if numbers.next > numbers.last then
+    numbers.last = redis.call('INCRBY', prefix .. 'seq', EVENT_BLOCK)
+    numbers.next = numbers.last - EVENT_BLOCK + 1
+  end
+  local n = numbers.next
+  numbers.next = n + 1
+  return n
+end
+
 -- append_event records an event of type typ that happened at snow (µs, a
 -- string) when the outbox is on, and returns its id (nil when off).
 -- fields holds the event's optional fields by their hash names (strings;
@@ -68,8 +85,7 @@ local function append_event(typ, snow, fields)
   if not ob then
     return nil
   end
-  local n = redis.call('INCR', ob.prefix .. 'seq')
-  local id = 'evt_' .. string.format('%016.0f', n) .. ob.nonce
+  local id = 'evt_' .. string.format('%016.0f', event_number(ob.prefix)) .. ob.nonce
   local h = {'ty', typ, 'ca', snow}
   for _, f in ipairs(EVENT_FIELDS) do
     local v = fields[f]
@@ -86,14 +102,16 @@ end
 local JOB_EVENTS = {completed = 'job.completed', failed = 'job.failed', cancelled = 'job.cancelled'}
 
 -- append_job_event records the event of job seq (hash jk, of the script's
--- queue) having just reached final state st. Call it after the job's hash
--- has its final fields: it copies them.
-local function append_job_event(jk, seq, st, snow)
+-- queue) having just reached final state st. It copies the job's fields
+-- kind, tenant, group, attempt and last error from job, {k, tn, g, at,
+-- le} as the caller read them (after its write), or, when job is nil,
+-- from the hash, so call it after the hash has its final fields.
+local function append_job_event(jk, seq, st, snow, job)
   local ob = outbox_args()
   if not ob then
     return
   end
-  local v = redis.call('HMGET', jk, 'k', 'tn', 'g', 'at', 'le')
+  local v = job or redis.call('HMGET', jk, 'k', 'tn', 'g', 'at', 'le')
   local er = v[5]
   if st == 'completed' then
     er = nil
