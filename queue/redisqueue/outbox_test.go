@@ -171,10 +171,19 @@ func completeJob(t *testing.T, b *redisqueue.Backend, s queue.JobSpec) string {
 // order the events were recorded when they are due at the same time.
 func TestOutboxEventIDs(t *testing.T) {
 	t.Parallel()
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			t.Parallel()
+			testOutboxEventIDs(t, srv.open)
+		})
+	}
+}
+
+func testOutboxEventIDs(t *testing.T, open func(testing.TB) server) {
 	clk := clock.NewFake(queuetest.Epoch)
 	ids := map[string]bool{}
 	for range 2 {
-		b := miniServer(t).backend(t, redisqueue.Options{Outbox: true, Clock: clk})
+		b := open(t).backend(t, redisqueue.Options{Outbox: true, Clock: clk})
 		var jobs []string
 		for range 5 {
 			jobs = append(jobs, completeJob(t, b, queue.JobSpec{Queue: "q", Kind: "k"}))
@@ -200,8 +209,16 @@ func TestOutboxEventIDs(t *testing.T) {
 // subscription names that need escaping in keys.
 func TestOutboxKeysCleared(t *testing.T) {
 	t.Parallel()
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			t.Parallel()
+			testOutboxKeysCleared(t, srv.open(t))
+		})
+	}
+}
+
+func testOutboxKeysCleared(t *testing.T, s server) {
 	clk := clock.NewFake(queuetest.Epoch)
-	s := miniServer(t)
 	b := s.backend(t, redisqueue.Options{Outbox: true, Clock: clk})
 	ctx := context.Background()
 	completeJob(t, b, queue.JobSpec{Queue: "q:{odd} ü", Kind: "k"})
