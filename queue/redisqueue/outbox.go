@@ -46,8 +46,9 @@ func (b *Backend) outboxScript(ctx context.Context, op string, s scriptRef, args
 	return b.eval(ctx, op, s, nil, append(append(head, b.outbox), args...)...)
 }
 
-// ClaimEvents implements queue.Outbox. Events due at the same time are
-// claimed in the order they were recorded.
+// ClaimEvents implements queue.Outbox. It claims at most 1000 events per
+// call; events due at the same time are claimed in the order they were
+// recorded.
 func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]queue.ClaimedEvent, error) {
 	if max < 1 || leaseFor <= 0 {
 		return nil, queue.InvalidArgument("ClaimEvents", "needs max >= 1 and leaseFor > 0, got max %d, leaseFor %s", max, leaseFor)
