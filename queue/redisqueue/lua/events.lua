@@ -105,7 +105,9 @@ local JOB_EVENTS = {completed = 'job.completed', failed = 'job.failed', cancelle
 -- queue) having just reached final state st. It copies the job's fields
 -- kind, tenant, group, attempt and last error from job, {k, tn, g, at,
 -- le} as the caller read them (after its write), or, when job is nil,
--- from the hash, so call it after the hash has its final fields.
+-- from the hash, so call it after the hash has its final fields. The job
+-- id and queue come from the outbox arguments, which name one queue: a
+-- script that ends jobs of several queues calls append_event itself.
 local function append_job_event(jk, seq, st, snow, job)
   local ob = outbox_args()
   if not ob then
