@@ -118,8 +118,8 @@ func newToken() (string, error) {
 // jobScript runs a per-job script: KEYS are the queue's keys, the job and
 // its errors; ARGV the group head, the sequence, own arguments and the
 // outbox's arguments (extend, the one per-job script that never ends a
-// job, ignores them). It returns the reply as a list whose first element was "ok", mapping
-// other codes to the queue's sentinels.
+// job, ignores them). It returns the reply as a list whose first element
+// was "ok", mapping other codes to the queue's sentinels.
 func (b *Backend) jobScript(ctx context.Context, op string, s scriptRef, id string, own ...any) ([]any, *qkeys, error) {
 	seq, q, err := parseID(id)
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 )
 
 // The scripts, one per transition. Each is lua/events.lua (the outbox's
-// append step), lua/lib.lua and its own file; go-redis sends it by SHA-1 (EVALSHA) and falls back to EVAL when
-// the server does not know it yet.
+// append step), lua/lib.lua and its own file; go-redis sends it by SHA-1
+// (EVALSHA) and falls back to EVAL when the server does not know it yet.
 //
 //go:embed lua/*.lua
 var luaFiles embed.FS
@@ -60,7 +60,8 @@ func loadScript(name string) *redis.Script {
 	if err != nil {
 		panic(err)
 	}
-	src := string(events) + "\n" + strings.ReplaceAll(string(lib), "__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory)) + "\n"
+	lib = []byte(strings.ReplaceAll(string(lib), "__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory)))
+	src := string(events) + "\n" + string(lib) + "\n"
 	if endsJobs[name] {
 		// Reading the outbox's arguments first makes a run that lacks them
 		// fail before its first write: Redis does not undo a script's
