@@ -244,7 +244,10 @@ func decodeDelivery(v any) (queue.Delivery, error) {
 	return d, nil
 }
 
-// PruneDeliveries implements queue.Outbox.
+// PruneDeliveries implements queue.Outbox. It walks the log in the order
+// entries were recorded and stops at the first one recorded after the cut,
+// so an entry recorded under a clock that had gone back (such as another
+// process's Options.Clock) may hold later ones until it is old enough.
 func (b *Backend) PruneDeliveries(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
 	if b.outbox == "" {
 		return 0, queue.ErrOutboxOff

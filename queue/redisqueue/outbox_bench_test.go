@@ -4,10 +4,14 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/queue/webhook"
@@ -133,4 +137,60 @@ func completeBatch(b *testing.B, be *redisqueue.Backend, n int) int {
 		}
 	}
 	return n
+}
+
+// BenchmarkOutboxMemory reports what the outbox keeps in Redis: bytes per
+// event waiting for delivery, and per delivery log entry (with its
+// indexes), as MEMORY USAGE of the outbox's keys, divided by their count.
+// It needs real Redis (SLUICE_REDIS_URL); ns/op is not the point.
+func BenchmarkOutboxMemory(b *testing.B) {
+	if os.Getenv("SLUICE_REDIS_URL") == "" {
+		b.Skip("SLUICE_REDIS_URL not set: MEMORY USAGE needs real Redis")
+	}
+	srv := benchServer(b)
+	be := srv.backend(b, redisqueue.Options{Outbox: true})
+	rc := srv.client(b)
+	ctx := context.Background()
+	for done := 0; done < b.N; {
+		done += completeBatch(b, be, min(b.N-done, 100))
+	}
+	b.ReportMetric(float64(outboxBytes(b, rc, srv.prefix))/float64(b.N), "redis-B/event")
+	for sent := 0; sent < b.N; {
+		cs, err := be.ClaimEvents(ctx, 1000, time.Minute)
+		if err != nil || len(cs) == 0 {
+			b.Fatalf("ClaimEvents = %d, %v", len(cs), err)
+		}
+		for _, c := range cs {
+			e := c.Event
+			d := queue.Delivery{EventID: e.ID, EventType: e.Type, JobID: e.JobID, Subscription: "billing",
+				URL: "https://billing.example.com/hooks/sluice", Attempt: 1, Status: 204, Latency: 3 * time.Millisecond,
+				Outcome: queue.DeliveryOK}
+			if err := be.RecordDelivery(ctx, d); err != nil {
+				b.Fatal(err)
+			}
+			if err := be.AckEvent(ctx, e.ID, c.Token); err != nil {
+				b.Fatal(err)
+			}
+		}
+		sent += len(cs)
+	}
+	b.ReportMetric(float64(outboxBytes(b, rc, srv.prefix))/float64(b.N), "redis-B/delivery")
+}
+
+// outboxBytes sums MEMORY USAGE over the outbox's keys under prefix p.
+func outboxBytes(b *testing.B, rc *redis.Client, p keyspace.Prefix) int64 {
+	ctx := context.Background()
+	var total int64
+	iter := rc.Scan(ctx, 0, string(p)+"outbox:*", 1000).Iterator()
+	for iter.Next(ctx) {
+		n, err := rc.MemoryUsage(ctx, iter.Val(), 0).Result()
+		if err != nil {
+			b.Fatalf("MEMORY USAGE %s: %v", iter.Val(), err)
+		}
+		total += n
+	}
+	if err := iter.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return total
 }

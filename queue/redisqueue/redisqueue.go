@@ -75,7 +75,6 @@
 //	sluice:outbox:event:<id>        an event (a hash), its claim token and delivery progress
 //	sluice:outbox:seq               the last event number
 //	sluice:outbox:log               the delivery log; score = its sequence
-//	sluice:outbox:log:at            the same, score = when recorded (pruning)
 //	sluice:outbox:log:job:<id>      and log:sub:<name>, log:event:<id>: filters
 //	sluice:outbox:delivery:<seq>    a log entry (a hash)
 //	sluice:outbox:log:seq           the last log sequence

@@ -5,10 +5,10 @@
 -- final (1|0). Returns the entry's sequence.
 --
 -- Log keys, under the prefix: log:seq the last sequence; log the entries
--- (score = sequence); log:at the same, score = when recorded (µs), for
--- pruning; log:event:<id>, log:job:<id> and log:sub:<name> the entries of
--- one event, job or subscription (score = sequence), for filters;
--- delivery:<seq> an entry (a hash, fields as below).
+-- (score = sequence); log:event:<id>, log:job:<id> and log:sub:<name> the
+-- entries of one event, job or subscription (score = sequence), for
+-- filters; delivery:<seq> an entry (a hash, fields as below; t is when it
+-- was recorded, µs).
 local _, a = queues()
 local _, snow = now_us()
 local p = ARGV[a]
@@ -26,7 +26,6 @@ for _, o in ipairs(opt) do
 end
 redis.call('HSET', p .. 'delivery:' .. s, unpack(h))
 redis.call('ZADD', p .. 'log', seq, s)
-redis.call('ZADD', p .. 'log:at', snow, s)
 redis.call('ZADD', p .. 'log:event:' .. esc(ev), seq, s)
 redis.call('ZADD', p .. 'log:sub:' .. esc(sub), seq, s)
 if job ~= '' then
