@@ -274,3 +274,33 @@ func TestOutboxCursor(t *testing.T) {
 		}
 	}
 }
+
+// TestOutboxPruneLimit checks that PruneDeliveries deletes at most limit
+// entries per call, oldest first, and leaves the newer ones.
+func TestOutboxPruneLimit(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(queuetest.Epoch)
+	b := miniServer(t).backend(t, redisqueue.Options{Outbox: true, Clock: clk})
+	ctx := context.Background()
+	record := func(job string) {
+		d := queue.Delivery{EventID: "e-" + job, JobID: job, Subscription: "s", Attempt: 1, Outcome: queue.DeliveryOK}
+		if err := b.RecordDelivery(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, job := range []string{"1", "2", "3", "4", "5"} {
+		record(job)
+		clk.Advance(time.Minute)
+	}
+	clk.Advance(time.Hour)
+	record("6")
+	for _, want := range []int{2, 2, 1, 0} {
+		if n, err := b.PruneDeliveries(ctx, 30*time.Minute, 2); err != nil || n != want {
+			t.Fatalf("PruneDeliveries(limit 2) = %d, %v; want %d", n, err, want)
+		}
+	}
+	p, err := b.Deliveries(ctx, queue.DeliveryFilter{})
+	if err != nil || len(p.Deliveries) != 1 || p.Deliveries[0].JobID != "6" {
+		t.Fatalf("after pruning: %+v, %v; want job 6's entry alone", p, err)
+	}
+}
