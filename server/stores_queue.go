@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"log/slog"
 
 	"github.com/redis/go-redis/v9"
@@ -13,8 +14,14 @@ import (
 
 // openRedisQueue opens the job backend of a Redis deployment: jobs on the
 // same Redis and under the same prefix as the counters (their keys live in
-// separate namespaces). redisqueue warns at start when maxmemory-policy
-// could evict jobs.
+// separate namespaces), recording events in its outbox when webhooks are
+// configured. redisqueue warns at start when maxmemory-policy could evict
+// jobs.
 func openRedisQueue(client redis.UniversalClient, cfg *config.Config, log *slog.Logger) (queue.Backend, error) {
-	return redisqueue.New(client, redisqueue.Options{Prefix: keyspace.Prefix(cfg.Storage.Prefix), Logger: log})
+	if webhooksOn(cfg) && cfg.Storage.RedisMode == "cluster" {
+		// Said here in the config's words: the outbox's keys are global,
+		// so redisqueue keeps none on a Cluster.
+		return nil, errors.New("server: webhooks.subscriptions need storage.redis_mode single or sentinel: the Redis job store records no events on a Redis Cluster")
+	}
+	return redisqueue.New(client, redisqueue.Options{Prefix: keyspace.Prefix(cfg.Storage.Prefix), Logger: log, Outbox: webhooksOn(cfg)})
 }

@@ -11,17 +11,34 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/webhook"
 	"github.com/sluicehq/sluice/server/config"
 )
 
-// TestServeDeliversWebhooks runs `sluice serve` with a subscription and
-// completes a job over the worker API: the receiver gets its signed
-// job.completed event.
+// TestServeDeliversWebhooks runs `sluice serve` with a subscription, on
+// the embedded store and on Redis (miniredis), and completes a job over
+// the worker API: the receiver gets its signed job.completed event.
 func TestServeDeliversWebhooks(t *testing.T) {
 	webhookGuard = webhook.Guard{AllowAll: true} // the receiver listens on 127.0.0.1
 	t.Cleanup(func() { webhookGuard = webhook.Guard{} })
+	t.Run("sqlite", func(t *testing.T) {
+		cfg := config.Default()
+		cfg.Storage.DataDir = t.TempDir()
+		serveAndDeliver(t, cfg)
+	})
+	t.Run("redis", func(t *testing.T) {
+		cfg := config.Default()
+		cfg.Storage.RedisURL = "redis://" + miniredis.RunT(t).Addr() + "/0"
+		serveAndDeliver(t, cfg)
+	})
+}
+
+// serveAndDeliver runs the server on cfg's storage with one subscription,
+// completes a job and checks the delivery and its metrics.
+func serveAndDeliver(t *testing.T, cfg *config.Config) {
 	type delivery struct {
 		sig  string
 		body []byte
@@ -33,9 +50,7 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	}))
 	defer rc.Close()
 
-	cfg := config.Default()
 	cfg.Server.Listen = "127.0.0.1:0"
-	cfg.Storage.DataDir = t.TempDir()
 	cfg.Webhooks.Subscriptions = []config.Subscription{{Name: "ops", URL: rc.URL, Secret: "k", Events: []string{"job.completed"}}}
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
@@ -104,6 +119,21 @@ func TestServeDeliversWebhooks(t *testing.T) {
 	}
 	if err := webhook.Verify("k", d.sig, d.body, time.Minute, time.Now()); err != nil {
 		t.Fatalf("Verify: %v", err)
+	}
+}
+
+// TestServeRefusesWebhooksOnCluster: on a Redis Cluster the job store
+// keeps no outbox, so webhooks there are refused at start, in the
+// config's words.
+func TestServeRefusesWebhooksOnCluster(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	cfg.Storage.RedisURL = "redis://" + miniredis.RunT(t).Addr()
+	cfg.Storage.RedisMode = "cluster"
+	cfg.Webhooks.Subscriptions = []config.Subscription{{Name: "ops", URL: "https://example.com/hook"}}
+	err := Run(context.Background(), RunOptions{Config: cfg, Logger: slog.New(slog.DiscardHandler)})
+	if err == nil || !strings.Contains(err.Error(), "storage.redis_mode") {
+		t.Fatalf("Run = %v, want an error naming storage.redis_mode", err)
 	}
 }
 

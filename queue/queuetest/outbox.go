@@ -10,7 +10,8 @@ import (
 )
 
 // RunOutbox runs the outbox suite against backends made by f, which must
-// open them with their event outbox on (such as sqlitequeue.Options.Outbox).
+// open them with their event outbox on (such as sqlitequeue.Options.Outbox or
+// redisqueue.Options.Outbox).
 // It skips, saying why, when the backend does not implement queue.Outbox or
 // its outbox is off. It checks the queue.Outbox contract (events written
 // with their transitions, claims, fencing, the delivery log) and then runs

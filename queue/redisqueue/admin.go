@@ -127,8 +127,10 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 	var res queue.RescueResult
 	for _, q := range qs {
 		k := b.keys.queue(q)
-		keys, args := b.group([]*qkeys{k}, 2)
-		v, err := b.eval(ctx, "rescue", scriptRescue, keys, append(args, limit-res.Total(), maxStalls)...)
+		tail := b.outboxArgs(k)
+		keys, args := b.group([]*qkeys{k}, 2+len(tail))
+		args = append(append(args, limit-res.Total(), maxStalls), tail...)
+		v, err := b.eval(ctx, "rescue", scriptRescue, keys, args...)
 		if err != nil {
 			return res, err
 		}

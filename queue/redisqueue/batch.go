@@ -16,6 +16,9 @@ type call struct {
 	// the number of items and each item's arguments.
 	args  []any
 	items [][]any
+	// tail follows the items (the outbox's arguments, see
+	// Backend.outboxArgs).
+	tail []any
 	// mergeKey, when set, lets calls with the same key that go out in one
 	// pipeline run as one script over all their items (the script, keys
 	// and args of such calls are the same). split then gives each call
@@ -31,9 +34,12 @@ type call struct {
 // argv returns the script arguments of the call.
 func (c *call) argv() []any {
 	if c.items == nil {
-		return c.args
+		if c.tail == nil {
+			return c.args
+		}
+		return append(c.args[:len(c.args):len(c.args)], c.tail...)
 	}
-	n := len(c.args) + 1
+	n := len(c.args) + 1 + len(c.tail)
 	for _, it := range c.items {
 		n += len(it)
 	}
@@ -42,7 +48,7 @@ func (c *call) argv() []any {
 	for _, it := range c.items {
 		out = append(out, it...)
 	}
-	return out
+	return append(out, c.tail...)
 }
 
 // merged is one script run of a pipeline: a call, or several mergeable

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -59,4 +60,48 @@ func Example() {
 	// Output:
 	// sending a welcome mail to ada@example.com
 	// completed sent
+}
+
+// With Options.Outbox the backend records an event in the same script as
+// every job's final transition; queue/webhook's Dispatcher claims and
+// delivers them. Here the events are claimed by hand.
+func Example_outbox() {
+	srv, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+
+	backend, err := redisqueue.New(rdb, redisqueue.Options{Outbox: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer backend.Close()
+
+	ctx := context.Background()
+	client := queue.NewClient(backend)
+	if _, err := client.Enqueue(ctx, queue.JobSpec{Queue: "mail", Kind: "welcome"}); err != nil {
+		log.Fatal(err)
+	}
+	leases, err := backend.Lease(ctx, queue.LeaseRequest{Queues: []string{"mail"}, WorkerID: "w1", Max: 1, LeaseFor: time.Minute})
+	if err != nil || len(leases) != 1 {
+		log.Fatal(err)
+	}
+	if err := backend.Complete(ctx, leases[0].Job.ID, leases[0].Token, nil); err != nil {
+		log.Fatal(err)
+	}
+
+	claimed, err := backend.ClaimEvents(ctx, 10, time.Minute)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, c := range claimed {
+		fmt.Println(c.Event.Type, c.Event.Queue, c.Event.Kind, c.Event.JobID == leases[0].Job.ID)
+		if err := backend.AckEvent(ctx, c.Event.ID, c.Token); err != nil {
+			log.Fatal(err)
+		}
+	}
+	// Output: job.completed mail welcome true
 }

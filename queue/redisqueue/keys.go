@@ -44,7 +44,11 @@ type qkeys struct {
 type keyring struct {
 	prefix   keyspace.Prefix
 	registry string // the set of queue names, for calls on all queues
-	cache    sync.Map
+	// outbox is the prefix of the event outbox's keys, "<prefix>outbox:";
+	// the scripts append the rest (see lua/events.lua), escaping every
+	// segment that comes from a caller as keyspace.Escape does.
+	outbox string
+	cache  sync.Map
 }
 
 func newKeyring(p keyspace.Prefix) (*keyring, error) {
@@ -52,7 +56,11 @@ func newKeyring(p keyspace.Prefix) (*keyring, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &keyring{prefix: p, registry: reg}, nil
+	ob, err := p.Physical("outbox:")
+	if err != nil {
+		return nil, err
+	}
+	return &keyring{prefix: p, registry: reg, outbox: ob}, nil
 }
 
 // key returns the physical key "<prefix>queue:{<queue>}:<parts...>".

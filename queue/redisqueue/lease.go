@@ -116,19 +116,22 @@ func newToken() (string, error) {
 }
 
 // jobScript runs a per-job script: KEYS are the queue's keys, the job and
-// its errors; ARGV the group head, the sequence and own arguments. It
-// returns the reply as a list whose first element was "ok", mapping
-// other codes to the queue's sentinels.
+// its errors; ARGV the group head, the sequence, own arguments and the
+// outbox's arguments (extend, the one per-job script that never ends a
+// job, ignores them). It returns the reply as a list whose first element
+// was "ok", mapping other codes to the queue's sentinels.
 func (b *Backend) jobScript(ctx context.Context, op string, s scriptRef, id string, own ...any) ([]any, *qkeys, error) {
 	seq, q, err := parseID(id)
 	if err != nil {
 		return nil, nil, err
 	}
 	k := b.keys.queue(q)
-	keys, args := b.group([]*qkeys{k}, 1+len(own))
+	tail := b.outboxArgs(k)
+	keys, args := b.group([]*qkeys{k}, 1+len(own)+len(tail))
 	keys = append(keys, k.jobKey(seq), k.errorsKey(seq))
 	args = append(args, seq)
 	args = append(args, own...)
+	args = append(args, tail...)
 	res, err := b.eval(ctx, op, s, keys, args...)
 	if err != nil {
 		return nil, nil, err
@@ -162,10 +165,11 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 	if err != nil {
 		return err
 	}
-	keys, args := b.group([]*qkeys{b.keys.queue(q)}, 0)
+	k := b.keys.queue(q)
+	keys, args := b.group([]*qkeys{k}, 0)
 	res, err := b.evalCall(ctx, "complete", &call{
 		script: scriptComplete, keys: keys, args: args, items: [][]any{{seq, token, result}},
-		mergeKey: "complete\x00" + q, split: splitList,
+		tail: b.outboxArgs(k), mergeKey: "complete\x00" + q, split: splitList,
 	})
 	if err != nil {
 		return err

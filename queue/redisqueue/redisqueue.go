@@ -31,6 +31,7 @@
 //	sluice:queue:{mail}:unique:<k>  the job holding unique key k
 //	sluice:queue:{mail}:ready       pub/sub channel: jobs may be ready
 //	sluice:queues                   the set of queue names (for calls on all queues)
+//	sluice:outbox:...               the event outbox, with Options.Outbox (see below)
 //
 // Times are Unix microseconds; sorted-set scores stay exact because they
 // are integers below 2^53. The ready set's score is the priority alone
@@ -61,6 +62,35 @@
 // retention; unique keys held for a window also expire on their own.
 // Redis must not evict keys: New logs a warning when maxmemory-policy is
 // not noeviction, because an evicted job or index entry is a lost job.
+//
+// # Event outbox
+//
+// With Options.Outbox the backend implements queue.Outbox: the script that
+// moves a job to a final state (Complete, a final Fail, Cancel, Snooze or
+// Requeue of a job whose cancel was requested, RescueExpired) appends the
+// job's event in the same run, so an event exists exactly when its
+// transition happened. Its keys are global, not per queue:
+//
+//	sluice:outbox:due               event ids; score = when each is next due (µs)
+//	sluice:outbox:event:<id>        an event (a hash), its claim token and delivery progress
+//	sluice:outbox:seq               the last event number
+//	sluice:outbox:log               the delivery log; score = its sequence
+//	sluice:outbox:log:job:<id>      and log:sub:<name>, log:event:<id>: filters
+//	sluice:outbox:delivery:<seq>    a log entry (a hash)
+//	sluice:outbox:log:seq           the last log sequence
+//
+// Event ids have queue.NewEventID's form, "evt_" and 32 hex digits: the
+// event's number in this store (16 digits) and a random nonce per call, so
+// they are unique across stores and, within one, sort in the order the
+// events were made. A claim sets the event's token and moves its due time
+// to the claim's end, so an expired claim makes it due again; AckEvent
+// deletes it and RetryEvent clears the token and sets a new due time, both
+// fenced by the token in one script. Acknowledged events leave at once;
+// log entries stay until PruneDeliveries (queue/webhook's Dispatcher
+// prunes them hourly).
+//
+// Because those keys live in no queue's slot, New refuses Options.Outbox
+// on a Redis Cluster client.
 //
 // # Cluster
 //
@@ -125,6 +155,16 @@ type Options struct {
 	// DefaultSenders (2). Calls beyond wait and go out together in the
 	// next pipeline.
 	Senders int
+
+	// Outbox records an event (queue.Event) in the same script as every
+	// job transition to a final state, for a consumer such as
+	// queue/webhook's Dispatcher to deliver (see queue.Outbox and the
+	// package doc). Default off: with no consumer the outbox would only
+	// grow. Every process sharing the Redis and prefix must use the same
+	// setting, or the transitions of the others record nothing. Not
+	// supported on a Redis Cluster client: New refuses it there, because
+	// the outbox's keys are global, not in any queue's slot.
+	Outbox bool
 }
 
 // Backend is a queue.Backend on Redis. It is safe for concurrent use. Close
@@ -139,6 +179,9 @@ type Backend struct {
 	notes   *notifier
 	closed  atomic.Bool
 	known   syncSet // queues already in the registry
+	// outbox is the outbox's key prefix ("sluice:outbox:"); empty when
+	// Options.Outbox is off.
+	outbox string
 }
 
 var (
@@ -191,7 +234,13 @@ func New(client redis.UniversalClient, opts Options) (*Backend, error) {
 		opts.Logger = slog.Default()
 	}
 	_, cluster := client.(*redis.ClusterClient)
+	if opts.Outbox && cluster {
+		return nil, queue.InvalidArgument("Options.Outbox", "is not supported on a Redis Cluster client: the outbox's keys are global, not in one queue's slot")
+	}
 	b := &Backend{client: client, keys: keys, clk: opts.Clock, log: opts.Logger, cluster: cluster}
+	if opts.Outbox {
+		b.outbox = keys.outbox
+	}
 	b.notes = newNotifier(client, opts.Logger)
 	if !opts.DisableBatching {
 		b.batch = newBatcher(client, opts.MaxBatch, opts.Senders)

@@ -10,9 +10,9 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
-// The scripts, one per transition. Each is lua/lib.lua followed by its own
-// file; go-redis sends it by SHA-1 (EVALSHA) and falls back to EVAL when
-// the server does not know it yet.
+// The scripts, one per transition. Each is lua/events.lua (the outbox's
+// append step), lua/lib.lua and its own file; go-redis sends it by SHA-1
+// (EVALSHA) and falls back to EVAL when the server does not know it yet.
 //
 //go:embed lua/*.lua
 var luaFiles embed.FS
@@ -31,6 +31,12 @@ var (
 	scriptList     = loadScript("list")
 	scriptStats    = loadScript("stats")
 	scriptRetry    = loadScript("retry")
+
+	scriptEventClaim     = loadScript("event_claim")
+	scriptEventDone      = loadScript("event_done")
+	scriptDeliveryRecord = loadScript("delivery_record")
+	scriptDeliveryList   = loadScript("delivery_list")
+	scriptDeliveryPrune  = loadScript("delivery_prune")
 )
 
 // scriptRef is a script the backend runs.
@@ -39,9 +45,14 @@ type scriptRef = *redis.Script
 var allScripts = []*redis.Script{
 	scriptEnqueue, scriptLease, scriptExtend, scriptComplete, scriptFail, scriptGiveBack,
 	scriptCancel, scriptRescue, scriptCleanup, scriptGet, scriptList, scriptStats, scriptRetry,
+	scriptEventClaim, scriptEventDone, scriptDeliveryRecord, scriptDeliveryList, scriptDeliveryPrune,
 }
 
 func loadScript(name string) *redis.Script {
+	events, err := luaFiles.ReadFile("lua/events.lua")
+	if err != nil {
+		panic(err)
+	}
 	lib, err := luaFiles.ReadFile("lua/lib.lua")
 	if err != nil {
 		panic(err)
@@ -50,9 +61,20 @@ func loadScript(name string) *redis.Script {
 	if err != nil {
 		panic(err)
 	}
-	src := strings.ReplaceAll(string(lib), "__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory))
-	return redis.NewScript(src + "\n" + string(own))
+	lib = []byte(strings.ReplaceAll(string(lib), "__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory)))
+	src := string(events) + "\n" + string(lib) + "\n"
+	if endsJobs[name] {
+		// Reading the outbox's arguments first makes a run that lacks them
+		// fail before its first write: Redis does not undo a script's
+		// writes when it fails halfway.
+		src += "outbox_args()\n"
+	}
+	return redis.NewScript(src + string(own))
 }
+
+// endsJobs names the scripts that may move a job to a final state, and so
+// end their arguments with the outbox's (see Backend.outboxArgs).
+var endsJobs = map[string]bool{"complete": true, "fail": true, "giveback": true, "cancel": true, "rescue": true}
 
 // Reply codes of the fenced scripts.
 const (

@@ -4,9 +4,9 @@
 //
 // # How events travel
 //
-// A backend with an outbox (queue.Outbox, such as sqlitequeue opened with
-// Options.Outbox) writes each event in the same transaction as the job
-// transition it reports, so a finished job always has its event and
+// A backend with an outbox (queue.Outbox, such as sqlitequeue or
+// redisqueue opened with Options.Outbox) writes each event in the same
+// atomic step as the job transition it reports, so a finished job always has its event and
 // completing a job never waits for a receiver. A Dispatcher claims due
 // events from the outbox (a claim hides an event from other dispatchers
 // until it expires), POSTs each to the subscriptions that want it, records

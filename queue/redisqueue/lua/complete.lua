@@ -11,7 +11,7 @@ for i = 0, n - 1 do
   local b = a + 1 + 3 * i
   local seq, res = ARGV[b], ARGV[b + 2]
   local jk = q.jp .. seq
-  local e, v = fence(jk, ARGV[b + 1], 'ukk', 'uf')
+  local e, v = fence(jk, ARGV[b + 1], 'ukk', 'uf', 'k', 'tn', 'g', 'at')
   if e then
     out[i + 1] = e
   else
@@ -23,6 +23,7 @@ for i = 0, n - 1 do
     end
     redis.call('HSET', jk, unpack(h))
     release_unique(v[1], v[2], seq, true)
+    append_job_event(jk, seq, 'completed', snow, {v[3], v[4], v[5], v[6]})
     done[#done + 1] = seq
     scored[#scored + 1] = snow
     scored[#scored + 1] = seq

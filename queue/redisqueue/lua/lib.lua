@@ -1,4 +1,5 @@
--- Shared by every script: it is prepended to each one.
+-- Shared by every script: it is prepended to each one (after events.lua,
+-- the outbox's append step).
 --
 -- Conventions:
 --   * KEYS holds one group of NK keys per queue (see queueKeyNames in
@@ -117,6 +118,7 @@ local function finish(q, jk, seq, st, snow, ukk, uf, more)
   redis.call('HSET', jk, unpack(with({'st', st, 'fa', snow, 'ua', snow}, more)))
   redis.call('ZADD', q[st], snow, seq)
   release_unique(ukk, uf, seq, true)
+  append_job_event(jk, seq, st, snow)
 end
 
 -- leave_active takes a job out of the active index and returns the

@@ -1,0 +1,123 @@
+-- The event outbox's append step. It is prepended to every script, before
+-- lib.lua, so that finish (in lib.lua), complete.lua and any later step
+-- (a group's completion) append events in the same script as their
+-- transition: an event exists exactly when its transition happened.
+--
+-- A script that may move a job to a final state ends ARGV with the
+-- outbox's arguments, the same whatever its own arguments are:
+--   nonce   16 hex digits, random per call: the end of the event ids
+--   queue   the name of the script's queue
+--   suffix  what follows a sequence in the queue's job ids
+--   prefix  the outbox's key prefix ("sluice:outbox:")
+--   'outbox'
+-- or the single argument 'no-outbox' when the outbox is off. The closing
+-- marker lets a script that was not sent them fail loudly at its first
+-- event instead of reading its own arguments as the outbox's.
+--
+-- Outbox keys, under the prefix (see outbox.go):
+--   seq         the last event number handed out (in blocks)
+--   due         event ids; score = when the event is next due (µs)
+--   event:<id>  an event (a hash): ty type, ca created (µs), j job id,
+--               q queue, k kind, tn tenant, g group, st state, at attempt,
+--               er error, d data; tk the claim token; p:<subscription>
+--               the delivery progress, '<attempts>' or '<attempts>!' once
+--               final.
+
+local OUTBOX = nil -- the outbox's arguments: false when off, read once
+
+local function outbox_args()
+  if OUTBOX == nil then
+    local n = #ARGV
+    if ARGV[n] == 'no-outbox' then
+      OUTBOX = false
+    elseif ARGV[n] == 'outbox' and n >= 5 then
+      OUTBOX = {nonce = ARGV[n - 4], queue = ARGV[n - 3], suffix = ARGV[n - 2], prefix = ARGV[n - 1]}
+    else
+      error('redisqueue: a script that ends jobs was run without the outbox arguments')
+    end
+  end
+  return OUTBOX
+end
+
+-- esc escapes a key segment as keyspace.Escape does: every byte outside
+-- A-Z a-z 0-9 - _ . ~ becomes %XX. Ids, job ids and subscription names
+-- from callers go into keys only through it.
+local function esc(s)
+  return (string.gsub(s, '[^A-Za-z0-9%-_%.~]', function(c)
+    return string.format('%%%02X', string.byte(c))
+  end))
+end
+
+-- The optional event fields append_event copies, in hash field names.
+local EVENT_FIELDS = {'j', 'q', 'k', 'tn', 'g', 'st', 'at', 'er', 'd'}
+
+-- Event numbers are taken from the store's counter in blocks, so that a
+-- script appending many events (a merged Complete) increments it once.
+-- Numbers a script leaves unused are skipped: ids need to be unique and
+-- ordered, not dense.
+local EVENT_BLOCK = 64
+local numbers = {next = 1, last = 0}
+
+local function event_number(prefix)
+  if numbers.next > numbers.last then
+    numbers.last = redis.call('INCRBY', prefix .. 'seq', EVENT_BLOCK)
+    numbers.next = numbers.last - EVENT_BLOCK + 1
+  end
+  local n = numbers.next
+  numbers.next = n + 1
+  return n
+end
+
+-- append_event records an event of type typ that happened at snow (µs, a
+-- string) when the outbox is on, and returns its id (nil when off).
+-- fields holds the event's optional fields by their hash names (strings;
+-- nil, false or '' for unset): j job id, q queue, k kind, tn tenant,
+-- g group, st state, at attempt, er error, d data (JSON). A group's
+-- completion calls it as
+--   append_event('group.completed', snow, {g = id, j = completion job id,
+--     q = its queue, d = final counts as JSON})
+-- The id is "evt_", the event's number (16 digits) and the call's nonce:
+-- unique within the store by the number and across stores by the nonce,
+-- and ids of one store sort in the order they were made, which is the
+-- order claims take events that are due at the same time.
+local function append_event(typ, snow, fields)
+  local ob = outbox_args()
+  if not ob then
+    return nil
+  end
+  local id = 'evt_' .. string.format('%016.0f', event_number(ob.prefix)) .. ob.nonce
+  local h = {'ty', typ, 'ca', snow}
+  for _, f in ipairs(EVENT_FIELDS) do
+    local v = fields[f]
+    if v and v ~= '' then
+      h[#h + 1] = f
+      h[#h + 1] = v
+    end
+  end
+  redis.call('HSET', ob.prefix .. 'event:' .. id, unpack(h))
+  redis.call('ZADD', ob.prefix .. 'due', snow, id)
+  return id
+end
+
+local JOB_EVENTS = {completed = 'job.completed', failed = 'job.failed', cancelled = 'job.cancelled'}
+
+-- append_job_event records the event of job seq (hash jk, of the script's
+-- queue) having just reached final state st. It copies the job's fields
+-- kind, tenant, group, attempt and last error from job, {k, tn, g, at,
+-- le} as the caller read them (after its write), or, when job is nil,
+-- from the hash, so call it after the hash has its final fields. The job
+-- id and queue come from the outbox arguments, which name one queue: a
+-- script that ends jobs of several queues calls append_event itself.
+local function append_job_event(jk, seq, st, snow, job)
+  local ob = outbox_args()
+  if not ob then
+    return
+  end
+  local v = job or redis.call('HMGET', jk, 'k', 'tn', 'g', 'at', 'le')
+  local er = v[5]
+  if st == 'completed' then
+    er = nil
+  end
+  append_event(JOB_EVENTS[st], snow, {j = seq .. ob.suffix, q = ob.queue, k = v[1], tn = v[2],
+    g = v[3], st = st, at = v[4], er = er})
+end
