@@ -164,6 +164,9 @@ func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, e
 			keep = append(keep, us(d))
 		}
 	}
+	if err := b.cleanGroups(ctx, req.Retention, limit); err != nil {
+		return 0, err
+	}
 	qs, err := b.allQueues(ctx, "cleanup", req.Queues)
 	if err != nil {
 		return 0, err

@@ -10,8 +10,8 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
-// The scripts, one per transition. Each is lua/lib.lua followed by its own
-// file; go-redis sends it by SHA-1 (EVALSHA) and falls back to EVAL when
+// The scripts, one per transition. Each is lua/lib.lua and lua/sched.lua
+// (the tenant and group scheduler) followed by its own file; go-redis sends it by SHA-1 (EVALSHA) and falls back to EVAL when
 // the server does not know it yet.
 //
 //go:embed lua/*.lua
@@ -30,6 +30,14 @@ var (
 	scriptGet      = loadScript("get")
 	scriptList     = loadScript("list")
 	scriptStats    = loadScript("stats")
+
+	scriptSetTenant   = loadScript("settenant")
+	scriptTenant      = loadScript("tenant")
+	scriptPause       = loadScript("pause")
+	scriptCreateGroup = loadScript("creategroup")
+	scriptGroup       = loadScript("group")
+	scriptCancelGroup = loadScript("cancelgroup")
+	scriptCleanGroups = loadScript("cleangroups")
 )
 
 // scriptRef is a script the backend runs.
@@ -38,6 +46,8 @@ type scriptRef = *redis.Script
 var allScripts = []*redis.Script{
 	scriptEnqueue, scriptLease, scriptExtend, scriptComplete, scriptFail, scriptGiveBack,
 	scriptCancel, scriptRescue, scriptCleanup, scriptGet, scriptList, scriptStats,
+	scriptSetTenant, scriptTenant, scriptPause, scriptCreateGroup, scriptGroup, scriptCancelGroup,
+	scriptCleanGroups,
 }
 
 func loadScript(name string) *redis.Script {
@@ -45,11 +55,18 @@ func loadScript(name string) *redis.Script {
 	if err != nil {
 		panic(err)
 	}
+	sched, err := luaFiles.ReadFile("lua/sched.lua")
+	if err != nil {
+		panic(err)
+	}
 	own, err := luaFiles.ReadFile("lua/" + name + ".lua")
 	if err != nil {
 		panic(err)
 	}
-	src := strings.ReplaceAll(string(lib), "__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory))
+	src := strings.NewReplacer(
+		"__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory),
+		"__MAX_ATTEMPTS__", strconv.Itoa(queue.DefaultMaxAttempts),
+	).Replace(string(lib) + "\n" + string(sched))
 	return redis.NewScript(src + "\n" + string(own))
 }
 

@@ -48,19 +48,25 @@ end
 -- Optional job fields: the hash field and the spec argument it comes from.
 local OPTIONAL = {{'p', 2}, {'tn', 3}, {'g', 4}, {'to', 8}, {'uk', 9}, {'ukk', 10}, {'uf', 11}}
 
+-- join adds a new job to its group, creating a group never created (with
+-- no limits).
+local function join(J)
+  if P == '' or not J.g then
+    return
+  end
+  if not group(J.g) then
+    redis.call('HSET', gkey(J.g), 'ca', SNOW)
+    GC[J.g] = nil
+  end
+  redis.call('SADD', gkey(J.g) .. ':open', J.jk)
+end
+
 local function store(q, now, snow, b)
   local seq = next_seq(q, now)
   local jk = q.jp .. seq
   local pr = ARGV[b + 5]
   local ra = tonumber(ARGV[b + 6])
-  local st = 'pending'
-  if ra > now then
-    st = 'scheduled'
-  else
-    ra = now
-  end
-  local h = {'k', ARGV[b + 1], 'pr', pr, 'ra', n2s(ra), 'ma', ARGV[b + 7], 'st', st,
-    'ca', snow, 'ua', snow}
+  local h = {'k', ARGV[b + 1], 'pr', pr, 'ma', ARGV[b + 7], 'ca', snow, 'ua', snow}
   for _, o in ipairs(OPTIONAL) do
     local v = ARGV[b + o[2]]
     if v ~= '' and v ~= '0' then
@@ -68,17 +74,25 @@ local function store(q, now, snow, b)
       h[#h + 1] = v
     end
   end
-  redis.call('HSET', jk, unpack(h))
+  local tn, g = ARGV[b + 3], ARGV[b + 4]
+  local J = mkjob(q, seq, tn ~= '' and tn or nil, g ~= '' and g or nil, pr)
+  join(J)
   -- Index writes are gathered and sent once per queue after the loop.
   local add = q.add
   add.jobs[#add.jobs + 1] = 0
   add.jobs[#add.jobs + 1] = seq
-  local set, score = add.scheduled, n2s(ra)
-  if st == 'pending' then
-    set, score = add.pending, pr
+  local st
+  if ra > now then
+    st = 'scheduled'
+    with(h, {'ra', n2s(ra), 'st', st})
+    add.scheduled[#add.scheduled + 1] = n2s(ra)
+    add.scheduled[#add.scheduled + 1] = seq
+    move(J, nil, st)
+  else
+    with(h, {'ra', snow})
+    st = ready(J, nil, h)
   end
-  set[#set + 1] = score
-  set[#set + 1] = seq
+  redis.call('HSET', jk, unpack(h))
   local ukk = ARGV[b + 10]
   if ukk ~= '' then
     local uf = tonumber(ARGV[b + 11])
@@ -91,10 +105,58 @@ local function store(q, now, snow, b)
   return {0, seq, st}
 end
 
+-- refuse returns why the batch must store nothing, or nil: a job into a
+-- group that is done or cancelled ({'gc', group}), or a tenant's backlog
+-- (pending and waiting jobs) that the batch's ready jobs would pass
+-- ({'bf', tenant, backlog, cap}). Duplicates store nothing and count for
+-- nothing.
+local function refuse(qs, now, a, n)
+  local seen, adds = {}, {}
+  for i = 0, n - 1 do
+    local b = a + 1 + i * 12
+    local q = qs[tonumber(ARGV[b])]
+    local tn, g, ukk = ARGV[b + 3], ARGV[b + 4], ARGV[b + 10]
+    local dup = false
+    if ukk ~= '' and (tn ~= '' or g ~= '') then
+      dup = seen[ukk] or held(q, ukk, now) ~= nil
+    end
+    if ukk ~= '' then
+      seen[ukk] = true
+    end
+    if not dup and g ~= '' then
+      local grp = group(g)
+      if grp and (grp.cr or grp.da > 0) then
+        return {'gc', g}
+      end
+    end
+    if not dup and tn ~= '' and tonumber(ARGV[b + 6]) <= now then
+      local t = tenant(tn)
+      if t.b >= 0 then
+        local c = adds[tn]
+        if not c then
+          local v = counts(t.k, 'n:pending', 'n:waiting')
+          c = v[1] + v[2]
+        end
+        if c >= t.b then
+          return {'bf', tn, c, t.b}
+        end
+        adds[tn] = c + 1
+      end
+    end
+  end
+  return nil
+end
+
 local qs, a = queues()
 local now, snow = now_us()
 local n = tonumber(ARGV[a])
 local out = {}
+if P ~= '' then
+  local no = refuse(qs, now, a, n)
+  if no then
+    return no
+  end
+end
 for _, q in ipairs(qs) do
   q.add = {jobs = {}, pending = {}, scheduled = {}}
 end
@@ -126,4 +188,8 @@ for _, q in ipairs(qs) do
     end
   end
 end
+for _, q in ipairs(qs) do
+  q.add = nil
+end
+settle()
 return {snow, out, wake(qs)}
