@@ -71,8 +71,8 @@ func (r *keyring) sched(parts ...string) string {
 }
 
 func (r *keyring) tenant(name string) string { return r.sched("t", name) }
-func (r *keyring) group(id string) string     { return r.sched("g", id) }
-func (r *keyring) defaults() string           { return r.sched("defaults") }
+func (r *keyring) group(id string) string    { return r.sched("g", id) }
+func (r *keyring) defaults() string          { return r.sched("defaults") }
 
 func newKeyring(p keyspace.Prefix) (*keyring, error) {
 	reg, err := p.Physical("queues")
