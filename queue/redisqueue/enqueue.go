@@ -19,7 +19,7 @@ func (s *syncSet) has(v string) bool { _, ok := s.m.Load(v); return ok }
 func (s *syncSet) add(v string)      { s.m.Store(v, struct{}{}) }
 
 // group returns the KEYS and the leading ARGV every script takes for qs:
-// now, the key prefix for the scheduler (” when it is off), the number of
+// now, the key prefix for the scheduler (empty when it is off), the number of
 // queues, and each queue's job prefix and channel.
 func (b *Backend) group(qs []*qkeys, extra int) (keys []string, args []any) {
 	keys = make([]string, 0, len(qs)*nk+2)
