@@ -22,7 +22,12 @@
 --   * Every move between states goes through add_pending, leave_active and
 --     finish (or writes next to them): that is where later layers (a
 --     tenant's slots, a group's counters, an event outbox) hook in, so
---     they change in the same script as the job.
+--     they change in the same script as the job. The tenant and group
+--     side is sched.lua's move (scope_hook here); sched.lua's ready decides
+--     where a job that becomes ready goes.
+--   * Keys of tenants, groups and other queues are derived from job
+--     fields inside the scripts (see sched.lua), which needs a non-Cluster
+--     Redis; with ARGV[2] empty (Cluster) no such key is touched.
 
 local NK = 12
 local MAX_HISTORY = __MAX_HISTORY__
