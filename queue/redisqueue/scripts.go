@@ -20,22 +20,22 @@ var luaFiles embed.FS
 var (
 	scriptEnqueue  = loadScript("enqueue")
 	scriptLease    = loadScript("lease")
-	scriptExtend   = loadScript("extend")
+	scriptExtend   = loadPlainScript("extend")
 	scriptComplete = loadScript("complete")
 	scriptFail     = loadScript("fail")
 	scriptGiveBack = loadScript("giveback")
 	scriptCancel   = loadScript("cancel")
 	scriptRescue   = loadScript("rescue")
-	scriptCleanup  = loadScript("cleanup")
-	scriptGet      = loadScript("get")
-	scriptList     = loadScript("list")
-	scriptStats    = loadScript("stats")
+	scriptCleanup  = loadPlainScript("cleanup")
+	scriptGet      = loadPlainScript("get")
+	scriptList     = loadPlainScript("list")
+	scriptStats    = loadPlainScript("stats")
 
 	scriptSetTenant   = loadScript("settenant")
-	scriptTenant      = loadScript("tenant")
+	scriptTenant      = loadPlainScript("tenant")
 	scriptPause       = loadScript("pause")
 	scriptCreateGroup = loadScript("creategroup")
-	scriptGroup       = loadScript("group")
+	scriptGroup       = loadPlainScript("group")
 	scriptCancelGroup = loadScript("cancelgroup")
 	scriptCleanGroups = loadScript("cleangroups")
 )
@@ -50,24 +50,27 @@ var allScripts = []*redis.Script{
 	scriptCleanGroups,
 }
 
-func loadScript(name string) *redis.Script {
-	lib, err := luaFiles.ReadFile("lua/lib.lua")
-	if err != nil {
-		panic(err)
+// loadScript is lib.lua, sched.lua and the script's own file.
+func loadScript(name string) *redis.Script { return buildScript(name, "lib", "sched") }
+
+// loadPlainScript is lib.lua and the script's own file, for scripts that
+// move no job between states: every run pays for the code before its own.
+func loadPlainScript(name string) *redis.Script { return buildScript(name, "lib") }
+
+func buildScript(name string, libs ...string) *redis.Script {
+	var src strings.Builder
+	for _, f := range append(libs, name) {
+		b, err := luaFiles.ReadFile("lua/" + f + ".lua")
+		if err != nil {
+			panic(err)
+		}
+		src.Write(b)
+		src.WriteByte('\n')
 	}
-	sched, err := luaFiles.ReadFile("lua/sched.lua")
-	if err != nil {
-		panic(err)
-	}
-	own, err := luaFiles.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic(err)
-	}
-	src := strings.NewReplacer(
+	return redis.NewScript(strings.NewReplacer(
 		"__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory),
 		"__MAX_ATTEMPTS__", strconv.Itoa(queue.DefaultMaxAttempts),
-	).Replace(string(lib) + "\n" + string(sched))
-	return redis.NewScript(src + "\n" + string(own))
+	).Replace(src.String()))
 }
 
 // Reply codes of the fenced scripts.

@@ -5,10 +5,11 @@
 local qs, a = queues()
 local _, snow = now_us()
 local id = ARGV[a]
-if not group(id) then
+local X = scoped()
+if not X.group(id) then
   return {'nf'}
 end
-cancel_group(id)
+X.cancel_group(id)
 settle()
 wake(qs)
 return {'ok', snow, redis.call('HGETALL', KEYS[1])}

@@ -3,13 +3,14 @@
 -- Returns the number deleted.
 local qs, a = queues()
 local now = now_us()
-local ids = redis.call('ZRANGEBYSCORE', DONE, '-inf', n2s(now - tonumber(ARGV[a])), 'LIMIT', 0,
+local X = scoped()
+local ids = redis.call('ZRANGEBYSCORE', X.DONE, '-inf', n2s(now - tonumber(ARGV[a])), 'LIMIT', 0,
   tonumber(ARGV[a + 1]))
 for _, id in ipairs(ids) do
-  local k = gkey(id)
+  local k = X.gkey(id)
   redis.call('DEL', k, k .. ':pending', k .. ':waiting', k .. ':open')
 end
 if #ids > 0 then
-  redis.call('ZREM', DONE, unpack(ids))
+  redis.call('ZREM', X.DONE, unpack(ids))
 end
 return #ids

@@ -18,7 +18,7 @@ end
 if ttl > 0 then
   h[#h + 1] = 'dl'
   h[#h + 1] = n2s(now + ttl)
-  redis.call('ZADD', WAKE, n2s(now + ttl), 'x:' .. id)
+  redis.call('ZADD', scoped().WAKE, n2s(now + ttl), 'x:' .. id)
 end
 redis.call('HSET', KEYS[1], unpack(h))
 return {'ok', snow, redis.call('HGETALL', KEYS[1])}

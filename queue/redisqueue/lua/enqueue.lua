@@ -54,11 +54,12 @@ local function join(J)
   if P == '' or not J.g then
     return
   end
-  if not group(J.g) then
-    redis.call('HSET', gkey(J.g), 'ca', SNOW)
-    GC[J.g] = nil
+  local X = scoped()
+  if not X.group(J.g) then
+    redis.call('HSET', X.gkey(J.g), 'ca', SNOW)
+    X.forget_group(J.g)
   end
-  redis.call('SADD', gkey(J.g) .. ':open', J.jk)
+  redis.call('SADD', X.gkey(J.g) .. ':open', J.jk)
 end
 
 local function store(q, now, snow, b)
@@ -124,17 +125,17 @@ local function refuse(qs, now, a, n)
       seen[ukk] = true
     end
     if not dup and g ~= '' then
-      local grp = group(g)
+      local grp = scoped().group(g)
       if grp and (grp.cr or grp.da > 0) then
         return {'gc', g}
       end
     end
     if not dup and tn ~= '' and tonumber(ARGV[b + 6]) <= now then
-      local t = tenant(tn)
+      local t = scoped().tenant(tn)
       if t.b >= 0 then
         local c = adds[tn]
         if not c then
-          local v = counts(t.k, 'n:pending', 'n:waiting')
+          local v = S.counts(t.k, 'n:pending', 'n:waiting')
           c = v[1] + v[2]
         end
         if c >= t.b then

@@ -57,6 +57,9 @@ local function admit(J)
   if P == '' then
     return nil
   end
+  local X = scoped()
+  local tenant, group, counts, wake_at, blocked_until = X.tenant, X.group, X.counts, X.wake_at,
+    X.blocked_until
   if J.tn then
     local t = tenant(J.tn)
     if t.pu > now then
@@ -86,13 +89,16 @@ end
 -- started records a start in the job's group: with a crawl delay, its
 -- last start, and a wake when the delay ends.
 local function started(J)
-  local g = J.g and P ~= '' and group(J.g)
+  local g = J.g and P ~= '' and scoped().group(J.g)
   if g and g.mi > 0 then
     g.ls = now
     redis.call('HSET', g.k, 'ls', snow)
-    wake_at('g:' .. J.g, now + g.mi)
+    S.wake_at('g:' .. J.g, now + g.mi)
   end
 end
+
+-- TAKE names the fields take reads from a job's hash.
+local TAKE = {at = 1, le = 2, st = 3, tn = 4, g = 5, pr = 6, vo = 7, vb = 8, vs = 9}
 
 -- take leases one job and returns it; nil when its hash is missing or it
 -- is not pending, false when its scope holds it back (it moved to waiting).
@@ -103,35 +109,33 @@ local function take(q, i, m, tok)
   if #f == 0 then
     return nil
   end
-  local at, failed, st, tn, g, pr, vo, vb, vs = 0, false, nil, nil, nil, '0', nil, nil, nil
+  local v = {}
   for k = 1, #f, 2 do
-    local n, v = f[k], f[k + 1]
-    if n == 'at' then at = tonumber(v)
-    elseif n == 'le' then failed = true
-    elseif n == 'st' then st = v
-    elseif n == 'tn' then tn = v
-    elseif n == 'g' then g = v
-    elseif n == 'pr' then pr = v
-    elseif n == 'vo' then vo = v
-    elseif n == 'vb' then vb = v
-    elseif n == 'vs' then vs = v
+    local i = TAKE[f[k]]
+    if i then
+      v[i] = f[k + 1]
     end
   end
+  local at, failed, st, tn, g, pr, vo, vb = tonumber(v[1] or '0'), v[2] ~= nil, v[3], v[4], v[5],
+    v[6] or '0', v[7], v[8]
   if st ~= 'pending' then
     return nil
   end
-  local J = mkjob(q, seq, tn, g, pr, vo, vb)
-  if (tn or g) and vo and admit(J) then
-    hold(J)
+  local J = (tn or g) and mkjob(q, seq, tn, g, pr, vo, vb)
+  if J and vo and admit(J) then
+    S.hold(J)
     return false
   end
   redis.call('HSET', jk, 'st', 'active', 'at', n2s(at + 1), 'tk', tok, 'lu', until_,
     'wk', worker, 'sa', snow, 'ua', snow)
-  move(J, 'pending', 'active')
-  started(J)
-  if vs then
+  if J then
+    move(J, 'pending', 'active')
+    started(J)
+  end
+  local start = v[9] or vo
+  if start then
     local s = qsched(q)
-    s.v = math.max(s.v, tonumber(vs))
+    s.v = math.max(s.v, tonumber(start))
   end
   local errs = {}
   if failed then

@@ -32,24 +32,25 @@ if kind == 'queue' then
   end
   return {'ok', n2s(u), snow}
 end
-if kind == 'group' and not group(name) then
+local X = scoped()
+if kind == 'group' and not X.group(name) then
   return {'nf'}
 end
 local u = later(num(redis.call('HGET', KEYS[1], 'pu')))
 redis.call('HSET', KEYS[1], 'pu', n2s(u))
-forget()
-local fill, wm = fill_tenant, 't:' .. name
+X.forget()
+local fill, wm = X.fill_tenant, 't:' .. name
 if kind == 'group' then
-  fill, wm = fill_group, 'g:' .. name
+  fill, wm = X.fill_group, 'g:' .. name
 end
 if u <= now then
   fill(name)
 else
-  wake_at(wm, u)
+  X.wake_at(wm, u)
   for _, m in ipairs(redis.call('ZRANGE', KEYS[1] .. ':pending', 0, -1)) do
-    local J = load(string.sub(m, 17))
+    local J = X.load(string.sub(m, 17))
     if J and J.st == 'pending' then
-      hold(J)
+      X.hold(J)
     end
   end
 end

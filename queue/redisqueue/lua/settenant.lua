@@ -7,13 +7,14 @@ local qs, a = queues()
 now_us()
 local name = ARGV[a]
 redis.call('HSET', KEYS[1], 'l', ARGV[a + 1], 'w', ARGV[a + 2], 'b', ARGV[a + 3], 'mw', ARGV[a + 4])
-forget()
+local X = scoped()
+X.forget()
 if name ~= '' then
-  fill_tenant(name)
+  X.fill_tenant(name)
 else
   -- New defaults: every tenant with waiting jobs may have room now.
-  for _, n in ipairs(redis.call('SMEMBERS', TW)) do
-    fill_tenant(n)
+  for _, n in ipairs(redis.call('SMEMBERS', X.TW)) do
+    X.fill_tenant(n)
   end
 end
 settle()
