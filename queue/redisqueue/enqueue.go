@@ -106,12 +106,15 @@ func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.E
 // in qs, from 1) with one script run.
 func (b *Backend) enqueueIn(ctx context.Context, qs []*qkeys, pos map[string]int, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	keys, args := b.group(qs, 0)
-	c := &call{script: scriptEnqueue, keys: keys, args: args, items: make([][]any, len(specs))}
+	c := &call{script: scriptEnqueue, keys: keys, items: make([][]any, len(specs))}
 	scoped := false
 	for i, s := range specs {
 		c.items[i] = b.specArgs(make([]any, 0, specFields), pos[s.Queue], s)
 		scoped = scoped || s.Tenant != "" || s.Group != ""
 	}
+	// The flag spares the script the checks that only specs with a tenant
+	// or group need (a full backlog, a closed group).
+	c.args = append(args, btoi(scoped))
 	if len(qs) == 1 && (!scoped || b.schedPrefix == "") {
 		// Enqueues into the same queue that meet in the batcher run as
 		// one script: each is still stored whole, and the unique-key rules
@@ -147,6 +150,13 @@ func (b *Backend) specArgs(args []any, qpos int, s queue.JobSpec) []any {
 	}
 	return append(args, qpos, s.Kind, s.Payload, s.Tenant, s.Group, s.Priority, runAt,
 		maxAttempts(s), int64(s.Timeout), s.UniqueKey, ukk, ufor)
+}
+
+func btoi(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 func maxAttempts(s queue.JobSpec) int {

@@ -1,6 +1,6 @@
 -- enqueue: store new jobs (one call's, or several calls' on one queue
--- merged into one run). Own arguments: the number of specs, then 12 per
--- spec: queue position, kind, payload, tenant, group, priority, run at,
+-- merged into one run). Own arguments: 1 when a spec has a tenant or group
+-- (else 0), the number of specs, then 12 per spec: queue position, kind, payload, tenant, group, priority, run at,
 -- max attempts, timeout, unique key, its key name, unique-for.
 -- Returns {now, per spec {duplicate 0|1, seq, state | existing job}, woken}.
 
@@ -64,7 +64,6 @@ end
 
 local function store(q, now, snow, b)
   local seq = next_seq(q, now)
-  local jk = q.jp .. seq
   local pr = ARGV[b + 5]
   local ra = tonumber(ARGV[b + 6])
   local h = {'k', ARGV[b + 1], 'pr', pr, 'ma', ARGV[b + 7], 'ca', snow, 'ua', snow}
@@ -77,7 +76,10 @@ local function store(q, now, snow, b)
   end
   local tn, g = ARGV[b + 3], ARGV[b + 4]
   local J = mkjob(q, seq, tn ~= '' and tn or nil, g ~= '' and g or nil, pr)
-  join(J)
+  local jk = J.jk
+  if J.g then
+    join(J)
+  end
   -- Index writes are gathered and sent once per queue after the loop.
   local add = q.add
   add.jobs[#add.jobs + 1] = 0
@@ -85,12 +87,15 @@ local function store(q, now, snow, b)
   local st
   if ra > now then
     st = 'scheduled'
-    with(h, {'ra', n2s(ra), 'st', st})
-    add.scheduled[#add.scheduled + 1] = n2s(ra)
+    local sra = n2s(ra)
+    local k = #h
+    h[k + 1], h[k + 2], h[k + 3], h[k + 4] = 'ra', sra, 'st', st
+    add.scheduled[#add.scheduled + 1] = sra
     add.scheduled[#add.scheduled + 1] = seq
     move(J, nil, st)
   else
-    with(h, {'ra', snow})
+    local k = #h
+    h[k + 1], h[k + 2] = 'ra', snow
     st = ready(J, nil, h)
   end
   redis.call('HSET', jk, unpack(h))
@@ -114,7 +119,7 @@ end
 local function refuse(qs, now, a, n)
   local seen, adds = {}, {}
   for i = 0, n - 1 do
-    local b = a + 1 + i * 12
+    local b = a + 2 + i * 12
     local q = qs[tonumber(ARGV[b])]
     local tn, g, ukk = ARGV[b + 3], ARGV[b + 4], ARGV[b + 10]
     local dup = false
@@ -150,9 +155,9 @@ end
 
 local qs, a = queues()
 local now, snow = now_us()
-local n = tonumber(ARGV[a])
+local n = tonumber(ARGV[a + 1])
 local out = {}
-if P ~= '' then
+if P ~= '' and ARGV[a] == '1' then
   local no = refuse(qs, now, a, n)
   if no then
     return no
@@ -162,7 +167,7 @@ for _, q in ipairs(qs) do
   q.add = {jobs = {}, pending = {}, scheduled = {}}
 end
 for i = 0, n - 1 do
-  local b = a + 1 + i * 12
+  local b = a + 2 + i * 12
   local q = qs[tonumber(ARGV[b])]
   local ukk = ARGV[b + 10]
   local dup = nil

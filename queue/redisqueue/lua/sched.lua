@@ -104,8 +104,8 @@ end
 local S, scoped
 
 -- tag gives a job ready for the first time its start tag and order, and
--- returns the fields to write.
-local function tag(J)
+-- appends the fields to write to h.
+local function tag(J, h)
   local s = qsched(J.q)
   local tn = J.tn or ''
   local f = s.f[tn]
@@ -128,17 +128,17 @@ local function tag(J)
   J.vo = string.format('%016.0f', rank)
   -- vb and vs are stored only when they differ from the priority and the
   -- rank (with aging): most jobs write one field.
-  local out = {'vo', J.vo}
+  local n = #h
+  h[n + 1], h[n + 2] = 'vo', J.vo
   J.vb = J.pr
   if band ~= pr then
     J.vb = n2s(band)
-    out[3], out[4] = 'vb', J.vb
+    h[n + 3], h[n + 4] = 'vb', J.vb
   end
   if rank ~= start then
-    out[#out + 1] = 'vs'
-    out[#out + 1] = n2s(start)
+    n = #h
+    h[n + 1], h[n + 2] = 'vs', n2s(start)
   end
-  return out
 end
 
 -- ready is the one place that decides where a job that has become ready
@@ -149,7 +149,7 @@ end
 -- new fields to h for the caller's write and returns the new state.
 local function ready(J, from, h)
   if not J.vo then
-    with(h, tag(J))
+    tag(J, h)
   end
   if P ~= '' and (J.tn or J.g) then
     return scoped().place(J, from, h)
