@@ -10,9 +10,10 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
-// The scripts, one per transition. Each is lua/lib.lua and lua/sched.lua
-// (the tenant and group scheduler) followed by its own file; go-redis sends it by SHA-1 (EVALSHA) and falls back to EVAL when
-// the server does not know it yet.
+// The scripts, one per transition. Each is lua/lib.lua, lua/sched.lua and
+// lua/scope.lua (the tenant and group scheduler) followed by its own file;
+// go-redis sends it by SHA-1 (EVALSHA) and falls back to EVAL when the
+// server does not know it yet.
 //
 //go:embed lua/*.lua
 var luaFiles embed.FS
@@ -50,8 +51,9 @@ var allScripts = []*redis.Script{
 	scriptCleanGroups,
 }
 
-// loadScript is lib.lua, sched.lua and the script's own file.
-func loadScript(name string) *redis.Script { return buildScript(name, "lib", "sched") }
+// loadScript is lib.lua, sched.lua and scope.lua (the scheduler) and the
+// script's own file.
+func loadScript(name string) *redis.Script { return buildScript(name, "lib", "sched", "scope") }
 
 // loadPlainScript is lib.lua and the script's own file, for scripts that
 // move no job between states: every run pays for the code before its own.
