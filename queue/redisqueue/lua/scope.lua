@@ -9,25 +9,29 @@ scoped = function()
   if S then
     return S
   end
-  local SP = P .. 'sched:'
-  local WAKE, TW, DONE = SP .. 'wake', SP .. 'tw', SP .. 'done'
-  local MAX_RELEASE, FILL_SCAN = 1000, 64
-  local ADMITTED = {pending = true, active = true}
-  local FILL_T, FILL_G, DONE_G = {}, {}, {}
+  -- Every function and variable of the part is a field of X: a closure
+  -- that captures one table is much cheaper to make than one that
+  -- captures many locals, and the part is made once per script.
+  local X = {}
+  X.SP = P .. 'sched:'
+  X.WAKE, X.TW, X.DONE = X.SP .. 'wake', X.SP .. 'tw', X.SP .. 'done'
+  X.MAX_RELEASE, X.FILL_SCAN = 1000, 64
+  X.ADMITTED = {pending = true, active = true}
+  X.FILL_T, X.FILL_G, X.DONE_G = {}, {}, {}
 
   -- esc is keyspace.Escape: every byte outside A-Z a-z 0-9 - _ . ~ as %XX.
-  local function esc(s)
+  function X.esc(s)
     return (string.gsub(s, '[^%w%-_%.~]', function(c)
       return string.format('%%%02X', string.byte(c))
     end))
   end
 
-  local function tkey(name) return SP .. 't:' .. esc(name) end
-  local function gkey(id) return SP .. 'g:' .. esc(id) end
+  function X.tkey(name) return X.SP .. 't:' .. X.esc(name) end
+  function X.gkey(id) return X.SP .. 'g:' .. X.esc(id) end
 
   -- qbase returns the queue table of the queue whose keys start with base
   -- ('<P>queue:{<name>}:'), the script's own when it has one.
-  local function qbase(base)
+  function X.qbase(base)
     local jp = base .. 'job:'
     local q = QT[jp]
     if q then
@@ -43,50 +47,49 @@ scoped = function()
   end
 
   -- The job key is the queue's base, 'job:' and the 16-digit sequence.
-  local function qof(jk) return qbase(string.sub(jk, 1, #jk - 20)) end
+  function X.qof(jk) return X.qbase(string.sub(jk, 1, #jk - 20)) end
 
   -- load reads a job of any queue by its key; nil when it is gone.
-  local function load(jk)
+  function X.load(jk)
     local v = redis.call('HMGET', jk, 'st', 'tn', 'g', 'pr', 'vo', 'vb', 'ukk', 'uf', 'at')
     if not v[1] then
       return nil
     end
-    local J = mkjob(qof(jk), string.sub(jk, -16), v[2], v[3], v[4], v[5], v[6])
+    local J = mkjob(X.qof(jk), string.sub(jk, -16), v[2], v[3], v[4], v[5], v[6])
     J.st, J.ukk, J.uf, J.at = v[1], v[7], v[8], num(v[9])
     return J
   end
 
-  local function wake_at(m, at)
-    local cur = redis.call('ZSCORE', WAKE, m)
+  function X.wake_at(m, at)
+    local cur = redis.call('ZSCORE', X.WAKE, m)
     if not cur or tonumber(cur) > at then
-      redis.call('ZADD', WAKE, string.format('%.0f', at), m)
+      redis.call('ZADD', X.WAKE, string.format('%.0f', at), m)
     end
   end
 
   -- Settings, read once per script.
-  local DEF
-  local TC, GC = {}, {}
+  X.TC, X.GC = {}, {}
 
-  local function forget()
-    DEF, TC, GC = nil, {}, {}
+  function X.forget()
+    X.DEF, X.TC, X.GC = nil, {}, {}
   end
 
   -- tenant returns a tenant's effective settings (queue.TenantConfig.Effective).
-  local function tenant(name)
-    local t = TC[name]
+  function X.tenant(name)
+    local t = X.TC[name]
     if t then
       return t
     end
-    if not DEF then
-      local d = redis.call('HMGET', SP .. 'defaults', 'l', 'w', 'b', 'mw')
-      DEF = {num(d[1]), num(d[2]), num(d[3]), num(d[4])}
+    if not X.DEF then
+      local d = redis.call('HMGET', X.SP .. 'defaults', 'l', 'w', 'b', 'mw')
+      X.DEF = {num(d[1]), num(d[2]), num(d[3]), num(d[4])}
     end
-    local k = tkey(name)
+    local k = X.tkey(name)
     local o = redis.call('HMGET', k, 'l', 'w', 'b', 'mw', 'pu')
     local function pick(i, builtin)
       local v = num(o[i])
       if v ~= 0 then return v end
-      if DEF[i] ~= 0 then return DEF[i] end
+      if X.DEF[i] ~= 0 then return X.DEF[i] end
       return builtin
     end
     t = {k = k, name = name, l = pick(1, -1), w = pick(2, 1), mw = pick(4, 0), pu = num(o[5])}
@@ -95,29 +98,29 @@ scoped = function()
       backlog = math.min(math.max(t.l * 2000, 50000), 2000000)
     end
     t.b = pick(3, backlog)
-    TC[name] = t
+    X.TC[name] = t
     return t
   end
 
   -- group returns a group's settings, or nil when it does not exist.
-  local function group(id)
-    local g = GC[id]
+  function X.group(id)
+    local g = X.GC[id]
     if g == nil then
-      local k = gkey(id)
+      local k = X.gkey(id)
       local v = redis.call('HMGET', k, 'ca', 'mc', 'mi', 'ls', 'pu', 'cr', 'da')
       g = false
       if v[1] then
         g = {k = k, id = id, mc = num(v[2]), mi = num(v[3]), ls = num(v[4]), pu = num(v[5]),
           cr = v[6] == '1', da = num(v[7])}
       end
-      GC[id] = g
+      X.GC[id] = g
     end
     return g or nil
   end
 
   -- blocked_until is when the group may start a job again: the end of a
   -- pause, or its last start plus its interval.
-  local function blocked_until(g)
+  function X.blocked_until(g)
     local u = g.pu
     if g.mi > 0 and g.ls > 0 then
       u = math.max(u, g.ls + g.mi)
@@ -125,7 +128,7 @@ scoped = function()
     return u
   end
 
-  local function counts(k, ...)
+  function X.counts(k, ...)
     local v = redis.call('HMGET', k, ...)
     for i = 1, #v do
       v[i] = num(v[i])
@@ -135,7 +138,7 @@ scoped = function()
 
   -- leave and enter keep a scope's counts and sets: kind 't' or 'g', k the
   -- scope's key. A tenant counts only unfinished jobs.
-  local function leave(kind, k, name, J, from)
+  function X.leave(kind, k, name, J, from)
     if kind == 't' and final(from) then
       return
     end
@@ -144,14 +147,14 @@ scoped = function()
       redis.call('ZREM', k .. ':' .. from, J.vo .. J.jk)
     end
     if from == 'waiting' and kind == 't' then
-      redis.call('ZREM', WAKE, 'j:' .. J.jk)
+      redis.call('ZREM', X.WAKE, 'j:' .. J.jk)
       if n <= 0 then
-        redis.call('SREM', TW, name)
+        redis.call('SREM', X.TW, name)
       end
     end
   end
 
-  local function enter(kind, k, name, J, to)
+  function X.enter(kind, k, name, J, to)
     if kind == 't' and final(to) then
       return
     end
@@ -161,11 +164,11 @@ scoped = function()
     end
     if to == 'waiting' and kind == 't' then
       if n == 1 then
-        redis.call('SADD', TW, name)
+        redis.call('SADD', X.TW, name)
       end
-      local mw = tenant(name).mw
+      local mw = X.tenant(name).mw
       if mw > 0 then
-        redis.call('ZADD', WAKE, n2s(NOW + mw), 'j:' .. J.jk)
+        redis.call('ZADD', X.WAKE, n2s(NOW + mw), 'j:' .. J.jk)
       end
     end
   end
@@ -175,55 +178,55 @@ scoped = function()
   -- admitted states (pending, active) leaves room: its scopes are filled
   -- before the script ends; a job reaching a final state may complete its
   -- group.
-  local function move(J, from, to)
+  function X.move(J, from, to)
     if J.tn then
-      local k = tkey(J.tn)
-      if from then leave('t', k, J.tn, J, from) end
-      if to then enter('t', k, J.tn, J, to) end
+      local k = X.tkey(J.tn)
+      if from then X.leave('t', k, J.tn, J, from) end
+      if to then X.enter('t', k, J.tn, J, to) end
     end
     if J.g then
-      local k = gkey(J.g)
-      if from then leave('g', k, J.g, J, from) end
-      if to then enter('g', k, J.g, J, to) end
+      local k = X.gkey(J.g)
+      if from then X.leave('g', k, J.g, J, from) end
+      if to then X.enter('g', k, J.g, J, to) end
       if to and final(to) then
         redis.call('SREM', k .. ':open', J.jk)
-        DONE_G[J.g] = true
+        X.DONE_G[J.g] = true
       end
     end
-    if from and ADMITTED[from] and not (to and ADMITTED[to]) then
-      if J.tn then FILL_T[J.tn] = true end
-      if J.g then FILL_G[J.g] = true end
+    if from and X.ADMITTED[from] and not (to and X.ADMITTED[to]) then
+      if J.tn then X.FILL_T[J.tn] = true end
+      if J.g then X.FILL_G[J.g] = true end
     end
   end
 
   -- tenant_room and group_room say whether the scope may admit one more
   -- pending job (the job asking does not count itself: it has left its
   -- state already).
-  local function tenant_room(name)
-    local t = tenant(name)
+  function X.tenant_room(name)
+    local t = X.tenant(name)
     if t.pu > NOW then
-      wake_at('t:' .. name, t.pu)
+      X.wake_at('t:' .. name, t.pu)
       return false
     end
     if t.l < 0 then
       return true
     end
-    local c = counts(t.k, 'n:pending', 'n:active')
+    local c = X.counts(t.k, 'n:pending', 'n:active')
     return c[1] + c[2] < t.l
   end
 
-  local function group_room(id)
-    local g = group(id)
+  function X.group_room(id)
+    local g = X.group(id)
     if not g then
       return true -- deleted after it was done: no limits left
     end
-    local c = counts(g.k, 'n:pending', 'n:active')
+    local c = X.counts(g.k, 'n:pending', 'n:active')
     if g.mi > 0 and c[1] > 0 then
       return false -- the next start is taken; the start wakes the group
     end
-    local u = blocked_until(g)
+    local u = X.blocked_until(g)
     if u > NOW then
-      wake_at('g:' .. id, u)
+      X.wake_at('g:' .. id, u)
       return false
     end
     return g.mc == 0 or c[1] + c[2] < g.mc
@@ -232,10 +235,10 @@ scoped = function()
   -- place is ready for a job with a tenant or group, after its tag: it
   -- leaves its state from, and goes pending, or waiting when its tenant or
   -- group has no room.
-  local function place(J, from, h)
-    move(J, from, nil)
+  function X.place(J, from, h)
+    X.move(J, from, nil)
     local st = 'pending'
-    if (J.tn and not tenant_room(J.tn)) or (J.g and not group_room(J.g)) then
+    if (J.tn and not X.tenant_room(J.tn)) or (J.g and not X.group_room(J.g)) then
       st = 'waiting'
     end
     local m = J.vo .. J.seq
@@ -244,50 +247,50 @@ scoped = function()
     else
       pend(J.q, m, J.vb)
     end
-    move(J, nil, st)
+    X.move(J, nil, st)
     h[#h + 1] = 'st'
     h[#h + 1] = st
     return st
   end
 
   -- hold moves a pending job to waiting (its scope has no room after all).
-  local function hold(J)
+  function X.hold(J)
     local m = J.vo .. J.seq
     redis.call('ZREM', J.q.pending, m)
     redis.call('ZADD', J.q.waiting, J.vb, m)
     redis.call('HSET', J.jk, 'st', 'waiting', 'ua', SNOW)
-    move(J, 'pending', 'waiting')
+    X.move(J, 'pending', 'waiting')
   end
 
   -- unwait moves a waiting job to pending.
-  local function unwait(J)
+  function X.unwait(J)
     local m = J.vo .. J.seq
     redis.call('ZREM', J.q.waiting, m)
     add_pending(J.q, m, J.vb)
     redis.call('HSET', J.jk, 'st', 'pending', 'ua', SNOW)
-    move(J, 'waiting', 'pending')
+    X.move(J, 'waiting', 'pending')
   end
 
   -- release moves up to room of the scope's waiting jobs (key k), best
   -- first, to pending: those whose other scope has room (other). It reads
   -- just enough first and looks FILL_SCAN further only when it skipped some;
   -- stopping at MAX_RELEASE, it wakes the scope again (again).
-  local function release(k, room, other, again)
+  function X.release(k, room, other, again)
     if room <= 0 then
       return
     end
-    local limit = math.min(room, MAX_RELEASE)
+    local limit = math.min(room, X.MAX_RELEASE)
     local released = 0
-    for _, n in ipairs({limit, limit + FILL_SCAN}) do
+    for _, n in ipairs({limit, limit + X.FILL_SCAN}) do
       local list = redis.call('ZRANGE', k .. ':waiting', 0, n - 1)
       local skipped = false
       for _, m in ipairs(list) do
         if released == limit then
           break
         end
-        local J = load(string.sub(m, 17))
+        local J = X.load(string.sub(m, 17))
         if J and J.st == 'waiting' and other(J) then
-          unwait(J)
+          X.unwait(J)
           released = released + 1
         else
           skipped = true
@@ -297,42 +300,42 @@ scoped = function()
         break
       end
     end
-    if released == MAX_RELEASE and room > MAX_RELEASE then
+    if released == X.MAX_RELEASE and room > X.MAX_RELEASE then
       again()
     end
   end
 
-  local function fill_tenant(name)
-    local t = tenant(name)
-    local c = counts(t.k, 'n:waiting', 'n:pending', 'n:active')
+  function X.fill_tenant(name)
+    local t = X.tenant(name)
+    local c = X.counts(t.k, 'n:waiting', 'n:pending', 'n:active')
     if c[1] <= 0 then
       return
     end
     if t.pu > NOW then
-      wake_at('t:' .. name, t.pu)
+      X.wake_at('t:' .. name, t.pu)
       return
     end
     local room = c[1]
     if t.l >= 0 then
       room = math.min(room, t.l - c[2] - c[3])
     end
-    release(t.k, room, function(J)
-      return not J.g or group_room(J.g)
-    end, function() wake_at('t:' .. name, NOW) end)
+    X.release(t.k, room, function(J)
+      return not J.g or X.group_room(J.g)
+    end, function() X.wake_at('t:' .. name, NOW) end)
   end
 
-  local function fill_group(id)
-    local g = group(id)
+  function X.fill_group(id)
+    local g = X.group(id)
     if not g then
       return
     end
-    local c = counts(g.k, 'n:waiting', 'n:pending', 'n:active')
+    local c = X.counts(g.k, 'n:waiting', 'n:pending', 'n:active')
     if c[1] <= 0 then
       return
     end
-    local u = blocked_until(g)
+    local u = X.blocked_until(g)
     if u > NOW then
-      wake_at('g:' .. id, u)
+      X.wake_at('g:' .. id, u)
       return
     end
     local room = c[1]
@@ -342,23 +345,23 @@ scoped = function()
     if g.mi > 0 then
       room = math.min(room, 1 - c[2])
     end
-    release(g.k, room, function(J)
-      return not J.tn or tenant_room(J.tn)
-    end, function() wake_at('g:' .. id, NOW) end)
+    X.release(g.k, room, function(J)
+      return not J.tn or X.tenant_room(J.tn)
+    end, function() X.wake_at('g:' .. id, NOW) end)
   end
 
   -- store_new stores a job in queue name (of any slot) that is ready now,
   -- as an enqueue without a backlog check would, and returns its id. A job
   -- holding the unique key uk and not finished is returned instead.
-  local function store_new(name, kind, payload, tn, uk, ma)
-    local base = P .. 'queue:{' .. esc(name) .. '}:'
-    local q = qbase(base)
-    local ukk = base .. 'unique:' .. esc(uk)
+  function X.store_new(name, kind, payload, tn, uk, ma)
+    local base = P .. 'queue:{' .. X.esc(name) .. '}:'
+    local q = X.qbase(base)
+    local ukk = base .. 'unique:' .. X.esc(uk)
     local held = redis.call('GET', ukk)
     if held then
       local st = redis.call('HGET', q.jp .. held, 'st')
       if st and not final(st) then
-        return held .. '-' .. esc(name)
+        return held .. '-' .. X.esc(name)
       end
     end
     redis.call('SADD', P .. 'queues', name)
@@ -377,21 +380,21 @@ scoped = function()
     redis.call('SET', ukk, seq)
     ready(J, nil, h)
     redis.call('HSET', J.jk, unpack(h))
-    return seq .. '-' .. esc(name)
+    return seq .. '-' .. X.esc(name)
   end
 
-  local GROUP_COUNTS = {'n:scheduled', 'n:pending', 'n:waiting', 'n:active', 'n:retrying',
+  X.GROUP_COUNTS = {'n:scheduled', 'n:pending', 'n:waiting', 'n:active', 'n:retrying',
     'n:completed', 'n:failed', 'n:cancelled'}
 
   -- complete_group marks group id done when it has jobs and none unfinished,
   -- and enqueues its completion job. The done mark is written only if it was
   -- not set (HSETNX), so the completion job is enqueued exactly once.
-  local function complete_group(id)
-    local g = group(id)
+  function X.complete_group(id)
+    local g = X.group(id)
     if not g or g.da > 0 then
       return
     end
-    local c = counts(g.k, unpack(GROUP_COUNTS))
+    local c = X.counts(g.k, unpack(X.GROUP_COUNTS))
     local unfinished = c[1] + c[2] + c[3] + c[4] + c[5]
     if unfinished > 0 or unfinished + c[6] + c[7] + c[8] == 0 then
       return
@@ -400,8 +403,8 @@ scoped = function()
       return
     end
     g.da = NOW
-    redis.call('ZADD', DONE, SNOW, id)
-    redis.call('ZREM', WAKE, 'x:' .. id, 'g:' .. id)
+    redis.call('ZADD', X.DONE, SNOW, id)
+    redis.call('ZREM', X.WAKE, 'x:' .. id, 'g:' .. id)
     local s = redis.call('HMGET', g.k, 'ck', 'cq', 'cp', 'tn', 'cr')
     if not s[1] then
       return
@@ -419,22 +422,22 @@ scoped = function()
     if not cq or cq == '' then
       cq = 'default'
     end
-    local jid = store_new(cq, s[1], payload, s[4] or '', 'group:' .. id, '__MAX_ATTEMPTS__')
+    local jid = X.store_new(cq, s[1], payload, s[4] or '', 'group:' .. id, '__MAX_ATTEMPTS__')
     redis.call('HSET', g.k, 'cj', jid)
   end
 
   -- cancel_group marks group id cancel-requested, cancels its jobs that have
   -- not started and flags its active ones, then completes it if it can.
-  local function cancel_group(id)
-    local g = group(id)
+  function X.cancel_group(id)
+    local g = X.group(id)
     if not g or g.cr or g.da > 0 then
       return
     end
     g.cr = true
     redis.call('HSET', g.k, 'cr', '1')
-    redis.call('ZREM', WAKE, 'x:' .. id, 'g:' .. id)
+    redis.call('ZREM', X.WAKE, 'x:' .. id, 'g:' .. id)
     for _, jk in ipairs(redis.call('SMEMBERS', g.k .. ':open')) do
-      local J = load(jk)
+      local J = X.load(jk)
       if not J then
         redis.call('SREM', g.k .. ':open', jk)
       elseif J.st == 'active' then
@@ -444,17 +447,17 @@ scoped = function()
         finish(J.q, jk, J.seq, 'cancelled', SNOW, J.ukk, J.uf, nil, J, J.st)
       end
     end
-    DONE_G[id] = true
+    X.DONE_G[id] = true
   end
 
   -- expire_wait fails a job that waited longer than its tenant's MaxWait.
-  local function expire_wait(jk)
-    local J = load(jk)
+  function X.expire_wait(jk)
+    local J = X.load(jk)
     if not J or J.st ~= 'waiting' then
       return
     end
     local msg = string.format("queue: tenant backlog full: waited longer than tenant %s's MaxWait of %gs",
-      J.tn or '', tenant(J.tn or '').mw / 1e6)
+      J.tn or '', X.tenant(J.tn or '').mw / 1e6)
     record_error(jk .. ':errors', J.at, SNOW, msg)
     redis.call('ZREM', J.q.waiting, qmember(J, 'waiting'))
     finish(J.q, jk, J.seq, 'failed', SNOW, J.ukk, J.uf, {'le', msg}, J, 'waiting')
@@ -462,63 +465,38 @@ scoped = function()
 
   -- settle fills the scopes that got room and completes the groups that
   -- may be done.
-  local function settle()
+  function X.settle()
     for _ = 1, 100 do
       local ts, gs, ds = {}, {}, {}
-      for n in pairs(FILL_T) do ts[#ts + 1] = n end
-      for n in pairs(FILL_G) do gs[#gs + 1] = n end
-      for n in pairs(DONE_G) do ds[#ds + 1] = n end
+      for n in pairs(X.FILL_T) do ts[#ts + 1] = n end
+      for n in pairs(X.FILL_G) do gs[#gs + 1] = n end
+      for n in pairs(X.DONE_G) do ds[#ds + 1] = n end
       if #ts + #gs + #ds == 0 then
         break
       end
-      FILL_T, FILL_G, DONE_G = {}, {}, {}
-      for _, n in ipairs(ts) do fill_tenant(n) end
-      for _, n in ipairs(gs) do fill_group(n) end
-      for _, n in ipairs(ds) do complete_group(n) end
+      X.FILL_T, X.FILL_G, X.DONE_G = {}, {}, {}
+      for _, n in ipairs(ts) do X.fill_tenant(n) end
+      for _, n in ipairs(gs) do X.fill_group(n) end
+      for _, n in ipairs(ds) do X.complete_group(n) end
     end
   end
 
   -- due does the timed work listed in due (members of the wake set).
-  local function due(list)
+  function X.due(list)
     for _, m in ipairs(list) do
       local kind, name = string.sub(m, 1, 1), string.sub(m, 3)
       if kind == 't' then
-        fill_tenant(name)
+        X.fill_tenant(name)
       elseif kind == 'g' then
-        fill_group(name)
+        X.fill_group(name)
       elseif kind == 'x' then
-        cancel_group(name)
+        X.cancel_group(name)
       elseif kind == 'j' then
-        expire_wait(name)
+        X.expire_wait(name)
       end
     end
   end
-  S = {WAKE = WAKE, TW = TW, DONE = DONE,
-    esc = esc,
-    tkey = tkey,
-    gkey = gkey,
-    qbase = qbase,
-    qof = qof,
-    load = load,
-    wake_at = wake_at,
-    forget = forget,
-    tenant = tenant,
-    group = group,
-    blocked_until = blocked_until,
-    counts = counts,
-    move = move,
-    tenant_room = tenant_room,
-    group_room = group_room,
-    place = place,
-    hold = hold,
-    unwait = unwait,
-    fill_tenant = fill_tenant,
-    fill_group = fill_group,
-    complete_group = complete_group,
-    cancel_group = cancel_group,
-    expire_wait = expire_wait,
-    settle = settle,
-    due = due,
-    forget_group = function(id) GC[id] = nil end}
+  function X.forget_group(id) X.GC[id] = nil end
+  S = X
   return S
 end
