@@ -29,15 +29,20 @@
 --   P..'sched:done'              sorted set of done groups, score = done at
 -- Counts and sets change only in move (scope_hook), called by every
 -- transition of a job with a tenant or group, in the transition's script.
---
--- Cost. Every script runs this file's top level, so it defines only what
--- jobs without tenant or group need (the fair tag, ready, move, settle);
--- the scoped part is built by scoped() the first time a script needs it
--- (Lua makes a script's closures on every run, and that is not free):
--- it is in scope.lua.
 -- These keys and the keys of other queues are derived inside the scripts
 -- from job fields, so the scheduler needs a non-Cluster Redis: on a Cluster
 -- client P is '' and only the fair order (in each queue's slot) applies.
+--
+-- Where things happen: ready (below) is the one function that decides
+-- pending or waiting; a group completes in scope.lua's complete_group,
+-- run by settle at the end of the script whose transition finished the
+-- group's last job (finish and complete.lua mark the group through move).
+--
+-- Cost. Every script runs this file's top level, so it defines only what
+-- jobs without tenant or group need (the fair tag, ready, move, settle);
+-- the scoped part is in scope.lua, built by scoped() the first time a
+-- script needs it (Lua makes a script's closures on every run, and that is
+-- not free).
 
 local P = ARGV[2] or ''
 local QUEUED = {pending = true, waiting = true}
