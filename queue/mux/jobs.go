@@ -2,6 +2,7 @@ package mux
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -71,5 +72,26 @@ func (m *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 		return nil, queue.Unsupported(queue.BackendName(r.b), queue.CapRetry)
 	}
 	j, err := rt.Retry(ctx, inner)
-	return r.outer(j), r.wrap(err)
+	return r.outer(j), r.wrap(r.outerErr(err))
+}
+
+// outerErr rewrites the job ids a retry error names to the ids the router
+// shows, so the error names the job as the caller knows it.
+func (r route) outerErr(err error) error {
+	if r.prefix == "" {
+		return err
+	}
+	var nr *queue.NotRetryableError
+	if errors.As(err, &nr) {
+		cp := *nr
+		cp.ID = r.prefix + cp.ID
+		return &cp
+	}
+	var de *queue.DuplicateError
+	if errors.As(err, &de) {
+		cp := *de
+		cp.ID, cp.Holder = r.prefix+cp.ID, r.prefix+cp.Holder
+		return &cp
+	}
+	return err
 }

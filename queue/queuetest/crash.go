@@ -42,6 +42,12 @@ type CrashConfig struct {
 	Open OpenFunc
 	// Jobs is how many jobs to run; default 300.
 	Jobs int
+	// Group, when set, puts every job in a group of that id with a
+	// completion job (kind "crash-report", queue "crash-reports", which
+	// no worker runs): once all jobs completed, despite the kill and the
+	// rescue of the jobs in flight, the group must be done with exactly
+	// one completion job. It needs queue.CapGroups.
+	Group string
 }
 
 // CrashWorkerMain turns the test binary into a crash-test worker when it
@@ -118,7 +124,14 @@ func Crash(t *testing.T, cfg CrashConfig) {
 		t.Fatalf("open %s: %v", cfg.DSN, err)
 	}
 	t.Cleanup(func() { _ = closeFn() })
-	ids := enqueueCrashJobs(t, b, cfg.Jobs)
+	if cfg.Group != "" {
+		SkipUnless(t, b, queue.CapGroups)
+		g := queue.GroupSpec{ID: cfg.Group, CompletionKind: "crash-report", CompletionQueue: "crash-reports"}
+		if _, err := queue.NewClient(b).CreateGroup(context.Background(), g); err != nil {
+			t.Fatalf("CreateGroup: %v", err)
+		}
+	}
+	ids := enqueueCrashJobs(t, b, cfg.Jobs, cfg.Group)
 	runLog := t.TempDir() + "/runs.log"
 
 	first := startCrashWorker(t, cfg.DSN, runLog)
@@ -146,13 +159,33 @@ func Crash(t *testing.T, cfg CrashConfig) {
 		t.Errorf("second worker exited with %v after SIGTERM; output:\n%s", err, second.out.String())
 	}
 	checkCrashRuns(t, b, ids, inFlight, readRunLog(t, runLog))
+	if cfg.Group != "" {
+		checkCrashGroup(t, b, cfg.Group, cfg.Jobs)
+	}
 }
 
-func enqueueCrashJobs(t *testing.T, b queue.Backend, n int) []string {
+// checkCrashGroup checks that the group of the crash jobs is done, with
+// every job completed and one completion job.
+func checkCrashGroup(t *testing.T, b queue.Backend, id string, n int) {
+	t.Helper()
+	p, err := queue.NewClient(b).Group(context.Background(), id)
+	if err != nil || !p.Done || p.Completed != int64(n) || p.Total() != int64(n) || p.CompletionJobID == "" {
+		t.Fatalf("group %s = %+v, %v; want done with %d completed and a completion job", id, p, err, n)
+	}
+	page, err := b.List(context.Background(), queue.ListFilter{Queue: "crash-reports"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Jobs) != 1 || page.Jobs[0].ID != p.CompletionJobID {
+		t.Fatalf("completion queue holds %d jobs, want exactly the completion job %s", len(page.Jobs), p.CompletionJobID)
+	}
+}
+
+func enqueueCrashJobs(t *testing.T, b queue.Backend, n int, group string) []string {
 	t.Helper()
 	specs := make([]queue.JobSpec, n)
 	for i := range specs {
-		specs[i] = queue.JobSpec{Queue: "crash", Kind: crashKind, Payload: []byte(strconv.Itoa(i))}
+		specs[i] = queue.JobSpec{Queue: "crash", Kind: crashKind, Payload: []byte(strconv.Itoa(i)), Group: group}
 	}
 	res, err := queue.NewClient(b).EnqueueBatch(context.Background(), specs)
 	if err != nil {

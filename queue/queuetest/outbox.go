@@ -25,6 +25,7 @@ func RunOutbox(t *testing.T, f Factory) {
 	t.Run("ConcurrentClaims", func(t *testing.T) { testOutboxConcurrentClaims(t, f) })
 	t.Run("WorkerAtomicity", func(t *testing.T) { testOutboxWorker(t, f) })
 	t.Run("GroupCompleted", func(t *testing.T) { testOutboxGroup(t, f) })
+	t.Run("SchedulerEvents", func(t *testing.T) { testOutboxScheduler(t, f) })
 	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, f) })
 }
 

@@ -30,6 +30,7 @@ func RunTenants(t *testing.T, f Factory) {
 	t.Run("Backlog", func(t *testing.T) { testTenantBacklog(t, f) })
 	t.Run("MaxWait", func(t *testing.T) { testTenantMaxWait(t, f) })
 	t.Run("BackOff", func(t *testing.T) { testBackOff(t, f) })
+	t.Run("QueuePauseInStats", func(t *testing.T) { testQueuePauseInStats(t, f) })
 	t.Run("StartRate", func(t *testing.T) { testStartRate(t, f) })
 	t.Run("Fairness", func(t *testing.T) { testFairness(t, f) })
 	t.Run("LimitNeverExceeded", func(t *testing.T) { testTenantLimitNeverExceeded(t, f) })

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/sluicehq/sluice/queue"
 )
@@ -78,7 +79,8 @@ func (b *Backend) eachQueue(ctx context.Context, op string, s scriptRef, qs []st
 }
 
 // Stats implements queue.Backend. It counts each queue's index sets
-// (ZCARD), never reading a job.
+// (ZCARD), never reading a job, and reports a pause in force. A queue
+// appears when it has jobs or is paused.
 func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	qs, err := b.allQueues(ctx, "stats", nil)
 	if err != nil {
@@ -93,7 +95,7 @@ func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	out := make([]queue.QueueStats, 0, len(qs))
 	for i, q := range qs {
 		counts, err := asList(res[i], "stats reply")
-		if err != nil || len(counts) != len(order) {
+		if err != nil || len(counts) != len(order)+1 {
 			return nil, b.fault("stats", errReply{"stats reply"})
 		}
 		st := queue.QueueStats{Queue: q, Counts: map[queue.State]int64{}}
@@ -102,7 +104,10 @@ func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 				st.Counts[s] = n
 			}
 		}
-		if len(st.Counts) > 0 {
+		if pu := asInt(counts[len(order)]); pu > 0 {
+			st.PausedUntil = time.UnixMicro(pu)
+		}
+		if len(st.Counts) > 0 || !st.PausedUntil.IsZero() {
 			out = append(out, st)
 		}
 	}
@@ -127,9 +132,8 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 	var res queue.RescueResult
 	for _, q := range qs {
 		k := b.keys.queue(q)
-		tail := b.outboxArgs(k)
-		keys, args := b.group([]*qkeys{k}, 2+len(tail))
-		args = append(append(args, limit-res.Total(), maxStalls), tail...)
+		keys, args := b.group([]*qkeys{k}, 2)
+		args = append(args, limit-res.Total(), maxStalls)
 		v, err := b.eval(ctx, "rescue", scriptRescue, keys, args...)
 		if err != nil {
 			return res, err
@@ -165,6 +169,9 @@ func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, e
 		} else {
 			keep = append(keep, us(d))
 		}
+	}
+	if err := b.cleanGroups(ctx, req.Retention, limit); err != nil {
+		return 0, err
 	}
 	qs, err := b.allQueues(ctx, "cleanup", req.Queues)
 	if err != nil {

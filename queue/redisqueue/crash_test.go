@@ -35,13 +35,24 @@ func openDSN(dsn string) (queue.Backend, func() error, error) {
 // and lets a second process finish them (queuetest.Crash). Both processes
 // reach a miniredis served over TCP by this test, so it always runs; with
 // SLUICE_REDIS_URL set it runs on real Redis as well.
+//
+// The group variant puts the jobs in a group with a completion job: after
+// the kill and the rescues, the group completes with exactly one.
 func TestCrash(t *testing.T) {
-	t.Run("miniredis", func(t *testing.T) {
-		m := miniredis.RunT(t)
-		queuetest.Crash(t, queuetest.CrashConfig{DSN: string(randomPrefix()) + " redis://" + m.Addr(), Open: openDSN})
-	})
-	t.Run("redis", func(t *testing.T) {
-		s := realServer(t)
-		queuetest.Crash(t, queuetest.CrashConfig{DSN: string(s.prefix) + " " + os.Getenv("SLUICE_REDIS_URL"), Open: openDSN})
-	})
+	for _, group := range []string{"", "crawl"} {
+		name := "plain"
+		if group != "" {
+			name = "group"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Run("miniredis", func(t *testing.T) {
+				m := miniredis.RunT(t)
+				queuetest.Crash(t, queuetest.CrashConfig{DSN: string(randomPrefix()) + " redis://" + m.Addr(), Open: openDSN, Group: group})
+			})
+			t.Run("redis", func(t *testing.T) {
+				s := realServer(t)
+				queuetest.Crash(t, queuetest.CrashConfig{DSN: string(s.prefix) + " " + os.Getenv("SLUICE_REDIS_URL"), Open: openDSN, Group: group})
+			})
+		})
+	}
 }

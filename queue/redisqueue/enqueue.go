@@ -3,6 +3,8 @@ package redisqueue
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -17,11 +19,12 @@ func (s *syncSet) has(v string) bool { _, ok := s.m.Load(v); return ok }
 func (s *syncSet) add(v string)      { s.m.Store(v, struct{}{}) }
 
 // group returns the KEYS and the leading ARGV every script takes for qs:
-// now, the number of queues, and each queue's job prefix and channel.
+// now, the key prefix for the scheduler (empty when it is off), the number of
+// queues, and each queue's job prefix and channel.
 func (b *Backend) group(qs []*qkeys, extra int) (keys []string, args []any) {
 	keys = make([]string, 0, len(qs)*nk+2)
-	args = make([]any, 0, 2+2*len(qs)+extra)
-	args = append(args, b.now(), len(qs))
+	args = make([]any, 0, 3+2*len(qs)+extra)
+	args = append(args, b.now(), b.schedPrefix, len(qs))
 	for _, k := range qs {
 		keys = append(keys, k.keys...)
 		args = append(args, k.jobPrefix, k.channel)
@@ -103,14 +106,21 @@ func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.E
 // in qs, from 1) with one script run.
 func (b *Backend) enqueueIn(ctx context.Context, qs []*qkeys, pos map[string]int, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	keys, args := b.group(qs, 0)
-	c := &call{script: scriptEnqueue, keys: keys, args: args, items: make([][]any, len(specs))}
+	c := &call{script: scriptEnqueue, keys: keys, items: make([][]any, len(specs))}
+	scoped := false
 	for i, s := range specs {
 		c.items[i] = b.specArgs(make([]any, 0, specFields), pos[s.Queue], s)
+		scoped = scoped || s.Tenant != "" || s.Group != ""
 	}
-	if len(qs) == 1 {
+	// The flag spares the script the checks that only specs with a tenant
+	// or group need (a full backlog, a closed group).
+	c.args = append(args, btoi(scoped))
+	if len(qs) == 1 && (!scoped || b.schedPrefix == "") {
 		// Enqueues into the same queue that meet in the batcher run as
 		// one script: each is still stored whole, and the unique-key rules
-		// apply between them as if they ran one after the other.
+		// apply between them as if they ran one after the other. Specs
+		// with a tenant or group may be refused whole (a full backlog, a
+		// closed group), which must not refuse another call's specs.
 		c.mergeKey, c.split = "enqueue\x00"+qs[0].name, splitEnqueue
 	}
 	res, err := b.evalCall(ctx, "enqueue", c)
@@ -118,6 +128,10 @@ func (b *Backend) enqueueIn(ctx context.Context, qs []*qkeys, pos map[string]int
 		return nil, err
 	}
 	out, woken, err := decodeEnqueued(res, qs, pos, specs)
+	var full *queue.BacklogFullError
+	if errors.As(err, &full) || errors.Is(err, queue.ErrGroupClosed) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, b.fault("enqueue", err)
 	}
@@ -136,6 +150,13 @@ func (b *Backend) specArgs(args []any, qpos int, s queue.JobSpec) []any {
 	}
 	return append(args, qpos, s.Kind, s.Payload, s.Tenant, s.Group, s.Priority, runAt,
 		maxAttempts(s), int64(s.Timeout), s.UniqueKey, ukk, ufor)
+}
+
+func btoi(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 func maxAttempts(s queue.JobSpec) int {
@@ -159,9 +180,26 @@ func splitEnqueue(res any, from, n int) (any, error) {
 	return []any{top[0], items, top[2]}, nil
 }
 
+// refusal returns the error of an enqueue reply that refused the batch:
+// {'bf', tenant, backlog, cap} or {'gc', group}; nil for any other reply.
+func refusal(top []any) error {
+	switch {
+	case len(top) == 4 && asString(top[0]) == "bf":
+		return &queue.BacklogFullError{Tenant: asString(top[1]), Backlog: asInt(top[2]), Cap: asInt(top[3])}
+	case len(top) == 2 && asString(top[0]) == "gc":
+		return fmt.Errorf("redisqueue: %w: group %s", queue.ErrGroupClosed, asString(top[1]))
+	}
+	return nil
+}
+
 // decodeEnqueued reads {now, per spec {dup, seq, state | job}, woken}.
 func decodeEnqueued(res any, qs []*qkeys, pos map[string]int, specs []queue.JobSpec) ([]queue.Enqueued, []any, error) {
 	top, err := asList(res, "enqueue reply")
+	if err == nil {
+		if err := refusal(top); err != nil {
+			return nil, nil, err
+		}
+	}
 	if err != nil || len(top) != 3 {
 		return nil, nil, errReply{"enqueue reply"}
 	}
@@ -199,7 +237,7 @@ func newJob(k *qkeys, seq string, st queue.State, s queue.JobSpec, now time.Time
 	j.Payload = bytes.Clone(s.Payload)
 	j.MaxAttempts = maxAttempts(s)
 	j.UniqueFor = s.UniqueFor.Truncate(time.Microsecond)
-	if st == queue.StatePending {
+	if st != queue.StateScheduled {
 		j.RunAt = now
 	} else {
 		j.RunAt = s.RunAt.Truncate(time.Microsecond).UTC()

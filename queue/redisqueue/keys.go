@@ -12,19 +12,27 @@ import (
 // match the states whose jobs they hold, so a script finds a job's index
 // as q[state]. All of them carry the queue name as their hash tag.
 var queueKeyNames = [...]string{
-	"pending",   // ready jobs; score = priority, ties in member (sequence) order
+	"pending",   // ready jobs; score = band, member = rank and sequence (the fair order)
 	"scheduled", // delayed or snoozed jobs; score = RunAt (µs)
 	"retrying",  // failed attempts waiting for their retry; score = RunAt (µs)
 	"active",    // leased jobs; score = LeaseUntil (µs): the rescue index
 	"completed", // finished jobs; score = FinishedAt (µs): retention and stats
 	"failed",
 	"cancelled",
-	"waiting", // reserved for the tenant scheduler (queue.StateWaiting)
+	"waiting", // jobs held back by a tenant or group (queue.StateWaiting); ordered as pending
 	"jobs",    // every job of the queue; score 0, members in sequence order: listing
 	"seq",     // a string: the last sequence number handed out
+	"sched",   // a hash: the fair order's virtual time, aging step and finish tags
+	"paused",  // a string: the end (µs) of the queue's pause, when one is in force
 }
 
 const nk = len(queueKeyNames)
+
+// Positions in queueKeyNames of the keys Go code writes directly.
+const (
+	keySched  = 10
+	keyPaused = 11
+)
 
 // qkeys is one queue's key set, built once and cached.
 type qkeys struct {
@@ -50,6 +58,25 @@ type keyring struct {
 	outbox string
 	cache  sync.Map
 }
+
+// sched returns the physical key "<prefix>sched:<parts...>" of the tenant
+// and group scheduler. lua/sched.lua derives the same keys from job
+// fields: a tenant's is sched:t:<tenant>, a group's sched:g:<group>.
+func (r *keyring) sched(parts ...string) string {
+	logical, err := keyspace.Join("sched", parts...)
+	if err != nil {
+		panic("redisqueue: " + err.Error()) // callers pass validated names
+	}
+	phys, err := r.prefix.Physical(logical)
+	if err != nil {
+		panic("redisqueue: " + err.Error())
+	}
+	return phys
+}
+
+func (r *keyring) tenant(name string) string { return r.sched("t", name) }
+func (r *keyring) group(id string) string    { return r.sched("g", id) }
+func (r *keyring) defaults() string          { return r.sched("defaults") }
 
 func newKeyring(p keyspace.Prefix) (*keyring, error) {
 	reg, err := p.Physical("queues")

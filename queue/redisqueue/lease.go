@@ -126,12 +126,10 @@ func (b *Backend) jobScript(ctx context.Context, op string, s scriptRef, id stri
 		return nil, nil, err
 	}
 	k := b.keys.queue(q)
-	tail := b.outboxArgs(k)
-	keys, args := b.group([]*qkeys{k}, 1+len(own)+len(tail))
+	keys, args := b.group([]*qkeys{k}, 1+len(own))
 	keys = append(keys, k.jobKey(seq), k.errorsKey(seq))
 	args = append(args, seq)
 	args = append(args, own...)
-	args = append(args, tail...)
 	res, err := b.eval(ctx, op, s, keys, args...)
 	if err != nil {
 		return nil, nil, err
@@ -169,7 +167,7 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 	keys, args := b.group([]*qkeys{k}, 0)
 	res, err := b.evalCall(ctx, "complete", &call{
 		script: scriptComplete, keys: keys, args: args, items: [][]any{{seq, token, result}},
-		tail: b.outboxArgs(k), mergeKey: "complete\x00" + q, split: splitList,
+		mergeKey: "complete\x00" + q, split: splitList,
 	})
 	if err != nil {
 		return err

@@ -16,17 +16,16 @@ var _ queue.Outbox = (*Backend)(nil)
 // outboxOff is the outbox argument list of a backend whose outbox is off.
 var outboxOff = []any{"no-outbox"}
 
-// outboxArgs returns the arguments that end every script that may move a
-// job of queue k to a final state (see lua/events.lua): a nonce for the
-// event ids, the queue's name and job id suffix, the outbox's key prefix
-// and the marker "outbox"; or the single marker "no-outbox" when the
-// outbox is off.
+// outboxArgs returns the arguments that end every script that moves jobs
+// (see lua/events.lua and loadScript): a nonce for the event ids, the
+// outbox's key prefix and the marker "outbox"; or the single marker
+// "no-outbox" when the outbox is off. evalCall and direct append them.
 //
 // The nonce keeps ids unique across stores (and across a store restored
 // from an older copy, whose event counter went back), so it must differ
 // per call, not be secret: a fast generator seeded from the system's
 // randomness is enough.
-func (b *Backend) outboxArgs(k *qkeys) []any {
+func (b *Backend) outboxArgs() []any {
 	if b.outbox == "" {
 		return outboxOff
 	}
@@ -36,7 +35,7 @@ func (b *Backend) outboxArgs(k *qkeys) []any {
 	for i := range nonce {
 		nonce[i] = hexDigits[n>>(60-4*uint(i))&15]
 	}
-	return []any{string(nonce[:]), k.name, k.idSuffix, b.outbox, "outbox"}
+	return []any{string(nonce[:]), b.outbox, "outbox"}
 }
 
 // outboxScript runs one of the outbox's own scripts: ARGV is now, no

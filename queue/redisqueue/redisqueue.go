@@ -19,12 +19,14 @@
 // (default "sluice:") with the queue name as the Redis Cluster hash tag, so
 // all keys of a queue live in one slot:
 //
-//	sluice:queue:{mail}:pending     ready jobs; score = priority, ties by member (the sequence)
+//	sluice:queue:{mail}:pending     ready jobs; score = band, member = rank and sequence
 //	sluice:queue:{mail}:scheduled   delayed and snoozed jobs; score = RunAt
 //	sluice:queue:{mail}:retrying    jobs waiting to retry; score = RunAt
 //	sluice:queue:{mail}:active      leased jobs; score = lease deadline (the rescue index)
 //	sluice:queue:{mail}:completed   and :failed, :cancelled; score = FinishedAt (retention, stats)
-//	sluice:queue:{mail}:waiting     reserved for the tenant scheduler
+//	sluice:queue:{mail}:waiting     jobs held back by a tenant or group; ordered as pending
+//	sluice:queue:{mail}:sched       the fair order: virtual time, aging step, finish tags
+//	sluice:queue:{mail}:paused      the end of the queue's pause (Pause of a queue scope)
 //	sluice:queue:{mail}:jobs        every job of the queue, in enqueue order (listing)
 //	sluice:queue:{mail}:seq         the last sequence handed out
 //	sluice:queue:{mail}:job:<seq>   a job (a hash); :errors its error history (a list)
@@ -32,12 +34,29 @@
 //	sluice:queue:{mail}:ready       pub/sub channel: jobs may be ready
 //	sluice:queues                   the set of queue names (for calls on all queues)
 //	sluice:outbox:...               the event outbox, with Options.Outbox (see below)
+//	sluice:sched:t:<tenant>         a tenant's settings, pause and job counts per state
+//	sluice:sched:g:<group>          a group's spec, state and job counts per state
+//	sluice:sched:...                the scheduler's other keys (see lua/sched.lua)
 //
 // Times are Unix microseconds; sorted-set scores stay exact because they
-// are integers below 2^53. The ready set's score is the priority alone
-// (0..queue.MaxPriority); Redis orders equal scores by member, and the
-// member is the job's fixed-width sequence, so (priority, sequence) order
-// needs no packing into one float and has no range limit.
+// are integers below 2^53. The ready set is in the fair order of
+// queue.TenantBackend: a job's score is its band (the priority, or 0 with
+// aging: at most queue.MaxPriority), and its member is its rank (the fair
+// start tag, plus the aged priority) in 16 digits followed by its
+// sequence. Redis orders equal scores by member, so (band, rank, sequence)
+// order needs no packing into one float and has no range limit.
+//
+// # Tenants and groups
+//
+// The backend implements queue.TenantBackend and queue.GroupBackend with
+// the rules written there. A tenant's and a group's job counts per state,
+// and their sets of pending and waiting jobs, change only in the script of
+// the transition that moves the job (lua/sched.lua's move), so they never
+// drift from the jobs. One Lua function, ready, decides whether a job that
+// becomes ready is pending or waiting, for every script that makes a job
+// ready. A group's completion job is enqueued by the script whose
+// transition finishes the group's last job. Jobs without tenant or group
+// cost a fair tag per enqueue and little else.
 //
 // # Job ids
 //
@@ -101,6 +120,15 @@
 // atomic per queue but not as a whole, so Capabilities lacks
 // queue.CapAtomicBatch there. On a single node or Sentinel every call is
 // one script, whatever the queues.
+//
+// Tenants and groups span queues (a tenant's limit counts its jobs in
+// every queue; a group's completion job may go to another queue), so their
+// keys cannot share a queue's hash tag, and the scripts derive some keys
+// from job fields (a tenant's key from a job's tenant). The scheduler
+// therefore needs a single Redis (or Sentinel and replicas): on a Cluster
+// client it is off, Capabilities lacks queue.CapTenants and
+// queue.CapGroups, and the tenant and group methods return an
+// *queue.UnsupportedError.
 package redisqueue
 
 import (
@@ -182,25 +210,29 @@ type Backend struct {
 	// outbox is the outbox's key prefix ("sluice:outbox:"); empty when
 	// Options.Outbox is off.
 	outbox string
+	// schedPrefix is the key prefix the scripts derive scheduler keys
+	// from, or "" on a Cluster client, where the scheduler is off.
+	schedPrefix string
 }
 
 var (
-	_ queue.Backend  = (*Backend)(nil)
-	_ queue.Notifier = (*Backend)(nil)
-	_ queue.Capable  = (*Backend)(nil)
+	_ queue.Backend       = (*Backend)(nil)
+	_ queue.Notifier      = (*Backend)(nil)
+	_ queue.Capable       = (*Backend)(nil)
+	_ queue.TenantBackend = (*Backend)(nil)
+	_ queue.GroupBackend  = (*Backend)(nil)
 )
 
-// Capabilities implements queue.Capable: every capability except
-// queue.CapTenants (this backend does not implement queue.TenantBackend yet:
-// jobs record their tenant, but no tenant limit holds them back), and
-// except queue.CapAtomicBatch on a Redis Cluster client (see the package
-// doc).
+// Capabilities implements queue.Capable: every capability on a single
+// Redis (or Sentinel). On a Redis Cluster client it lacks
+// queue.CapAtomicBatch, queue.CapTenants and queue.CapGroups (see the
+// package doc): tenants and groups span queues, so their keys cannot live
+// in one queue's slot.
 func (b *Backend) Capabilities() queue.Capabilities {
-	caps := queue.AllCapabilities.Without(queue.CapTenants)
 	if b.cluster {
-		return caps.Without(queue.CapAtomicBatch)
+		return queue.AllCapabilities.Without(queue.CapAtomicBatch, queue.CapTenants, queue.CapGroups)
 	}
-	return caps
+	return queue.AllCapabilities
 }
 
 // errClosed is returned by calls after Close.
@@ -240,6 +272,9 @@ func New(client redis.UniversalClient, opts Options) (*Backend, error) {
 	b := &Backend{client: client, keys: keys, clk: opts.Clock, log: opts.Logger, cluster: cluster}
 	if opts.Outbox {
 		b.outbox = keys.outbox
+	}
+	if !cluster {
+		b.schedPrefix = string(opts.Prefix)
 	}
 	b.notes = newNotifier(client, opts.Logger)
 	if !opts.DisableBatching {
@@ -311,6 +346,7 @@ func (b *Backend) evalCall(ctx context.Context, op string, c *call) (any, error)
 	if b.closed.Load() {
 		return nil, errClosed
 	}
+	b.withOutbox(c)
 	var res any
 	var err error
 	if b.batch != nil {
@@ -324,11 +360,20 @@ func (b *Backend) evalCall(ctx context.Context, op string, c *call) (any, error)
 	return res, nil
 }
 
+// withOutbox ends the arguments of a script that moves jobs with the
+// outbox's (see loadScript).
+func (b *Backend) withOutbox(c *call) {
+	if c.tail == nil && movers[c.script] {
+		c.tail = b.outboxArgs()
+	}
+}
+
 // direct runs c at once on its own connection, bypassing the batcher.
 func (b *Backend) direct(ctx context.Context, op string, c *call) (any, error) {
 	if b.closed.Load() {
 		return nil, errClosed
 	}
+	b.withOutbox(c)
 	res, err := c.script.Run(ctx, b.client, c.keys, c.argv()...).Result()
 	if err != nil {
 		return nil, b.fault(op, err)

@@ -10,9 +10,12 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
-// The scripts, one per transition. Each is lua/events.lua (the outbox's
-// append step), lua/lib.lua and its own file; go-redis sends it by SHA-1
-// (EVALSHA) and falls back to EVAL when the server does not know it yet.
+// The scripts, one per transition. A script that moves jobs is
+// lua/events.lua (the outbox's append step), lua/lib.lua, lua/sched.lua and
+// lua/scope.lua (the tenant and group scheduler) followed by its own file;
+// a script that moves none is lib.lua and its own file. go-redis sends it
+// by SHA-1 (EVALSHA) and falls back to EVAL when the server does not know
+// it yet.
 //
 //go:embed lua/*.lua
 var luaFiles embed.FS
@@ -20,23 +23,31 @@ var luaFiles embed.FS
 var (
 	scriptEnqueue  = loadScript("enqueue")
 	scriptLease    = loadScript("lease")
-	scriptExtend   = loadScript("extend")
+	scriptExtend   = loadPlainScript("extend")
 	scriptComplete = loadScript("complete")
 	scriptFail     = loadScript("fail")
 	scriptGiveBack = loadScript("giveback")
 	scriptCancel   = loadScript("cancel")
 	scriptRescue   = loadScript("rescue")
-	scriptCleanup  = loadScript("cleanup")
-	scriptGet      = loadScript("get")
-	scriptList     = loadScript("list")
-	scriptStats    = loadScript("stats")
+	scriptCleanup  = loadPlainScript("cleanup")
+	scriptGet      = loadPlainScript("get")
+	scriptList     = loadPlainScript("list")
+	scriptStats    = loadPlainScript("stats")
 	scriptRetry    = loadScript("retry")
 
-	scriptEventClaim     = loadScript("event_claim")
-	scriptEventDone      = loadScript("event_done")
-	scriptDeliveryRecord = loadScript("delivery_record")
-	scriptDeliveryList   = loadScript("delivery_list")
-	scriptDeliveryPrune  = loadScript("delivery_prune")
+	scriptSetTenant   = loadScript("settenant")
+	scriptTenant      = loadPlainScript("tenant")
+	scriptPause       = loadScript("pause")
+	scriptCreateGroup = loadScript("creategroup")
+	scriptGroup       = loadPlainScript("group")
+	scriptCancelGroup = loadScript("cancelgroup")
+	scriptCleanGroups = loadScript("cleangroups")
+
+	scriptEventClaim     = loadOutboxScript("event_claim")
+	scriptEventDone      = loadOutboxScript("event_done")
+	scriptDeliveryRecord = loadOutboxScript("delivery_record")
+	scriptDeliveryList   = loadOutboxScript("delivery_list")
+	scriptDeliveryPrune  = loadOutboxScript("delivery_prune")
 )
 
 // scriptRef is a script the backend runs.
@@ -45,36 +56,57 @@ type scriptRef = *redis.Script
 var allScripts = []*redis.Script{
 	scriptEnqueue, scriptLease, scriptExtend, scriptComplete, scriptFail, scriptGiveBack,
 	scriptCancel, scriptRescue, scriptCleanup, scriptGet, scriptList, scriptStats, scriptRetry,
+	scriptSetTenant, scriptTenant, scriptPause, scriptCreateGroup, scriptGroup, scriptCancelGroup,
+	scriptCleanGroups,
 	scriptEventClaim, scriptEventDone, scriptDeliveryRecord, scriptDeliveryList, scriptDeliveryPrune,
 }
 
+// loadScript is a script that moves jobs: the outbox's append step, lib.lua,
+// the scheduler and the script's own file. Any of them may end a job (a
+// rescue, a tenant's MaxWait passing in a lease, a group's TTL, a group's
+// completion), so each ends its arguments with the outbox's (see
+// Backend.outboxArgs) and reads them first: a run that lacks them fails
+// before its first write, since Redis does not undo a script's writes when
+// it fails halfway.
 func loadScript(name string) *redis.Script {
-	events, err := luaFiles.ReadFile("lua/events.lua")
-	if err != nil {
-		panic(err)
-	}
-	lib, err := luaFiles.ReadFile("lua/lib.lua")
-	if err != nil {
-		panic(err)
-	}
-	own, err := luaFiles.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic(err)
-	}
-	lib = []byte(strings.ReplaceAll(string(lib), "__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory)))
-	src := string(events) + "\n" + string(lib) + "\n"
-	if endsJobs[name] {
-		// Reading the outbox's arguments first makes a run that lacks them
-		// fail before its first write: Redis does not undo a script's
-		// writes when it fails halfway.
-		src += "outbox_args()\n"
-	}
-	return redis.NewScript(src + string(own))
+	s := buildScript(name, "outbox_args()\n", "events", "lib", "sched", "scope")
+	movers[s] = true
+	return s
 }
 
-// endsJobs names the scripts that may move a job to a final state, and so
-// end their arguments with the outbox's (see Backend.outboxArgs).
-var endsJobs = map[string]bool{"complete": true, "fail": true, "giveback": true, "cancel": true, "rescue": true}
+// movers holds the scripts loadScript made; it is written only while the
+// package initialises.
+var movers = map[*redis.Script]bool{}
+
+// loadOutboxScript is one of the outbox's own scripts: the append step's
+// helpers, lib.lua and its own file.
+func loadOutboxScript(name string) *redis.Script { return buildScript(name, "", "events", "lib") }
+
+// loadPlainScript is lib.lua and the script's own file, for scripts that
+// move no job between states: every run pays for the code before its own.
+func loadPlainScript(name string) *redis.Script { return buildScript(name, "", "lib") }
+
+func buildScript(name, prologue string, libs ...string) *redis.Script {
+	var src strings.Builder
+	for _, f := range libs {
+		b, err := luaFiles.ReadFile("lua/" + f + ".lua")
+		if err != nil {
+			panic(err)
+		}
+		src.Write(b)
+		src.WriteByte('\n')
+	}
+	src.WriteString(prologue)
+	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
+	if err != nil {
+		panic(err)
+	}
+	src.Write(b)
+	return redis.NewScript(strings.NewReplacer(
+		"__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory),
+		"__MAX_ATTEMPTS__", strconv.Itoa(queue.DefaultMaxAttempts),
+	).Replace(src.String()))
+}
 
 // Reply codes of the fenced scripts.
 const (

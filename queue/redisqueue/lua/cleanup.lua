@@ -22,4 +22,29 @@ for i, st in ipairs({'completed', 'failed', 'cancelled'}) do
     deleted = deleted + #old
   end
 end
+-- Finish tags at or behind the queue's virtual time say nothing a missing
+-- one does not; an idle queue (no unfinished job) needs neither its tags
+-- nor its virtual time: no job is left to order against them.
+local idle = true
+for _, st in ipairs({'pending', 'waiting', 'scheduled', 'retrying', 'active'}) do
+  if redis.call('ZCARD', q[st]) > 0 then
+    idle = false
+  end
+end
+local f = redis.call('HGETALL', q.sched)
+local v, old = 0, {}
+for i = 1, #f, 2 do
+  if f[i] == 'v' then
+    v = tonumber(f[i + 1])
+    if idle then old[#old + 1] = 'v' end
+  end
+end
+for i = 1, #f, 2 do
+  if string.sub(f[i], 1, 2) == 'f:' and (idle or tonumber(f[i + 1]) <= v) then
+    old[#old + 1] = f[i]
+  end
+end
+for i = 1, #old, 1000 do
+  redis.call('HDEL', q.sched, unpack(old, i, math.min(i + 999, #old)))
+end
 return deleted

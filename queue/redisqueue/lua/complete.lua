@@ -11,7 +11,7 @@ for i = 0, n - 1 do
   local b = a + 1 + 3 * i
   local seq, res = ARGV[b], ARGV[b + 2]
   local jk = q.jp .. seq
-  local e, v = fence(jk, ARGV[b + 1], 'ukk', 'uf', 'k', 'tn', 'g', 'at')
+  local e, v = fence(jk, ARGV[b + 1], 'ukk', 'uf', 'tn', 'g', 'vo', 'vb', 'k', 'at')
   if e then
     out[i + 1] = e
   else
@@ -23,7 +23,10 @@ for i = 0, n - 1 do
     end
     redis.call('HSET', jk, unpack(h))
     release_unique(v[1], v[2], seq, true)
-    append_job_event(jk, seq, 'completed', snow, {v[3], v[4], v[5], v[6]})
+    append_job_event(q, jk, seq, 'completed', snow, {v[7], v[3], v[4], v[8]})
+    if v[3] or v[4] then
+      move(mkjob(q, seq, v[3], v[4], nil, v[5], v[6]), 'active', 'completed')
+    end
     done[#done + 1] = seq
     scored[#scored + 1] = snow
     scored[#scored + 1] = seq
@@ -34,4 +37,6 @@ zrem(q.active, done)
 for j = 1, #scored, 1000 do
   redis.call('ZADD', q.completed, unpack(scored, j, math.min(j + 999, #scored)))
 end
+settle()
+wake(qs)
 return out

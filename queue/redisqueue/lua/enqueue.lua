@@ -1,6 +1,6 @@
 -- enqueue: store new jobs (one call's, or several calls' on one queue
--- merged into one run). Own arguments: the number of specs, then 12 per
--- spec: queue position, kind, payload, tenant, group, priority, run at,
+-- merged into one run). Own arguments: 1 when a spec has a tenant or group
+-- (else 0), the number of specs, then 12 per spec: queue position, kind, payload, tenant, group, priority, run at,
 -- max attempts, timeout, unique key, its key name, unique-for.
 -- Returns {now, per spec {duplicate 0|1, seq, state | existing job}, woken}.
 
@@ -48,19 +48,25 @@ end
 -- Optional job fields: the hash field and the spec argument it comes from.
 local OPTIONAL = {{'p', 2}, {'tn', 3}, {'g', 4}, {'to', 8}, {'uk', 9}, {'ukk', 10}, {'uf', 11}}
 
+-- join adds a new job to its group, creating a group never created (with
+-- no limits).
+local function join(J)
+  if P == '' or not J.g then
+    return
+  end
+  local X = scoped()
+  if not X.group(J.g) then
+    redis.call('HSET', X.gkey(J.g), 'ca', SNOW)
+    X.forget_group(J.g)
+  end
+  redis.call('SADD', X.gkey(J.g) .. ':open', J.jk)
+end
+
 local function store(q, now, snow, b)
   local seq = next_seq(q, now)
-  local jk = q.jp .. seq
   local pr = ARGV[b + 5]
   local ra = tonumber(ARGV[b + 6])
-  local st = 'pending'
-  if ra > now then
-    st = 'scheduled'
-  else
-    ra = now
-  end
-  local h = {'k', ARGV[b + 1], 'pr', pr, 'ra', n2s(ra), 'ma', ARGV[b + 7], 'st', st,
-    'ca', snow, 'ua', snow}
+  local h = {'k', ARGV[b + 1], 'pr', pr, 'ma', ARGV[b + 7], 'ca', snow, 'ua', snow}
   for _, o in ipairs(OPTIONAL) do
     local v = ARGV[b + o[2]]
     if v ~= '' and v ~= '0' then
@@ -68,17 +74,31 @@ local function store(q, now, snow, b)
       h[#h + 1] = v
     end
   end
-  redis.call('HSET', jk, unpack(h))
+  local tn, g = ARGV[b + 3], ARGV[b + 4]
+  local J = mkjob(q, seq, tn ~= '' and tn or nil, g ~= '' and g or nil, pr)
+  local jk = J.jk
+  if J.g then
+    join(J)
+  end
   -- Index writes are gathered and sent once per queue after the loop.
   local add = q.add
   add.jobs[#add.jobs + 1] = 0
   add.jobs[#add.jobs + 1] = seq
-  local set, score = add.scheduled, n2s(ra)
-  if st == 'pending' then
-    set, score = add.pending, pr
+  local st
+  if ra > now then
+    st = 'scheduled'
+    local sra = n2s(ra)
+    local k = #h
+    h[k + 1], h[k + 2], h[k + 3], h[k + 4] = 'ra', sra, 'st', st
+    add.scheduled[#add.scheduled + 1] = sra
+    add.scheduled[#add.scheduled + 1] = seq
+    move(J, nil, st)
+  else
+    local k = #h
+    h[k + 1], h[k + 2] = 'ra', snow
+    st = ready(J, nil, h)
   end
-  set[#set + 1] = score
-  set[#set + 1] = seq
+  redis.call('HSET', jk, unpack(h))
   local ukk = ARGV[b + 10]
   if ukk ~= '' then
     local uf = tonumber(ARGV[b + 11])
@@ -91,15 +111,63 @@ local function store(q, now, snow, b)
   return {0, seq, st}
 end
 
+-- refuse returns why the batch must store nothing, or nil: a job into a
+-- group that is done or cancelled ({'gc', group}), or a tenant's backlog
+-- (pending and waiting jobs) that the batch's ready jobs would pass
+-- ({'bf', tenant, backlog, cap}). Duplicates store nothing and count for
+-- nothing.
+local function refuse(qs, now, a, n)
+  local seen, adds = {}, {}
+  for i = 0, n - 1 do
+    local b = a + 2 + i * 12
+    local q = qs[tonumber(ARGV[b])]
+    local tn, g, ukk = ARGV[b + 3], ARGV[b + 4], ARGV[b + 10]
+    local dup = false
+    if ukk ~= '' and (tn ~= '' or g ~= '') then
+      dup = seen[ukk] or held(q, ukk, now) ~= nil
+    end
+    if ukk ~= '' then
+      seen[ukk] = true
+    end
+    if not dup and g ~= '' then
+      local grp = scoped().group(g)
+      if grp and (grp.cr or grp.da > 0) then
+        return {'gc', g}
+      end
+    end
+    if not dup and tn ~= '' and tonumber(ARGV[b + 6]) <= now then
+      local t = scoped().tenant(tn)
+      if t.b >= 0 then
+        local c = adds[tn]
+        if not c then
+          local v = S.counts(t.k, 'n:pending', 'n:waiting')
+          c = v[1] + v[2]
+        end
+        if c >= t.b then
+          return {'bf', tn, c, t.b}
+        end
+        adds[tn] = c + 1
+      end
+    end
+  end
+  return nil
+end
+
 local qs, a = queues()
 local now, snow = now_us()
-local n = tonumber(ARGV[a])
+local n = tonumber(ARGV[a + 1])
 local out = {}
+if P ~= '' and ARGV[a] == '1' then
+  local no = refuse(qs, now, a, n)
+  if no then
+    return no
+  end
+end
 for _, q in ipairs(qs) do
   q.add = {jobs = {}, pending = {}, scheduled = {}}
 end
 for i = 0, n - 1 do
-  local b = a + 1 + i * 12
+  local b = a + 2 + i * 12
   local q = qs[tonumber(ARGV[b])]
   local ukk = ARGV[b + 10]
   local dup = nil
@@ -126,4 +194,8 @@ for _, q in ipairs(qs) do
     end
   end
 end
+for _, q in ipairs(qs) do
+  q.add = nil
+end
+settle()
 return {snow, out, wake(qs)}

@@ -6,8 +6,6 @@
 -- A script that may move a job to a final state ends ARGV with the
 -- outbox's arguments, the same whatever its own arguments are:
 --   nonce   16 hex digits, random per call: the end of the event ids
---   queue   the name of the script's queue
---   suffix  what follows a sequence in the queue's job ids
 --   prefix  the outbox's key prefix ("sluice:outbox:")
 --   'outbox'
 -- or the single argument 'no-outbox' when the outbox is off. The closing
@@ -30,8 +28,8 @@ local function outbox_args()
     local n = #ARGV
     if ARGV[n] == 'no-outbox' then
       OUTBOX = false
-    elseif ARGV[n] == 'outbox' and n >= 5 then
-      OUTBOX = {nonce = ARGV[n - 4], queue = ARGV[n - 3], suffix = ARGV[n - 2], prefix = ARGV[n - 1]}
+    elseif ARGV[n] == 'outbox' and n >= 3 then
+      OUTBOX = {nonce = ARGV[n - 2], prefix = ARGV[n - 1]}
     else
       error('redisqueue: a script that ends jobs was run without the outbox arguments')
     end
@@ -101,23 +99,37 @@ end
 
 local JOB_EVENTS = {completed = 'job.completed', failed = 'job.failed', cancelled = 'job.cancelled'}
 
--- append_job_event records the event of job seq (hash jk, of the script's
--- queue) having just reached final state st. It copies the job's fields
--- kind, tenant, group, attempt and last error from job, {k, tn, g, at,
--- le} as the caller read them (after its write), or, when job is nil,
--- from the hash, so call it after the hash has its final fields. The job
--- id and queue come from the outbox arguments, which name one queue: a
--- script that ends jobs of several queues calls append_event itself.
-local function append_job_event(jk, seq, st, snow, job)
+-- job_ref returns the id suffix ("-" and the escaped queue name) and the
+-- queue name of the queue whose job keys start with jp
+-- ('<prefix>queue:{<escaped name>}:job:'): scripts reach jobs of other
+-- queues than their own (a tenant's or group's), so the queue comes from
+-- the job's key, not from the script's arguments.
+local function job_ref(jp)
+  local tag = string.match(jp, '{([^{}]*)}:job:$')
+  local name = string.gsub(tag, '%%(%x%x)', function(h)
+    return string.char(tonumber(h, 16))
+  end)
+  return '-' .. tag, name
+end
+
+-- append_job_event records the event of job seq (hash jk) of queue table q
+-- having just reached final state st. It copies the job's fields kind,
+-- tenant, group, attempt and last error from job, {k, tn, g, at, le} as
+-- the caller read them (after its write), or, when job is nil, from the
+-- hash, so call it after the hash has its final fields.
+local function append_job_event(q, jk, seq, st, snow, job)
   local ob = outbox_args()
   if not ob then
     return
+  end
+  if not q.ref then
+    q.ref = {job_ref(q.jp)}
   end
   local v = job or redis.call('HMGET', jk, 'k', 'tn', 'g', 'at', 'le')
   local er = v[5]
   if st == 'completed' then
     er = nil
   end
-  append_event(JOB_EVENTS[st], snow, {j = seq .. ob.suffix, q = ob.queue, k = v[1], tn = v[2],
+  append_event(JOB_EVENTS[st], snow, {j = seq .. q.ref[1], q = q.ref[2], k = v[1], tn = v[2],
     g = v[3], st = st, at = v[4], er = er})
 end

@@ -4,7 +4,7 @@
 local qs, a = queues()
 local q, jk, ek, seq = qs[1], KEYS[NK + 1], KEYS[NK + 2], ARGV[a]
 local now, snow = now_us()
-local e, v = fence(jk, ARGV[a + 1], 'at', 'ma', 'cr', 'ukk', 'uf')
+local e, v = fence(jk, ARGV[a + 1], 'at', 'ma', 'cr', 'ukk', 'uf', 'tn', 'g', 'vo', 'vb')
 if e then
   return {e}
 end
@@ -17,15 +17,20 @@ elseif ARGV[a + 4] == '1' or at >= ma then
 end
 record_error(ek, at, snow, msg)
 local more = with(leave_active(q, seq), {'le', msg})
+local J = (v[6] or v[7]) and mkjob(q, seq, v[6], v[7], nil, v[8], v[9]) or nil
 if final(nxt) then
-  finish(q, jk, seq, nxt, snow, v[4], v[5], more)
+  finish(q, jk, seq, nxt, snow, v[4], v[5], more, J, 'active')
 else
   local retry = tonumber(ARGV[a + 3])
   local ra = n2s(now + math.max(retry, 0))
   redis.call('HSET', jk, unpack(with({'st', 'retrying', 'ra', ra, 'ua', snow}, more)))
   redis.call('ZADD', q.retrying, ra, seq)
+  if J then
+    move(J, 'active', 'retrying')
+  end
   if retry <= 0 then
     q.wake = true
   end
 end
+settle()
 return {'ok', nxt, wake(qs)}

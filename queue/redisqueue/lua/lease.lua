@@ -1,5 +1,6 @@
--- lease: promote due jobs, then lease up to max ready jobs. Own arguments:
--- max, lease length (µs), worker id, token base, promotion limit.
+-- lease: promote due jobs, do the scheduler's due work, then lease up to
+-- max ready jobs of the queues not paused. Own arguments: max, lease
+-- length (µs), worker id, token base, promotion limit.
 -- Returns {now, until, per lease {queue position, seq, token, job as it
 -- was before the lease}, woken}: the caller applies the lease's changes
 -- (state, attempt + 1, token, deadline, worker, start) to the job itself,
@@ -10,30 +11,33 @@ local max = tonumber(ARGV[a])
 local until_ = n2s(now + tonumber(ARGV[a + 1]))
 local worker, tokens, plimit = ARGV[a + 2], ARGV[a + 3], tonumber(ARGV[a + 4])
 
--- promote makes due jobs of one index (scheduled or retrying) pending,
+-- promote makes due jobs of one index (scheduled or retrying) ready,
 -- touching only the due ones, oldest first.
 local function promote(q, set)
   local due = redis.call('ZRANGEBYSCORE', q[set], '-inf', snow, 'LIMIT', 0, plimit)
   for _, seq in ipairs(due) do
     local jk = q.jp .. seq
-    local pr = redis.call('HGET', jk, 'pr')
-    if pr then
-      redis.call('HSET', jk, 'st', 'pending', 'ua', snow)
-      redis.call('ZADD', q.pending, pr, seq)
+    local v = redis.call('HMGET', jk, 'st', 'tn', 'g', 'pr', 'vo', 'vb')
+    if v[1] then
+      local h = {'ua', snow}
+      ready(mkjob(q, seq, v[2], v[3], v[4], v[5], v[6]), set, h)
+      redis.call('HSET', jk, unpack(h))
     end
   end
   zrem(q[set], due)
   return #due
 end
 
--- pick returns up to max {queue position, seq}: the best of each queue,
--- merged by priority, then sequence.
-local function pick()
+-- candidates returns up to n {queue position, member, band} of each
+-- queue not paused, merged by band, then member (rank, sequence).
+local function candidates(n)
   local c = {}
   for i, q in ipairs(qs) do
-    local r = redis.call('ZRANGE', q.pending, 0, max - 1, 'WITHSCORES')
-    for j = 1, #r, 2 do
-      c[#c + 1] = {i, r[j], tonumber(r[j + 1])}
+    if not q.paused_now then
+      local r = redis.call('ZRANGE', q.pending, 0, n - 1, 'WITHSCORES')
+      for j = 1, #r, 2 do
+        c[#c + 1] = {i, r[j], tonumber(r[j + 1])}
+      end
     end
   end
   if #qs > 1 then
@@ -46,23 +50,93 @@ local function pick()
   return c
 end
 
--- take leases one job and returns it, or nil when its hash is missing.
-local function take(q, seq, tok)
+-- admit returns nil when the job's tenant and group let it start now, or
+-- the scope that holds it back. Counts of active jobs include the jobs
+-- this call has leased already.
+local function admit(J)
+  if P == '' then
+    return nil
+  end
+  local X = scoped()
+  local tenant, group, counts, wake_at, blocked_until = X.tenant, X.group, X.counts, X.wake_at,
+    X.blocked_until
+  if J.tn then
+    local t = tenant(J.tn)
+    if t.pu > now then
+      wake_at('t:' .. J.tn, t.pu)
+      return 'tenant'
+    end
+    if t.l >= 0 and counts(t.k, 'n:active')[1] >= t.l then
+      return 'tenant'
+    end
+  end
+  if J.g then
+    local g = group(J.g)
+    if g then
+      local u = blocked_until(g)
+      if u > now then
+        wake_at('g:' .. J.g, u)
+        return 'group'
+      end
+      if g.mc > 0 and counts(g.k, 'n:active')[1] >= g.mc then
+        return 'group'
+      end
+    end
+  end
+  return nil
+end
+
+-- started records a start in the job's group: with a crawl delay, its
+-- last start, and a wake when the delay ends.
+local function started(J)
+  local g = J.g and P ~= '' and scoped().group(J.g)
+  if g and g.mi > 0 then
+    g.ls = now
+    redis.call('HSET', g.k, 'ls', snow)
+    S.wake_at('g:' .. J.g, now + g.mi)
+  end
+end
+
+-- TAKE names the fields take reads from a job's hash.
+local TAKE = {at = 1, le = 2, st = 3, tn = 4, g = 5, pr = 6, vo = 7, vb = 8, vs = 9}
+
+-- take leases one job and returns it; nil when its hash is missing or it
+-- is not pending, false when its scope holds it back (it moved to waiting).
+local function take(q, i, m, tok)
+  local seq = string.sub(m, -16)
   local jk = q.jp .. seq
   local f = redis.call('HGETALL', jk)
   if #f == 0 then
     return nil
   end
-  local at, failed = 0, false
-  for i = 1, #f, 2 do
-    if f[i] == 'at' then
-      at = tonumber(f[i + 1])
-    elseif f[i] == 'le' then
-      failed = true
+  local v = {}
+  for k = 1, #f, 2 do
+    local i = TAKE[f[k]]
+    if i then
+      v[i] = f[k + 1]
     end
+  end
+  local at, failed, st, tn, g, pr, vo, vb = tonumber(v[1] or '0'), v[2] ~= nil, v[3], v[4], v[5],
+    v[6] or '0', v[7], v[8]
+  if st ~= 'pending' then
+    return nil
+  end
+  local J = (tn or g) and mkjob(q, seq, tn, g, pr, vo, vb)
+  if J and vo and admit(J) then
+    S.hold(J)
+    return false
   end
   redis.call('HSET', jk, 'st', 'active', 'at', n2s(at + 1), 'tk', tok, 'lu', until_,
     'wk', worker, 'sa', snow, 'ua', snow)
+  if J then
+    move(J, 'pending', 'active')
+    started(J)
+  end
+  local start = v[9] or vo
+  if start then
+    local s = qsched(q)
+    s.v = math.max(s.v, tonumber(start))
+  end
   local errs = {}
   if failed then
     errs = redis.call('LRANGE', jk .. ':errors', 0, -1)
@@ -73,38 +147,59 @@ end
 local promoted = 0
 for _, q in ipairs(qs) do
   promoted = promoted + promote(q, 'scheduled') + promote(q, 'retrying')
+  local pu = redis.call('GET', q.paused)
+  q.paused_now = pu and tonumber(pu) > now
 end
-local out, left, added = {}, {}, {}
-for i = 1, #qs do
-  left[i], added[i] = {}, {}
-end
-for _, p in ipairs(pick()) do
-  if #out >= max then
+maintain()
+settle()
+
+-- Up to four rounds: jobs held back move to waiting, so a later round
+-- sees the next candidates.
+local out = {}
+for round = 1, 4 do
+  local want = max - #out
+  local left, added = {}, {}
+  for i = 1, #qs do
+    left[i], added[i] = {}, {}
+  end
+  local c = candidates(want)
+  local heldn = 0
+  for _, p in ipairs(c) do
+    if #out >= max then
+      break
+    end
+    local i, m = p[1], p[2]
+    local tok = tokens .. '.' .. (#out + 1)
+    local job = take(qs[i], i, m, tok)
+    if job == false then
+      heldn = heldn + 1
+    else
+      local l = left[i]
+      l[#l + 1] = m
+      if job then
+        local ad = added[i]
+        ad[#ad + 1] = until_
+        ad[#ad + 1] = string.sub(m, -16)
+        out[#out + 1] = {i, string.sub(m, -16), tok, job}
+      end
+    end
+  end
+  for i, q in ipairs(qs) do
+    zrem(q.pending, left[i])
+    local ad = added[i]
+    for j = 1, #ad, 1000 do
+      redis.call('ZADD', q.active, unpack(ad, j, math.min(j + 999, #ad)))
+    end
+  end
+  if heldn == 0 or #out >= max or #c < want then
     break
   end
-  local i, seq = p[1], p[2]
-  local tok = tokens .. '.' .. (#out + 1)
-  local job = take(qs[i], seq, tok)
-  local l = left[i]
-  l[#l + 1] = seq
-  if job then
-    local ad = added[i]
-    ad[#ad + 1] = until_
-    ad[#ad + 1] = seq
-    out[#out + 1] = {i, seq, tok, job}
-  end
 end
-for i, q in ipairs(qs) do
-  zrem(q.pending, left[i])
-  local ad = added[i]
-  for j = 1, #ad, 1000 do
-    redis.call('ZADD', q.active, unpack(ad, j, math.min(j + 999, #ad)))
-  end
-end
+settle()
 -- Promoted jobs this call could not take are ready for other workers.
 if promoted > 0 then
   for _, q in ipairs(qs) do
-    if redis.call('ZCARD', q.pending) > 0 then
+    if not q.paused_now and redis.call('ZCARD', q.pending) > 0 then
       q.wake = true
     end
   end

@@ -5,27 +5,43 @@
 --   * KEYS holds one group of NK keys per queue (see queueKeyNames in
 --     keys.go); a per-job script appends the job hash and its error list.
 --   * ARGV[1] is now in Unix microseconds, or '' to read Redis TIME.
---     ARGV[2] is the number of queues; then, per queue, its job key prefix
---     and its notification channel. A script's own arguments follow.
+--     ARGV[2] is the key prefix, or '' when the tenant and group scheduler
+--     is off (Redis Cluster; see sched.lua). ARGV[3] is the number of
+--     queues; then, per queue, its job key prefix and its notification
+--     channel. A script's own arguments follow.
 --   * A job hash holds only the fields that are set (missing = zero):
 --       k kind, p payload, tn tenant, g group, pr priority, ra run at,
 --       ma max attempts, to timeout (ns), uk unique key, ukk the key that
 --       holds it, uf unique-for (µs), st state, at attempt, sl stalls,
 --       le last error, rs result, cr cancel requested, tk token,
 --       lu lease until, wk worker, ca created, ua updated, sa started,
---       fa finished. Times are Unix microseconds. An empty value is unset
+--       fa finished, vs fair start tag, vb band and vo rank (16 digits) of
+--       the fair order (see sched.lua). Times are Unix microseconds. An empty value is unset
 --       too (a cleared lease).
 --   * Numbers go to Redis through n2s: a Lua number would be written in
 --     exponent form by some runtimes; integers below 2^53 are exact.
 --   * Every move between states goes through add_pending, leave_active and
 --     finish (or writes next to them): that is where later layers (a
 --     tenant's slots, a group's counters, an event outbox) hook in, so
---     they change in the same script as the job.
+--     they change in the same script as the job. The tenant and group
+--     side is sched.lua's move (scope_hook here); sched.lua's ready decides
+--     where a job that becomes ready goes.
+--   * Keys of tenants, groups and other queues are derived from job
+--     fields inside the scripts (see sched.lua), which needs a non-Cluster
+--     Redis; with ARGV[2] empty (Cluster) no such key is touched.
 
-local NK = 10
+local NK = 12
 local MAX_HISTORY = __MAX_HISTORY__
 local NAMES = {'pending', 'scheduled', 'retrying', 'active', 'completed',
-  'failed', 'cancelled', 'waiting', 'jobs', 'seq'}
+  'failed', 'cancelled', 'waiting', 'jobs', 'seq', 'sched', 'paused'}
+
+-- NOW and SNOW are the script's time, set by now_us; QT holds every queue
+-- table of the script by job key prefix, FOREIGN those the scheduler
+-- reached through a job of another queue (see sched.lua).
+local NOW, SNOW
+local QT, FOREIGN = {}, {}
+-- scope_hook is set by sched.lua: the tenant and group side of a move.
+local scope_hook
 
 local function n2s(n)
   return string.format('%.0f', n)
@@ -35,43 +51,47 @@ end
 -- costs more than it seems, so the string is built once).
 local function now_us()
   if ARGV[1] ~= '' then
-    return tonumber(ARGV[1]), ARGV[1]
+    NOW, SNOW = tonumber(ARGV[1]), ARGV[1]
+    return NOW, SNOW
   end
   local t = redis.call('TIME')
   local s = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
-  return tonumber(s), s
+  NOW, SNOW = tonumber(s), s
+  return NOW, SNOW
 end
 
 -- queues reads the queue groups; it returns them and the index of the
 -- script's first own argument.
 local function queues()
-  local n = tonumber(ARGV[2])
+  local n = tonumber(ARGV[3])
   local qs = {}
   for i = 0, n - 1 do
-    local q = {jp = ARGV[3 + 2 * i], ch = ARGV[4 + 2 * i], wake = false}
+    local q = {jp = ARGV[4 + 2 * i], ch = ARGV[5 + 2 * i], wake = false}
     for j = 1, NK do
       q[NAMES[j]] = KEYS[i * NK + j]
     end
     qs[i + 1] = q
+    QT[q.jp] = q
   end
-  return qs, 3 + 2 * n
+  return qs, 4 + 2 * n
 end
 
 local function final(st)
   return st == 'completed' or st == 'failed' or st == 'cancelled'
 end
 
--- add_pending makes a job ready. A queue whose ready set was empty before
--- the script's first addition is marked to wake its workers: while it is
--- not empty, they are busy or about to lease anyway.
-local function add_pending(q, seq, pr)
+-- add_pending adds a job to the ready set with its fair order: score the
+-- band, member the rank and sequence (see sched.lua). A queue whose ready
+-- set was empty before the script's first addition is marked to wake its
+-- workers: while it is not empty, they are busy or about to lease anyway.
+local function add_pending(q, member, band)
   if not q.checked then
     q.checked = true
     if redis.call('ZCARD', q.pending) == 0 then
       q.wake = true
     end
   end
-  redis.call('ZADD', q.pending, pr, seq)
+  redis.call('ZADD', q.pending, band, member)
 end
 
 -- wake publishes on the channel of every marked queue and returns their
@@ -82,6 +102,12 @@ local function wake(qs)
     if q.wake then
       redis.call('PUBLISH', q.ch, '1')
       out[#out + 1] = i
+    end
+  end
+  for _, q in ipairs(FOREIGN) do
+    if q.wake then
+      redis.call('PUBLISH', q.ch, '1')
+      q.wake = false
     end
   end
   return out
@@ -113,12 +139,18 @@ end
 
 -- finish moves a job to a final state at now (snow, a string), with more fields to set in
 -- the same write. ukk and uf are the job's unique key fields. The caller
--- has taken the job out of its previous index (and its lease).
-local function finish(q, jk, seq, st, snow, ukk, uf, more)
+-- has taken the job out of its previous index (and its lease). J, the job
+-- as the scheduler sees it (nil for a job without tenant or group), and
+-- from, its state before, move its tenant's and group's counts in the
+-- same step; a group left with no unfinished job completes there.
+local function finish(q, jk, seq, st, snow, ukk, uf, more, J, from)
   redis.call('HSET', jk, unpack(with({'st', st, 'fa', snow, 'ua', snow}, more)))
   redis.call('ZADD', q[st], snow, seq)
   release_unique(ukk, uf, seq, true)
-  append_job_event(jk, seq, st, snow)
+  append_job_event(q, jk, seq, st, snow)
+  if J then
+    scope_hook(J, from, st)
+  end
 end
 
 -- leave_active takes a job out of the active index and returns the

@@ -30,7 +30,7 @@ end
 local qs, a = queues()
 local q, jk, seq = qs[1], KEYS[NK + 1], ARGV[a]
 local now, snow = now_us()
-local v = redis.call('HMGET', jk, 'st', 'g', 'pr', 'ukk', 'uf', 'ca', 'uk')
+local v = redis.call('HMGET', jk, 'st', 'g', 'pr', 'ukk', 'uf', 'ca', 'uk', 'tn', 'vo', 'vb')
 local st = v[1]
 if not st then
   return {'nf'}
@@ -51,6 +51,10 @@ if ukk and ukk ~= '' then
 end
 redis.call('ZREM', q[st], seq)
 redis.call('HDEL', jk, 'at', 'sl', 'rs', 'cr', 'fa', 'tk', 'lu', 'wk')
-redis.call('HSET', jk, 'st', 'pending', 'ra', snow, 'ua', snow)
-add_pending(q, seq, v[3] or '0')
+-- ready decides pending or waiting (the tenant's room) and keeps the
+-- job's place in the fair order.
+local h = {'ra', snow, 'ua', snow}
+ready(mkjob(q, seq, v[8], nil, v[3], v[9], v[10]), st, h)
+redis.call('HSET', jk, unpack(h))
+settle()
 return {'ok', read(jk, KEYS[NK + 2]), wake(qs)}

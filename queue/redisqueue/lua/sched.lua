@@ -1,0 +1,201 @@
+-- The tenant and group scheduler (queue.TenantBackend, queue.GroupBackend),
+-- shared by every script after lib.lua.
+--
+-- Fair order. Each queue's sched hash holds its virtual time v, its aging
+-- step ag, and the finish tag f:<tenant> of each tenant ('' for jobs
+-- without one). A job that becomes ready for the first time gets its start
+-- tag (queue.FairTag) and its order (queue.FairOrder), kept for life: vo
+-- (rank, 16 digits), vb (band; only when not the priority) and vs (start
+-- tag; only when not the rank). Ready and waiting sets score a job by
+-- its band and name it by rank and sequence, so Redis orders equal bands
+-- by member: (band, rank, sequence), every score a small integer.
+--
+-- Scopes. Under the key prefix P (ARGV[2]):
+--   P..'sched:t:'..esc(tenant)   hash: own settings l w b mw (MaxWait, µs),
+--                                 pause end pu, job counts n:<state>
+--   P..'sched:g:'..esc(group)    hash: spec tn mc mi ttl ck cq cp, created ca,
+--                                 cancel requested cr, done da, completion
+--                                 job cj, last start ls, pause end pu, and
+--                                 n:<state> for every state
+--   <scope>:pending, :waiting    sorted sets of the scope's jobs in that
+--                                 state: score band, member rank .. job key
+--   <group>:open                 set of the group's unfinished job keys
+--   P..'sched:defaults'          hash: the tenant defaults
+--   P..'sched:wake'              sorted set of timed work, score = when:
+--                                 't:'/'g:'..name fill a scope (a pause or
+--                                 crawl delay ended), 'x:'..group its TTL,
+--                                 'j:'..job key a MaxWait deadline
+--   P..'sched:tw'                set of tenants with waiting jobs
+--   P..'sched:done'              sorted set of done groups, score = done at
+-- Counts and sets change only in move (scope_hook), called by every
+-- transition of a job with a tenant or group, in the transition's script.
+-- These keys and the keys of other queues are derived inside the scripts
+-- from job fields, so the scheduler needs a non-Cluster Redis: on a Cluster
+-- client P is '' and only the fair order (in each queue's slot) applies.
+--
+-- Where things happen: ready (below) is the one function that decides
+-- pending or waiting; a group completes in scope.lua's complete_group,
+-- run by settle at the end of the script whose transition finished the
+-- group's last job (finish and complete.lua mark the group through move).
+--
+-- Cost. Every script runs this file's top level, so it defines only what
+-- jobs without tenant or group need (the fair tag, ready, move, settle);
+-- the scoped part is in scope.lua, built by scoped() the first time a
+-- script needs it (Lua makes a script's closures on every run, and that is
+-- not free).
+
+local P = ARGV[2] or ''
+local QUEUED = {pending = true, waiting = true}
+
+local function num(v) return tonumber(v or '0') or 0 end
+
+local function mkjob(q, seq, tn, g, pr, vo, vb)
+  return {q = q, seq = seq, jk = q.jp .. seq, tn = tn or nil, g = g or nil,
+    pr = pr or '0', vo = vo or nil, vb = vb or pr or '0'}
+end
+
+-- qmember is the job's member in its queue's index of state st.
+local function qmember(J, st)
+  if QUEUED[st] then
+    return (J.vo or '') .. J.seq
+  end
+  return J.seq
+end
+
+-- pend adds a ready job to its queue's ready set, or to the gather list of
+-- a script that writes the set once (enqueue).
+local function pend(q, m, band)
+  if q.add then
+    local l = q.add.pending
+    l[#l + 1] = band
+    l[#l + 1] = m
+  else
+    add_pending(q, m, band)
+  end
+end
+
+-- qsched returns a queue's fair-order state, read once per script.
+local function qsched(q)
+  if not q.sv then
+    local v = redis.call('HMGET', q.sched, 'v', 'ag')
+    q.sv = {v = num(v[1]), v0 = num(v[1]), ag = num(v[2]), f = {}, moved = {}}
+  end
+  return q.sv
+end
+
+-- flush_tags writes the finish tags and virtual times the script moved.
+local function flush_tags()
+  for _, q in pairs(QT) do
+    local s = q.sv
+    if s then
+      local h = {}
+      for tn in pairs(s.moved) do
+        h[#h + 1] = 'f:' .. tn
+        h[#h + 1] = n2s(s.f[tn])
+      end
+      if s.v > s.v0 then
+        h[#h + 1] = 'v'
+        h[#h + 1] = n2s(s.v)
+        s.v0 = s.v
+      end
+      if #h > 0 then
+        redis.call('HSET', q.sched, unpack(h))
+      end
+      s.moved = {}
+    end
+  end
+end
+
+-- S is the scoped part, built by scoped() on first use.
+local S, scoped
+
+-- tag gives a job ready for the first time its start tag and order, and
+-- appends the fields to write to h.
+local function tag(J, h)
+  local s = qsched(J.q)
+  local tn = J.tn or ''
+  local f = s.f[tn]
+  if not f then
+    f = num(redis.call('HGET', J.q.sched, 'f:' .. tn))
+  end
+  local w = 1
+  if J.tn and P ~= '' then
+    w = math.min(math.max(scoped().tenant(J.tn).w, 1), 1000)
+  end
+  local start = math.max(s.v, f)
+  s.f[tn] = start + math.floor(1000 / w)
+  s.moved[tn] = true
+  local pr = tonumber(J.pr)
+  local band, rank = pr, start
+  if s.ag > 0 then
+    band = 0
+    rank = start + pr * math.min(s.ag, 1000000) * 1000
+  end
+  J.vo = string.format('%016.0f', rank)
+  -- vb and vs are stored only when they differ from the priority and the
+  -- rank (with aging): most jobs write one field.
+  local n = #h
+  h[n + 1], h[n + 2] = 'vo', J.vo
+  J.vb = J.pr
+  if band ~= pr then
+    J.vb = n2s(band)
+    h[n + 3], h[n + 4] = 'vb', J.vb
+  end
+  if rank ~= start then
+    n = #h
+    h[n + 1], h[n + 2] = 'vs', n2s(start)
+  end
+end
+
+-- ready is the one place that decides where a job that has become ready
+-- goes (enqueue, due promotion, retry, snooze end, requeue, rescue,
+-- completion job): it gets its fair tag the first time, leaves its state
+-- from (nil for a new job), and goes pending, or waiting when its tenant
+-- or group has no room (the scoped part's place). It appends the job's
+-- new fields to h for the caller's write and returns the new state.
+local function ready(J, from, h)
+  if not J.vo then
+    tag(J, h)
+  end
+  if P ~= '' and (J.tn or J.g) then
+    return scoped().place(J, from, h)
+  end
+  pend(J.q, J.vo .. J.seq, J.vb)
+  h[#h + 1] = 'st'
+  h[#h + 1] = 'pending'
+  return 'pending'
+end
+
+-- move is the tenant and group side of a job's move from state from to
+-- state to (either nil: the job is new, or only leaves for now).
+local function move(J, from, to)
+  if P == '' or not (J.tn or J.g) then
+    return
+  end
+  scoped().move(J, from, to)
+end
+scope_hook = move
+
+-- settle does what the script's moves left behind: fills the scopes that
+-- got room, completes the groups that may be done, and writes the fair
+-- tags moved. Every script that moves jobs calls it last.
+local function settle()
+  if S then
+    S.settle()
+  end
+  flush_tags()
+end
+
+-- maintain does the timed work that is due (at most 100 items per call):
+-- fills scopes whose pause or crawl delay ended, cancels groups past their
+-- TTL and fails jobs past their MaxWait.
+local function maintain()
+  if P == '' then
+    return
+  end
+  local list = redis.call('ZRANGEBYSCORE', P .. 'sched:wake', '-inf', SNOW, 'LIMIT', 0, 100)
+  if #list > 0 then
+    redis.call('ZREM', P .. 'sched:wake', unpack(list))
+    scoped().due(list)
+  end
+end
