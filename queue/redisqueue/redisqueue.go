@@ -153,7 +153,7 @@ var (
 // except queue.CapAtomicBatch on a Redis Cluster client (see the package
 // doc).
 func (b *Backend) Capabilities() queue.Capabilities {
-	caps := queue.AllCapabilities.Without(queue.CapTenants)
+	caps := queue.AllCapabilities.Without(queue.CapTenants, queue.CapTenantList)
 	if b.cluster {
 		return caps.Without(queue.CapAtomicBatch)
 	}
