@@ -319,6 +319,20 @@ func TestClientCommands(t *testing.T) {
 	if out, code := sluice("job", "list", "--queue", "cli", "--state", "cancelled"); code != 0 || !strings.Contains(out, id) {
 		t.Fatalf("list: %d %s", code, out)
 	}
+	// Filters: a tenant's jobs of one kind, newest first.
+	var tids []string
+	for _, kind := range []string{"a", "b", "a"} {
+		out, code := sluice("job", "enqueue", "--queue", "cli", "--kind", kind, "--tenant", "acme", "--delay", "1h")
+		if code != 0 {
+			t.Fatalf("enqueue for acme: %d %s", code, out)
+		}
+		tids = append(tids, strings.Fields(out)[1])
+	}
+	out, code = sluice("job", "list", "--tenant", "acme", "--kind", "a", "--newest")
+	if rows := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(rows) != 3 ||
+		!strings.HasPrefix(rows[1], tids[2]+" ") || !strings.HasPrefix(rows[2], tids[0]+" ") {
+		t.Fatalf("list --tenant acme --kind a --newest: %d %s; want %s then %s", code, out, tids[2], tids[0])
+	}
 	if out, code := sluice("queue", "stats"); code != 0 || !strings.Contains(out, "cli") {
 		t.Fatalf("stats: %d %s", code, out)
 	}
