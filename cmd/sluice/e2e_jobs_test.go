@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -367,6 +368,9 @@ func TestClientCommands(t *testing.T) {
 	}
 	if out, code := sluice("tenant", "get", "acme", "--json"); code != 0 || !strings.Contains(out, `"limit": 2`) {
 		t.Fatalf("tenant get: %d %s", code, out)
+	}
+	if out, code := sluice("tenant", "list", "--busiest"); code != 0 || !regexp.MustCompile(`(?m)^acme +2 +0 +0 +0 +3 +0$`).MatchString(out) {
+		t.Fatalf("tenant list: %d %s", code, out)
 	}
 	// A group: created, filled from a file, run by workers, waited for.
 	if out, code := sluice("group", "create", "crawl", "--max-concurrency", "2", "--completion-kind", "report", "--completion-queue", "reports"); code != 0 || !strings.Contains(out, "group crawl: running") {
