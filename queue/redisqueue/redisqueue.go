@@ -148,8 +148,9 @@ var (
 )
 
 // Capabilities implements queue.Capable: every capability except
-// queue.CapTenants (this backend does not implement queue.TenantBackend yet:
-// jobs record their tenant, but no tenant limit holds them back), and
+// queue.CapTenants and queue.CapTenantList (this backend does not
+// implement queue.TenantBackend or queue.TenantLister yet: jobs record
+// their tenant, but no tenant limit holds them back), and
 // except queue.CapAtomicBatch on a Redis Cluster client (see the package
 // doc).
 func (b *Backend) Capabilities() queue.Capabilities {
