@@ -65,8 +65,12 @@ type Backend interface {
 	Get(ctx context.Context, id string) (*Job, error)
 
 	// List returns one page of jobs matching f, in enqueue order (oldest
-	// first), at most f.Limit (default 100, at most 1000). Page.Next is the
-	// cursor of the following page, empty on the last one.
+	// first, or newest first with f.Order NewestFirst), at most f.Limit
+	// (default 100, at most 1000). Page.Next is the cursor of the
+	// following page, empty on the last one. A backend that filters while
+	// it scans may bound the work of one call: the page may then hold
+	// fewer jobs than the limit (even none) with a Next to go on from;
+	// only an empty Next ends the listing.
 	List(ctx context.Context, f ListFilter) (*Page, error)
 
 	// Stats returns the number of jobs per state for every queue that has
@@ -176,16 +180,67 @@ type Enqueued struct {
 	Duplicate bool
 }
 
-// ListFilter selects jobs for List. Zero fields do not filter.
+// ListFilter selects jobs for List. Zero fields do not filter; the
+// fields that are set must all match.
 type ListFilter struct {
 	// Queue limits the list to one queue; empty lists all queues.
 	Queue string
 	// States limits the list to these states; empty lists all.
 	States []State
+	// Tenant, Kind and Group limit the list to jobs whose JobSpec field
+	// of that name equals the value exactly.
+	Tenant, Kind, Group string
+	// Order is OldestFirst (the default) or NewestFirst. A cursor belongs
+	// to the order it was read in.
+	Order ListOrder
 	// Limit is the page size: default 100, at most 1000.
 	Limit int
 	// Cursor continues from a previous Page.Next.
 	Cursor string
+}
+
+// ListOrder is the order List returns jobs in.
+type ListOrder string
+
+// The orders of List, by enqueue sequence.
+const (
+	// OldestFirst lists in enqueue order; the zero ListOrder means it.
+	OldestFirst ListOrder = "oldest"
+	// NewestFirst lists the latest enqueued job first.
+	NewestFirst ListOrder = "newest"
+)
+
+// Newest reports whether o is NewestFirst.
+func (o ListOrder) Newest() bool { return o == NewestFirst }
+
+// Valid reports whether o is OldestFirst, NewestFirst or empty.
+func (o ListOrder) Valid() bool { return o == "" || o == OldestFirst || o == NewestFirst }
+
+// Validate returns an *InvalidArgumentError naming the first field of f
+// that breaks a rule: an unknown state or order, a negative limit, or a
+// name longer than MaxNameLen or holding control characters.
+func (f ListFilter) Validate() error {
+	if f.Limit < 0 {
+		return InvalidArgument("ListFilter.Limit", "must not be negative, got %d", f.Limit)
+	}
+	for _, s := range f.States {
+		if !s.Valid() {
+			return InvalidArgument("ListFilter.States", "has unknown state %q", s)
+		}
+	}
+	if !f.Order.Valid() {
+		return InvalidArgument("ListFilter.Order", "must be %q or %q, got %q", OldestFirst, NewestFirst, f.Order)
+	}
+	names := []struct{ field, v string }{
+		{"ListFilter.Queue", f.Queue}, {"ListFilter.Tenant", f.Tenant},
+		{"ListFilter.Kind", f.Kind}, {"ListFilter.Group", f.Group},
+	}
+	for _, n := range names {
+		if err := validName(n.field, n.v, false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Page is one page of a listing.

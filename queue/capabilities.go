@@ -47,6 +47,9 @@ const (
 	// CapRetry: a failed or cancelled job can be made ready again
 	// (Retrier, Client.Retry).
 	CapRetry
+	// CapTenantList: every tenant with jobs or settings can be listed
+	// with its counts (TenantLister, Client.Tenants).
+	CapTenantList
 
 	capEnd // one past the last capability
 )
@@ -123,6 +126,7 @@ var capNames = map[Capability]string{
 	CapClockDelays:   "delays on the backend clock",
 	CapAtomicBatch:   "atomic batch enqueue",
 	CapRetry:         "retrying finished jobs",
+	CapTenantList:    "listing tenants",
 }
 
 // String names the capability, such as "unique keys".

@@ -114,16 +114,14 @@ func (c *Client) Cancel(ctx context.Context, id string) (*Job, error) {
 	return c.b.Cancel(ctx, id)
 }
 
-// List returns one page of jobs matching f, oldest first. Pass the returned
-// Page.Next as f.Cursor to read the next page.
+// List returns one page of jobs matching f, oldest first unless f.Order
+// says NewestFirst. Pass the returned Page.Next as f.Cursor to read the
+// next page; a page may be short, even empty, while Next is set (see
+// Backend.List), so only an empty Next ends the listing. Bad filters are
+// an *InvalidArgumentError naming the field (ListFilter.Validate).
 func (c *Client) List(ctx context.Context, f ListFilter) (*Page, error) {
-	if f.Limit < 0 {
-		return nil, InvalidArgument("ListFilter.Limit", "must not be negative, got %d", f.Limit)
-	}
-	for _, s := range f.States {
-		if !s.Valid() {
-			return nil, InvalidArgument("ListFilter.States", "has unknown state %q", s)
-		}
+	if err := f.Validate(); err != nil {
+		return nil, err
 	}
 	if f.Limit == 0 {
 		f.Limit = DefaultListLimit

@@ -119,3 +119,31 @@ func ExampleLoadPriority() {
 	// 60 28 10
 	// 500 248 10
 }
+
+func ExampleClient_Tenants() {
+	b, done := openExample()
+	defer done()
+	c := queue.NewClient(b)
+	ctx := context.Background()
+
+	// alpha's first job starts; gamma has more jobs waiting than beta.
+	for _, tenant := range []string{"alpha", "alpha", "beta", "gamma", "gamma", "gamma"} {
+		if _, err := c.Enqueue(ctx, queue.JobSpec{Queue: "crawl", Kind: "page", Tenant: tenant}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if _, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"crawl"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute}); err != nil {
+		log.Fatal(err)
+	}
+	page, err := c.Tenants(ctx, queue.TenantFilter{Order: queue.TenantsBusiest})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, t := range page.Tenants {
+		fmt.Println(t.Tenant, "active", t.Active, "pending", t.Pending)
+	}
+	// Output:
+	// alpha active 1 pending 1
+	// gamma active 0 pending 3
+	// beta active 0 pending 1
+}

@@ -57,6 +57,41 @@ func ExampleClient_Enqueue() {
 	// queue: JobSpec.Kind must not be empty
 }
 
+func ExampleClient_List() {
+	b, done := openExample()
+	defer done()
+	c := queue.NewClient(b)
+	ctx := context.Background()
+
+	for _, s := range []struct{ tenant, kind string }{{"acme", "invoice"}, {"globex", "invoice"}, {"acme", "receipt"}, {"acme", "invoice"}} {
+		if _, err := c.Enqueue(ctx, queue.JobSpec{Queue: "billing", Kind: s.kind, Tenant: s.tenant}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	// acme's invoices, newest first, two a page: stop when Next is empty,
+	// not when a page is short.
+	f := queue.ListFilter{Tenant: "acme", Kind: "invoice", Order: queue.NewestFirst, Limit: 2}
+	for {
+		page, err := c.List(ctx, f)
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, j := range page.Jobs {
+			fmt.Println(j.ID, j.Tenant, j.Kind)
+		}
+		if page.Next == "" {
+			break
+		}
+		f.Cursor = page.Next
+	}
+	_, err := c.List(ctx, queue.ListFilter{Order: "sideways"})
+	fmt.Println(err)
+	// Output:
+	// 4 acme invoice
+	// 1 acme invoice
+	// queue: ListFilter.Order must be "oldest" or "newest", got "sideways"
+}
+
 func ExampleWorker() {
 	b, done := openExample()
 	defer done()

@@ -202,6 +202,7 @@ func TestAdminRoutesUnsupported(t *testing.T) {
 		{"POST", "/v1/queues/q/resume", "server.plainBackend does not support tenant scheduling"},
 		{"GET", "/v1/jobs/1/deliveries", "server.plainBackend keeps no webhook delivery log"},
 		{"GET", "/v1/webhooks/ops/deliveries", "server.plainBackend keeps no webhook delivery log"},
+		{"GET", "/v1/tenants", "server.plainBackend does not support listing tenants"},
 	}
 	for _, c := range cases {
 		r := h.do(c.method, c.path, "", "")

@@ -170,6 +170,10 @@ var specFields = strings.NewReplacer(
 	"GroupSpec.CompletionQueue", "completion_queue", "GroupSpec.CompletionPayload", "completion_payload",
 	"TenantConfig.Limit", "limit", "TenantConfig.Weight", "weight", "TenantConfig.Backlog", "backlog",
 	"TenantConfig.MaxWait", "max_wait_ms",
+	"ListFilter.Queue", "queue", "ListFilter.Tenant", "tenant", "ListFilter.Kind", "kind",
+	"ListFilter.Group", "group", "ListFilter.Order", "order", "ListFilter.Cursor", "cursor",
+	"ListFilter.States", "state", "ListFilter.Limit", "limit",
+	"TenantFilter.Order", "order", "TenantFilter.Cursor", "cursor", "TenantFilter.Limit", "limit",
 )
 
 // invalidDetail says what was wrong in the API's own field names.
@@ -320,7 +324,10 @@ type listBody struct {
 
 func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := queue.ListFilter{Queue: q.Get("queue"), Cursor: q.Get("cursor")}
+	f := queue.ListFilter{
+		Queue: q.Get("queue"), Tenant: q.Get("tenant"), Kind: q.Get("kind"), Group: q.Get("group"),
+		Order: queue.ListOrder(q.Get("order")), Cursor: q.Get("cursor"),
+	}
 	for _, v := range q["state"] {
 		for _, st := range strings.Split(v, ",") {
 			if !queue.State(st).Valid() {

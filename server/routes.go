@@ -57,6 +57,7 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/worker/jobs/{id}/fail", role: config.RoleWorker, job: true, handler: s.handleFail},
 		{method: "POST", path: "/v1/worker/jobs/{id}/requeue", role: config.RoleWorker, job: true, handler: s.handleRequeue},
 
+		{method: "GET", path: "/v1/tenants", role: config.RoleProducer, job: true, handler: s.handleListTenants},
 		{method: "GET", path: "/v1/tenants/{tenant}", role: config.RoleProducer, job: true, handler: s.handleGetTenant},
 		{method: "PUT", path: "/v1/tenants/{tenant}", role: config.RoleAdmin, job: true, handler: s.handleSetTenant},
 		{method: "PUT", path: "/v1/tenants/{tenant}/limit", role: config.RoleAdmin, job: true, handler: s.handleSetTenantLimit},

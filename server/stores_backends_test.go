@@ -81,6 +81,15 @@ func TestStoresPlaceQueues(t *testing.T) {
 	if err != nil || len(stats) != 2 || stats[0].Queue != "report" || stats[1].Queue != "scrape" {
 		t.Fatalf("Stats = %+v, %v; want report and scrape", stats, err)
 	}
+	// Filters reach both backends; the tenant list is the default
+	// backend's, which Redis cannot give in this version.
+	p, err := c.List(ctx, queue.ListFilter{Kind: "k", Order: queue.NewestFirst})
+	if err != nil || len(p.Jobs) != 2 || p.Next != "" {
+		t.Fatalf("List(kind k, newest) = %+v, %v; want both jobs", p, err)
+	}
+	if _, err := c.Tenants(ctx, queue.TenantFilter{}); !errors.Is(err, queue.ErrUnsupported) {
+		t.Fatalf("Tenants on a Redis default = %v, want ErrUnsupported", err)
+	}
 	if err := st.Ping(ctx); err != nil {
 		t.Fatalf("Ping: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
@@ -53,6 +54,38 @@ func (s *Server) handleGetTenant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, toTenantBody(info))
+}
+
+// tenantListBody is GET /v1/tenants: a page of tenants in the shape of
+// GET /v1/tenants/{tenant}.
+type tenantListBody struct {
+	Tenants []tenantBody `json:"tenants"`
+	Next    string       `json:"next,omitempty"`
+}
+
+// handleListTenants lists every tenant with unfinished jobs or settings,
+// by name or busiest first (order=busiest); 501 on a backend that cannot.
+func (s *Server) handleListTenants(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := queue.TenantFilter{Order: queue.TenantOrder(q.Get("order")), Cursor: q.Get("cursor")}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > queue.MaxListLimit {
+			writeProblem(w, badRequest("limit must be an integer from 1 to %d, got %q", queue.MaxListLimit, v), nil)
+			return
+		}
+		f.Limit = n
+	}
+	page, err := s.jobs.Tenants(r.Context(), f)
+	if err != nil {
+		s.jobError(w, r, err)
+		return
+	}
+	out := tenantListBody{Tenants: make([]tenantBody, len(page.Tenants)), Next: page.Next}
+	for i, info := range page.Tenants {
+		out.Tenants[i] = toTenantBody(info)
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // tenantLimitBody is the body of PUT /v1/tenants/{tenant}/limit: the

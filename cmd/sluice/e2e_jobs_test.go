@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -319,6 +320,20 @@ func TestClientCommands(t *testing.T) {
 	if out, code := sluice("job", "list", "--queue", "cli", "--state", "cancelled"); code != 0 || !strings.Contains(out, id) {
 		t.Fatalf("list: %d %s", code, out)
 	}
+	// Filters: a tenant's jobs of one kind, newest first.
+	var tids []string
+	for _, kind := range []string{"a", "b", "a"} {
+		out, code := sluice("job", "enqueue", "--queue", "cli", "--kind", kind, "--tenant", "acme", "--delay", "1h")
+		if code != 0 {
+			t.Fatalf("enqueue for acme: %d %s", code, out)
+		}
+		tids = append(tids, strings.Fields(out)[1])
+	}
+	out, code = sluice("job", "list", "--tenant", "acme", "--kind", "a", "--newest")
+	if rows := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(rows) != 3 ||
+		!strings.HasPrefix(rows[1], tids[2]+" ") || !strings.HasPrefix(rows[2], tids[0]+" ") {
+		t.Fatalf("list --tenant acme --kind a --newest: %d %s; want %s then %s", code, out, tids[2], tids[0])
+	}
 	if out, code := sluice("queue", "stats"); code != 0 || !strings.Contains(out, "cli") {
 		t.Fatalf("stats: %d %s", code, out)
 	}
@@ -353,6 +368,9 @@ func TestClientCommands(t *testing.T) {
 	}
 	if out, code := sluice("tenant", "get", "acme", "--json"); code != 0 || !strings.Contains(out, `"limit": 2`) {
 		t.Fatalf("tenant get: %d %s", code, out)
+	}
+	if out, code := sluice("tenant", "list", "--busiest"); code != 0 || !regexp.MustCompile(`(?m)^acme +2 +0 +0 +0 +3 +0$`).MatchString(out) {
+		t.Fatalf("tenant list: %d %s", code, out)
 	}
 	// A group: created, filled from a file, run by workers, waited for.
 	if out, code := sluice("group", "create", "crawl", "--max-concurrency", "2", "--completion-kind", "report", "--completion-queue", "reports"); code != 0 || !strings.Contains(out, "group crawl: running") {

@@ -308,18 +308,26 @@ func newCancelCmd(cf *clientFlags) *cobra.Command {
 }
 
 func newListCmd(cf *clientFlags) *cobra.Command {
-	var queue, state, cursor string
+	var queue, state, tenant, kind, group, cursor string
 	var limit int
+	var newest bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List jobs, oldest first, one page at a time",
-		Args:  cobra.NoArgs,
+		Short: "List jobs, oldest (or newest) first, one page at a time",
+		Long: "List jobs, oldest first (--newest: newest first), one page at a time. Filters are exact\n" +
+			"matches and all must hold. A page may be short, even empty, and still say \"more\": the\n" +
+			"job store bounds the work of one filtered call; go on with --cursor.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q := url.Values{}
-			for k, v := range map[string]string{"queue": queue, "state": state, "cursor": cursor} {
+			vals := map[string]string{"queue": queue, "state": state, "tenant": tenant, "kind": kind, "group": group, "cursor": cursor}
+			for k, v := range vals {
 				if v != "" {
 					q.Set(k, v)
 				}
+			}
+			if newest {
+				q.Set("order", "newest")
 			}
 			if limit > 0 {
 				q.Set("limit", fmt.Sprint(limit))
@@ -351,6 +359,10 @@ func newListCmd(cf *clientFlags) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&queue, "queue", "", "only this queue")
 	fl.StringVar(&state, "state", "", "only these states, comma-separated")
+	fl.StringVar(&tenant, "tenant", "", "only this tenant's jobs")
+	fl.StringVar(&kind, "kind", "", "only jobs of this kind")
+	fl.StringVar(&group, "group", "", "only this group's jobs")
+	fl.BoolVar(&newest, "newest", false, "newest first (a cursor belongs to the order it was read in)")
 	fl.IntVar(&limit, "limit", 0, "page size (default 100, at most 1000)")
 	fl.StringVar(&cursor, "cursor", "", "continue from a previous page")
 	return cmd

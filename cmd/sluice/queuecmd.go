@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"text/tabwriter"
 	"time"
 
@@ -107,8 +108,67 @@ func newTenantCmd(cf *clientFlags) *cobra.Command {
 			return tenantCall(cmd, cf, "GET", args[0], "", nil)
 		},
 	}
-	cmd.AddCommand(set, get)
+	cmd.AddCommand(set, get, newTenantListCmd(cf))
 	return cmd
+}
+
+func newTenantListCmd(cf *clientFlags) *cobra.Command {
+	var cursor string
+	var limit int
+	var busiest bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List tenants with jobs or settings, by name or busiest first, one page at a time",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			q := url.Values{}
+			if busiest {
+				q.Set("order", "busiest")
+			}
+			if cursor != "" {
+				q.Set("cursor", cursor)
+			}
+			if limit > 0 {
+				q.Set("limit", fmt.Sprint(limit))
+			}
+			var page struct {
+				Tenants []tenantInfo `json:"tenants"`
+				Next    string       `json:"next"`
+			}
+			raw, err := cf.client().callJSON(cmd.Context(), "GET", "/v1/tenants?"+q.Encode(), nil, &page)
+			if err != nil {
+				return err
+			}
+			if cf.json {
+				printJSON(cmd.OutOrStdout(), raw)
+				return nil
+			}
+			printTenants(cmd.OutOrStdout(), page.Tenants)
+			if page.Next != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "more: --cursor %s\n", page.Next)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&busiest, "busiest", false, "most active first, then most pending or waiting (a cursor belongs to the order it was read in)")
+	fl.IntVar(&limit, "limit", 0, "page size (default 100, at most 1000)")
+	fl.StringVar(&cursor, "cursor", "", "continue from a previous page")
+	return cmd
+}
+
+func printTenants(w io.Writer, ts []tenantInfo) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TENANT\tLIMIT\tACTIVE\tWAITING\tPENDING\tSCHEDULED\tRETRYING")
+	for _, t := range ts {
+		limit := fmt.Sprint(t.Effective.Limit)
+		if t.Effective.Limit < 0 {
+			limit = "unlimited"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", t.Tenant, limit, t.Jobs["active"], t.Jobs["waiting"],
+			t.Jobs["pending"], t.Jobs["scheduled"], t.Jobs["retrying"])
+	}
+	tw.Flush()
 }
 
 func tenantCall(cmd *cobra.Command, cf *clientFlags, method, tenant, suffix string, body any) error {

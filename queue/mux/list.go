@@ -14,8 +14,11 @@ import (
 // List pages through jobs. With f.Queue, it is that queue's backend's
 // listing (an error matching queue.ErrUnsupported on a backend that cannot
 // list). Without, it lists backend after backend (the default first),
-// each oldest first, skipping backends that cannot list; the cursor says
-// which backend to continue on.
+// each in f.Order (NewestFirst is newest first within each backend),
+// skipping backends that cannot list; the cursor says
+// which backend to continue on. Every other filter passes through to
+// each backend as it is. A backend's short page with a cursor (its work
+// bound was reached) ends the router's page there too.
 func (m *Backend) List(ctx context.Context, f queue.ListFilter) (*queue.Page, error) {
 	if f.Queue != "" || len(m.routes) == 1 {
 		r := m.routes[m.index(f.Queue)]

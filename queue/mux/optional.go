@@ -41,6 +41,17 @@ func (m *Backend) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo,
 	return tb.Tenant(ctx, tenant)
 }
 
+// Tenants forwards to the default backend, where tenant settings live;
+// counts of jobs on the other backends are not in it.
+func (m *Backend) Tenants(ctx context.Context, f queue.TenantFilter) (*queue.TenantPage, error) {
+	b := m.routes[m.index("")].b
+	tl, ok := b.(queue.TenantLister)
+	if !ok || !queue.CapabilitiesOf(b).Has(queue.CapTenantList) {
+		return nil, queue.Unsupported(queue.BackendName(b), queue.CapTenantList)
+	}
+	return tl.Tenants(ctx, f)
+}
+
 // SetAging forwards to the backend of q.
 func (m *Backend) SetAging(ctx context.Context, q string, step int) error {
 	tb, err := m.tenants(q)

@@ -70,5 +70,6 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Tenants", func(t *testing.T) { RunTenants(t, f) })
 	t.Run("Groups", func(t *testing.T) { RunGroups(t, f) })
 	t.Run("Retry", func(t *testing.T) { RunRetry(t, f) })
+	t.Run("Listing", func(t *testing.T) { RunListing(t, f) })
 
 }

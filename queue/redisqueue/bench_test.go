@@ -3,6 +3,7 @@ package redisqueue_test
 import (
 	"context"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -71,5 +72,42 @@ func BenchmarkLeaseComplete(b *testing.B) {
 		}
 		wg.Wait()
 		done += len(ls)
+	}
+}
+
+// BenchmarkListFilteredRare reads pages of a tenant that owns one job in
+// a thousand of a 20,000-job queue: each call looks at no more than the
+// scan budget (1,000 jobs by default) and returns a short page with a cursor, so
+// ns/op is the cost of one bounded call, the longest a filtered listing
+// holds Redis.
+func BenchmarkListFilteredRare(b *testing.B) {
+	be := benchServer(b).backend(b, redisqueue.Options{})
+	cl := queue.NewClient(be)
+	ctx := context.Background()
+	specs := make([]queue.JobSpec, 1000)
+	for n := range 20 {
+		for i := range specs {
+			tenant := "busy"
+			if (n*len(specs)+i)%1000 == 0 {
+				tenant = "rare"
+			}
+			specs[i] = queue.JobSpec{Queue: "bench", Kind: "k", Tenant: tenant}
+		}
+		if _, err := cl.EnqueueBatch(ctx, specs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("BUDGET")); err == nil {
+		defer redisqueue.SetListBudget(n)()
+	}
+	f := queue.ListFilter{Queue: "bench", Tenant: "rare", Order: queue.NewestFirst, Limit: 50}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		p, err := cl.List(ctx, f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Cursor = p.Next
 	}
 }

@@ -223,16 +223,16 @@ var (
 	_ queue.GroupBackend  = (*Backend)(nil)
 )
 
-// Capabilities implements queue.Capable: every capability on a single
-// Redis (or Sentinel). On a Redis Cluster client it lacks
-// queue.CapAtomicBatch, queue.CapTenants and queue.CapGroups (see the
-// package doc): tenants and groups span queues, so their keys cannot live
-// in one queue's slot.
+// Capabilities implements queue.Capable: every capability but
+// queue.CapTenantList on a single Redis (or Sentinel). On a Redis Cluster
+// client it also lacks queue.CapAtomicBatch, queue.CapTenants and
+// queue.CapGroups (see the package doc): tenants and groups span queues,
+// so their keys cannot live in one queue's slot.
 func (b *Backend) Capabilities() queue.Capabilities {
 	if b.cluster {
-		return queue.AllCapabilities.Without(queue.CapAtomicBatch, queue.CapTenants, queue.CapGroups)
+		return queue.AllCapabilities.Without(queue.CapAtomicBatch, queue.CapTenants, queue.CapGroups, queue.CapTenantList)
 	}
-	return queue.AllCapabilities
+	return queue.AllCapabilities.Without(queue.CapTenantList)
 }
 
 // errClosed is returned by calls after Close.

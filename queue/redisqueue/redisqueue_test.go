@@ -344,56 +344,84 @@ func TestExtremes(t *testing.T) {
 	})
 }
 
-// TestListAcrossQueues pages through several queues with a state filter
-// and a small scan budget, so that pages come back short and end at the
-// smallest point any queue was read to: every job appears once, in id
-// order.
+// TestListAcrossQueues pages through several queues with filters and a
+// small scan budget, so that pages come back short and end at the point
+// nearest the start any queue was read to: every job appears once, in id
+// order (or its reverse, newest first).
 func TestListAcrossQueues(t *testing.T) {
 	defer redisqueue.SetListBudget(3)()
+	cases := []struct {
+		name string
+		f    queue.ListFilter
+		want func(j *queue.Job) bool
+	}{
+		{"pending", queue.ListFilter{States: []queue.State{queue.StatePending}},
+			func(j *queue.Job) bool { return j.State == queue.StatePending }},
+		{"pending newest", queue.ListFilter{States: []queue.State{queue.StatePending}, Order: queue.NewestFirst},
+			func(j *queue.Job) bool { return j.State == queue.StatePending }},
+		{"tenant newest", queue.ListFilter{Tenant: "t1", Order: queue.NewestFirst},
+			func(j *queue.Job) bool { return j.Tenant == "t1" }},
+		{"kind and tenant", queue.ListFilter{Tenant: "t0", Kind: "k1"},
+			func(j *queue.Job) bool { return j.Tenant == "t0" && j.Kind == "k1" }},
+		{"everything newest", queue.ListFilter{Order: queue.NewestFirst},
+			func(j *queue.Job) bool { return true }},
+	}
 	forEachServer(t, func(t *testing.T, s server) {
 		clk := clock.NewFake(epoch)
 		b := s.backend(t, withClock(clk))
 		cl := queue.NewClient(b)
-		ctx := context.Background()
-		var want []string
+		var jobs []*queue.Job
 		for i := 0; i < 40; i++ {
 			q := []string{"a", "b", "c"}[i%3]
-			st := queue.JobSpec{Queue: q, Kind: "k"}
+			st := queue.JobSpec{Queue: q, Kind: fmt.Sprintf("k%d", i%2), Tenant: fmt.Sprintf("t%d", i%5)}
 			if i%4 == 0 {
 				st.RunAt = epoch.Add(time.Hour)
 			}
-			j := mustEnqueue(t, cl, st)
-			if j.State == queue.StatePending {
-				want = append(want, j.ID)
-			}
+			jobs = append(jobs, mustEnqueue(t, cl, st))
 			if i%5 == 0 {
 				clk.Advance(time.Microsecond)
 			}
 		}
-		slices.Sort(want) // ids sort by sequence (enqueue time), then queue
-		var got []string
-		cursor := ""
-		for pages := 0; ; pages++ {
-			p, err := cl.List(ctx, queue.ListFilter{States: []queue.State{queue.StatePending}, Limit: 4, Cursor: cursor})
-			if err != nil {
-				t.Fatal(err)
+		for _, c := range cases {
+			var want []string
+			for _, j := range jobs {
+				if c.want(j) {
+					want = append(want, j.ID)
+				}
 			}
-			if len(p.Jobs) > 4 {
-				t.Fatalf("page of %d jobs, limit 4", len(p.Jobs))
+			slices.Sort(want) // ids sort by sequence (enqueue time), then queue
+			if c.f.Order.Newest() {
+				slices.Reverse(want)
 			}
-			for _, j := range p.Jobs {
-				got = append(got, j.ID)
+			if got := listPages(t, cl, c.f, 4); !slices.Equal(got, want) {
+				t.Fatalf("%s: listed %d jobs %v\nwant %d %v", c.name, len(got), got, len(want), want)
 			}
-			if p.Next == "" {
-				break
-			}
-			if pages > 100 {
-				t.Fatal("List never ends")
-			}
-			cursor = p.Next
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("listed %d jobs %v\nwant %d %v", len(got), got, len(want), want)
 		}
 	})
+}
+
+// listPages pages through f, limit jobs a page, and returns the ids.
+func listPages(t *testing.T, cl *queue.Client, f queue.ListFilter, limit int) []string {
+	t.Helper()
+	f.Limit = limit
+	var got []string
+	for pages := 0; ; pages++ {
+		p, err := cl.List(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Jobs) > limit {
+			t.Fatalf("page of %d jobs, limit %d", len(p.Jobs), limit)
+		}
+		for _, j := range p.Jobs {
+			got = append(got, j.ID)
+		}
+		if p.Next == "" {
+			return got
+		}
+		if pages > 200 {
+			t.Fatal("List never ends")
+		}
+		f.Cursor = p.Next
+	}
 }

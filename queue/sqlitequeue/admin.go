@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -34,59 +33,6 @@ func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
 		return nil, queue.ErrNotFound
 	}
 	return j, b.wrap("get", err)
-}
-
-// List implements queue.Backend.
-func (b *Backend) List(ctx context.Context, f queue.ListFilter) (*queue.Page, error) {
-	if b.closed.Load() {
-		return nil, b.wrap("list", queue.ErrClosed)
-	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = queue.DefaultListLimit
-	}
-	limit = min(limit, queue.MaxListLimit)
-	var after int64
-	if f.Cursor != "" {
-		n, err := strconv.ParseInt(f.Cursor, 10, 64)
-		if err != nil || n < 0 {
-			return nil, queue.InvalidArgument("ListFilter.Cursor", "is not a cursor from this backend: %q", f.Cursor)
-		}
-		after = n
-	}
-	where, args := []string{"id > ?"}, []any{after}
-	if f.Queue != "" {
-		where, args = append(where, "queue = ?"), append(args, f.Queue)
-	}
-	if len(f.States) > 0 {
-		where = append(where, "state IN ("+placeholders(len(f.States))+")")
-		for _, s := range f.States {
-			args = append(args, string(s))
-		}
-	}
-	args = append(args, limit+1)
-	rows, err := b.r.QueryContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE `+
-		strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`, args...)
-	if err != nil {
-		return nil, b.wrap("list", err)
-	}
-	defer rows.Close()
-	page := &queue.Page{}
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, b.wrap("list", err)
-		}
-		page.Jobs = append(page.Jobs, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, b.wrap("list", err)
-	}
-	if len(page.Jobs) > limit {
-		page.Jobs = page.Jobs[:limit]
-		page.Next = page.Jobs[limit-1].ID
-	}
-	return page, nil
 }
 
 func placeholders(n int) string {

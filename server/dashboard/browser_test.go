@@ -65,23 +65,42 @@ func TestBrowser(t *testing.T) {
 	row := func(tenant, col string) string {
 		return fmt.Sprintf(`#tenants tbody tr[data-tenant=%q] td[data-col=%q]`, tenant, col)
 	}
+	// A tenant with settings and no jobs is known only to GET /v1/tenants:
+	// its row shows that the table comes from the tenant list.
+	if status, out := srv.call("PUT", "/v1/tenants/initech/limit", map[string]any{"concurrency": 3}); status != http.StatusOK {
+		t.Fatalf("set limit: %d %v", status, out)
+	}
 	do(t, ctx, "tenant table",
 		chromedp.Click(chromedp.CSS(`nav a[data-view="tenants"]`)),
 		waitText(row("acme", "active"), "1"),
 		waitText(row("acme", "pending"), "4"),
 		waitText(row("globex", "pending"), "2"),
 		waitText(`#tenants tbody tr:first-child td[data-col="tenant"]`, "acme"), // busiest first
-		// The server offers tenant settings now: no "not available" note,
-		// and acme (no limit set) shows none.
+		// acme has no limit set; initech's comes with the list.
 		waitText(row("acme", "limit"), "none"),
+		waitText(row("initech", "limit"), "3"),
+		waitText(row("initech", "total"), "0"),
+		waitText(`#tenants tbody tr:last-child td[data-col="tenant"]`, "initech"),
 	)
-	srv.enqueue("emails", "globex", "", 3)
+	later := srv.enqueue("emails", "globex", "", 3)
 	do(t, ctx, "tenant table update", waitText(row("globex", "pending"), "5"))
 
 	// Sorting by a column reorders the rows.
 	do(t, ctx, "sort by pending",
 		chromedp.Click(chromedp.CSS(`#tenants th:nth-child(6) button`)),
 		waitText(`#tenants tbody tr:first-child td[data-col="tenant"]`, "globex"),
+	)
+
+	// The jobs view filters by tenant on the server, newest first.
+	do(t, ctx, "tenant filter",
+		chromedp.Click(chromedp.CSS(`nav a[data-view="jobs"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#f-tenant")),
+		chromedp.SendKeys(chromedp.CSS("#f-tenant"), "globex"),
+		chromedp.Click(chromedp.CSS(`#job-filter button[type="submit"]`)),
+		waitJS(`document.querySelectorAll("#jobs tbody tr[data-job]").length === 5`),
+		waitJS(`[...document.querySelectorAll('#jobs tbody td[data-col="tenant"]')].every((td) => td.textContent === "globex")`),
+		waitJS(fmt.Sprintf(`document.querySelector("#jobs tbody tr:first-child").dataset.job === %q`, later[2])),
+		waitContains("#jobs caption", "(tenant globex), newest first"),
 	)
 
 	// Cancel one of globex's jobs from its page.

@@ -1,11 +1,14 @@
 // Tenants: live jobs per tenant (active vs limit, waiting, pending),
-// busiest first, sortable. Counts come from GET /v1/queues/counts; limits
-// from the tenant API once the server has one.
+// busiest first, sortable. Across every queue the rows come from
+// GET /v1/tenants (counts and limits together, from the scheduler); for
+// one queue, and on a server whose job store cannot list tenants, counts
+// come from GET /v1/queues/counts and limits from the tenant API.
 import { api, request, available, offers, enc, q } from './api.js';
 import { h, replace, num, table, sortRows, bar, notice, confirm } from './dom.js';
 
 const LIVE = 'scheduled,pending,waiting,active,retrying';
 const PER_TENANT_LOOKUPS = 25; // GET /v1/tenants/{t} calls per refresh, at most
+const TENANT_PAGE = 1000; // tenants read from GET /v1/tenants per refresh
 
 // BUSY is the default order, busiest first: most active, then most
 // waiting or pending. It sorts but is not shown as a column.
@@ -22,7 +25,7 @@ export default {
     pick.addEventListener('change', () => ctx.navigate(`#/tenants${q({ queue: pick.value })}`));
     root.append(
       h('h1', { tabindex: '-1' }, 'Tenants'),
-      h('p', { class: 'hint' }, 'Unfinished jobs per tenant, busiest first (most active, then most waiting). Select a column to sort.'),
+      h('p', { class: 'hint' }, 'Unfinished jobs per tenant, busiest first (most active, then most pending or waiting). Select a column to sort.'),
       h('div', { class: 'form-row' }, h('div', { class: 'field' }, h('label', { for: 'tenant-queue' }, 'Queue'), pick)),
       h('p'), note, out);
     api('/v1/queues/stats').then((s) => {
@@ -44,9 +47,17 @@ export default {
         rowAttrs: (r) => ({ 'data-tenant': r.tenant }), empty: 'No unfinished jobs.',
       }));
       if (last.truncated) out.append(h('p', { class: 'note warn' }, `Counted the first ${num(last.scanned)} unfinished jobs only: the numbers are lower bounds.`));
+      if (last.more) out.append(h('p', { class: 'note', id: 'tenants-more' }, `Showing the ${num(rows.length)} busiest tenants.`));
     }
 
     async function update() {
+      const listed = queue ? null : await listTenants();
+      if (listed) {
+        replace(note);
+        last = { rows: listed.rows, limitsOn: true, more: listed.more };
+        render();
+        return;
+      }
       const counts = await api(`/v1/queues/counts${q({ by: 'tenant', state: LIVE, queue })}`);
       const rows = counts.rows.map((r) => ({
         tenant: r.key,
@@ -65,15 +76,50 @@ export default {
   },
 };
 
+// listTenants reads the busiest tenants from GET /v1/tenants, with the
+// scheduler's own counts and limits; null when the server cannot list
+// tenants (its job store lacks it: 501).
+async function listTenants() {
+  if (!offers('GET', '/v1/tenants')) return null;
+  const r = await tenantPage();
+  if (!r) return null;
+  const rows = r.tenants.map((t) => {
+    const j = t.jobs || {};
+    const row = {
+      tenant: t.tenant,
+      active: j.active || 0,
+      waiting: j.waiting || 0,
+      pending: j.pending || 0,
+      later: (j.scheduled || 0) + (j.retrying || 0),
+      limit: null,
+    };
+    row.total = row.active + row.waiting + row.pending + row.later;
+    merge(row, t);
+    return row;
+  });
+  return { rows, more: !!r.next };
+}
+
+// tenantPage is the first page of GET /v1/tenants, busiest first, or null.
+async function tenantPage() {
+  const probe = await available('tenant-list', '/v1/tenants?limit=1');
+  if (!probe.ok) return null;
+  const r = await request(`/v1/tenants${q({ order: 'busiest', limit: TENANT_PAGE })}`);
+  return r.ok && r.data && Array.isArray(r.data.tenants) ? r.data : null;
+}
+
 // fillLimits adds each tenant's limit from the tenant API when the server
 // has one, and says plainly when it does not.
 async function fillLimits(rows, note) {
   const named = rows.filter((r) => r.tenant);
   if (offers('GET', '/v1/tenants')) {
-    const r = await request('/v1/tenants');
-    if (r.ok && r.data && Array.isArray(r.data.tenants)) {
-      const byName = new Map(r.data.tenants.map((t) => [t.tenant || t.name || t.id, t]));
-      for (const row of named) merge(row, byName.get(row.tenant));
+    const page = await tenantPage();
+    if (page) {
+      const byName = new Map(page.tenants.map((t) => [t.tenant, t]));
+      for (const row of named) {
+        const t = byName.get(row.tenant);
+        if (t) row.limit = limitOf(t);
+      }
       replace(note);
       return true;
     }
@@ -93,14 +139,22 @@ async function fillLimits(rows, note) {
   return true;
 }
 
-// merge reads a tenant document leniently: the limit may be a number or
-// {concurrency}; active and waiting, when given, are the scheduler's own.
+// merge takes a tenant document of the API (GET /v1/tenants/{tenant},
+// or one row of GET /v1/tenants): its limit, and its active and waiting
+// counts, which are the scheduler's own.
 function merge(row, t) {
   if (!t) return;
-  const lim = t.limit !== undefined ? t.limit : t.concurrency;
-  row.limit = typeof lim === 'number' ? lim : (lim && typeof lim.concurrency === 'number' ? lim.concurrency : null);
-  if (typeof t.active === 'number') row.active = t.active;
-  if (typeof t.waiting === 'number') row.waiting = t.waiting;
+  row.limit = limitOf(t);
+  const j = t.jobs || {};
+  if (typeof j.active === 'number') row.active = j.active;
+  if (typeof j.waiting === 'number') row.waiting = j.waiting;
+}
+
+// limitOf is the limit in force: a positive number, or 0 for none (the
+// API's -1, unlimited).
+function limitOf(t) {
+  const lim = t.effective ? t.effective.limit : undefined;
+  return typeof lim === 'number' ? Math.max(lim, 0) : null;
 }
 
 function columns(limitsOn, ctx) {
