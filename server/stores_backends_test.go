@@ -3,20 +3,15 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"log/slog"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
-	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/sluicehq/sluice/internal/amqptest"
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/queue/amqpqueue"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/server/config"
@@ -124,15 +119,12 @@ func TestPlacementNeedsRestart(t *testing.T) {
 // With the lane configured, a queue on it runs there, a unique job for it
 // is refused naming amqpqueue, and the lane answers Ping.
 func TestStoresLane(t *testing.T) {
-	u := os.Getenv("SLUICE_AMQP_URL")
-	if u == "" {
-		t.Skip("SLUICE_AMQP_URL is not set: skipping the test on the RabbitMQ lane")
-	}
+	u := amqptest.URL(t, "the test on the RabbitMQ lane")
 	ctx := context.Background()
 	cfg := config.Default()
 	cfg.Storage.DataDir = t.TempDir()
 	cfg.Queues.Backends = map[string]string{"scrape": config.BackendRabbitMQ}
-	cfg.Queues.RabbitMQ = config.RabbitMQ{URL: u, Prefix: laneTestPrefix(t, u, "scrape")}
+	cfg.Queues.RabbitMQ = config.RabbitMQ{URL: u, Prefix: amqptest.Prefix(t, u, "server", "scrape")}
 	st := openTestStores(t, cfg)
 	c := queue.NewClient(st.Queue)
 	_, err := c.Enqueue(ctx, queue.JobSpec{Queue: "scrape", Kind: "k", UniqueKey: "u"})
@@ -149,55 +141,17 @@ func TestStoresLane(t *testing.T) {
 	}
 }
 
-// laneTestPrefix returns a broker queue prefix no other test uses, and
-// deletes the broker queues of queues under it when t ends.
-func laneTestPrefix(t *testing.T, url string, queues ...string) string {
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	prefix := "sluicetest.server." + hex.EncodeToString(r[:]) + "."
-	t.Cleanup(func() {
-		conn, err := amqp.Dial(url)
-		if err != nil {
-			t.Errorf("cleanup: %v", err)
-			return
-		}
-		defer conn.Close()
-		ch, err := conn.Channel()
-		if err != nil {
-			t.Errorf("cleanup: %v", err)
-			return
-		}
-		defer ch.Close()
-		for _, q := range queues {
-			names := []string{prefix + q, prefix + q + ".dead"}
-			for _, d := range amqpqueue.DefaultDelayBuckets {
-				names = append(names, prefix+q+".delay."+strconv.FormatInt(d.Milliseconds(), 10)+"ms")
-			}
-			for _, n := range names {
-				if _, err := ch.QueueDelete(n, false, false, false); err != nil {
-					t.Errorf("cleanup: delete %s: %v", n, err)
-					return
-				}
-			}
-		}
-	})
-	return prefix
-}
-
 // recorder: redis keeps lane job states on the storage's Redis, where
 // another store (another server) finds them.
 func TestStoresLaneRedisRecorder(t *testing.T) {
-	u := os.Getenv("SLUICE_AMQP_URL")
-	if u == "" {
-		t.Skip("SLUICE_AMQP_URL is not set: skipping the test on the RabbitMQ lane")
-	}
+	u := amqptest.URL(t, "the test on the RabbitMQ lane")
 	ctx := context.Background()
 	mr := miniredis.RunT(t)
 	cfg := config.Default()
 	cfg.Storage.RedisURL = "redis://" + mr.Addr() + "/0"
 	cfg.Storage.DataDir = t.TempDir()
 	cfg.Queues.Backends = map[string]string{"scrape": config.BackendRabbitMQ}
-	cfg.Queues.RabbitMQ = config.RabbitMQ{URL: u, Prefix: laneTestPrefix(t, u, "scrape"), Recorder: "redis"}
+	cfg.Queues.RabbitMQ = config.RabbitMQ{URL: u, Prefix: amqptest.Prefix(t, u, "server", "scrape"), Recorder: "redis"}
 	one := openTestStores(t, cfg)
 	j, err := queue.NewClient(one.Queue).Enqueue(ctx, queue.JobSpec{Queue: "scrape", Kind: "k"})
 	if err != nil {

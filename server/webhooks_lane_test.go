@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/amqptest"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/webhook"
 	"github.com/sluicehq/sluice/server/config"
@@ -22,10 +22,7 @@ import (
 // lane's webhooks queue: the receiver's first answer (500) is retried, the
 // signature verifies, and both attempts reach the delivery metrics.
 func TestServeDeliversWebhooksOnLane(t *testing.T) {
-	u := os.Getenv("SLUICE_AMQP_URL")
-	if u == "" {
-		t.Skip("SLUICE_AMQP_URL is not set: skipping webhook delivery on the RabbitMQ lane")
-	}
+	u := amqptest.URL(t, "webhook delivery on the RabbitMQ lane")
 	webhookGuard = webhook.Guard{AllowAll: true} // the receiver listens on 127.0.0.1
 	t.Cleanup(func() { webhookGuard = webhook.Guard{} })
 	var mu sync.Mutex
@@ -48,7 +45,7 @@ func TestServeDeliversWebhooksOnLane(t *testing.T) {
 	cfg.Webhooks.Subscriptions = []config.Subscription{{Name: "ops", URL: rc.URL, Secret: "k", Events: []string{"job.completed"}}}
 	cfg.Webhooks.Lane = config.BackendRabbitMQ
 	// The retry comes after the dispatcher's first backoff (15s to 30s).
-	cfg.Queues.RabbitMQ = config.RabbitMQ{URL: u, Prefix: laneTestPrefix(t, u, "webhooks")}
+	cfg.Queues.RabbitMQ = config.RabbitMQ{URL: u, Prefix: amqptest.Prefix(t, u, "server", "webhooks")}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	addr := make(chan string, 1)

@@ -1,18 +1,12 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
-	"github.com/sluicehq/sluice/queue/amqpqueue"
+	"github.com/sluicehq/sluice/internal/amqptest"
 )
 
 // With SLUICE_AMQP_URL set: a config places queue scrape on the RabbitMQ
@@ -20,13 +14,10 @@ import (
 // batch run through the worker protocol and show completed in
 // GET /v1/jobs/{id} and /v1/queues/stats.
 func TestServeQueuesOnTwoBackends(t *testing.T) {
-	u := os.Getenv("SLUICE_AMQP_URL")
-	if u == "" {
-		t.Skip("SLUICE_AMQP_URL is not set: skipping the end-to-end test of queues on the RabbitMQ lane (set it to e.g. amqp://guest:guest@127.0.0.1:5672/)")
-	}
+	u := amqptest.URL(t, "the end-to-end test of queues on the RabbitMQ lane")
 	t.Parallel()
 	dir := t.TempDir()
-	prefix := lanePrefix(t, u, "scrape")
+	prefix := amqptest.Prefix(t, u, "e2e", "scrape")
 	writeFile(t, filepath.Join(dir, "sluice.yaml"), fmt.Sprintf(`
 queues:
   backends:
@@ -94,39 +85,4 @@ queues:
 	if err := p.stop(); err != nil {
 		t.Fatalf("stop: %v\n%s", err, p.stderr)
 	}
-}
-
-// lanePrefix returns a broker queue prefix no other test uses and deletes
-// the broker queues of queues under it when t ends.
-func lanePrefix(t *testing.T, url string, queues ...string) string {
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	prefix := "sluicetest.e2e." + hex.EncodeToString(r[:]) + "."
-	t.Cleanup(func() {
-		conn, err := amqp.Dial(url)
-		if err != nil {
-			t.Errorf("cleanup: %v", err)
-			return
-		}
-		defer conn.Close()
-		ch, err := conn.Channel()
-		if err != nil {
-			t.Errorf("cleanup: %v", err)
-			return
-		}
-		defer ch.Close()
-		for _, q := range queues {
-			names := []string{prefix + q, prefix + q + ".dead"}
-			for _, d := range amqpqueue.DefaultDelayBuckets {
-				names = append(names, prefix+q+".delay."+strconv.FormatInt(d.Milliseconds(), 10)+"ms")
-			}
-			for _, n := range names {
-				if _, err := ch.QueueDelete(n, false, false, false); err != nil {
-					t.Errorf("cleanup: delete %s: %v", n, err)
-					return
-				}
-			}
-		}
-	})
-	return prefix
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/amqptest"
 	"github.com/sluicehq/sluice/internal/clock"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/mux"
@@ -32,7 +33,7 @@ var laneQueues = []string{"q", "mail", "x", "r", "w", "c", "b", "p", "s"}
 // and the RabbitMQ lane. Tests that need what the lane lacks skip
 // themselves (queuetest asks what every routed backend has).
 func TestConformanceLane(t *testing.T) {
-	amqpURL(t)
+	amqptest.URL(t, "the tests on the RabbitMQ lane")
 	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
 		m := newMux(t, openSQLite(t, clk, sqlitequeue.Options{}), mux.Route{
 			Name: "rabbitmq", Backend: openLane(t, clk, laneQueues), Queues: laneQueues,

@@ -2,18 +2,13 @@ package webhook_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"net/http"
-	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
+	"github.com/sluicehq/sluice/internal/amqptest"
 	"github.com/sluicehq/sluice/internal/clock"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/amqpqueue"
@@ -31,22 +26,14 @@ func TestForwardToQueue(t *testing.T) {
 
 // The same through the RabbitMQ lane.
 func TestForwardToLane(t *testing.T) {
-	u := os.Getenv("SLUICE_AMQP_URL")
-	if u == "" {
-		t.Skip("SLUICE_AMQP_URL is not set: skipping webhook delivery on the RabbitMQ lane")
-	}
+	u := amqptest.URL(t, "webhook delivery on the RabbitMQ lane")
 	t.Parallel()
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	prefix := "sluicetest.webhook." + hex.EncodeToString(r[:]) + "."
+	prefix := amqptest.Prefix(t, u, "webhook", "webhooks")
 	lane, err := amqpqueue.New(u, amqpqueue.Options{Prefix: prefix, Logger: quiet, ConnectionName: "sluice-test " + prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		lane.Close()
-		deleteLaneQueues(t, u, prefix, "webhooks")
-	})
+	t.Cleanup(func() { lane.Close() })
 	testForward(t, lane)
 }
 
@@ -117,34 +104,6 @@ func testForward(t *testing.T, laneBackend queue.Backend) {
 	}
 	if left, err := m.ClaimEvents(ctx, 10, time.Minute); err != nil || len(left) != 0 {
 		t.Errorf("outbox after forwarding: %d events, %v; want none", len(left), err)
-	}
-}
-
-// deleteLaneQueues deletes the broker queues of queues under prefix.
-func deleteLaneQueues(t *testing.T, url, prefix string, queues ...string) {
-	conn, err := amqp.Dial(url)
-	if err != nil {
-		t.Errorf("cleanup: %v", err)
-		return
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Errorf("cleanup: %v", err)
-		return
-	}
-	defer ch.Close()
-	for _, q := range queues {
-		names := []string{prefix + q, prefix + q + ".dead"}
-		for _, d := range amqpqueue.DefaultDelayBuckets {
-			names = append(names, prefix+q+".delay."+strconv.FormatInt(d.Milliseconds(), 10)+"ms")
-		}
-		for _, n := range names {
-			if _, err := ch.QueueDelete(n, false, false, false); err != nil {
-				t.Errorf("cleanup: delete %s: %v", n, err)
-				return
-			}
-		}
 	}
 }
 
