@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -152,13 +151,9 @@ func (s *Server) deliveries(w http.ResponseWriter, r *http.Request, f queue.Deli
 	}
 	q := r.URL.Query()
 	f.Cursor = q.Get("cursor")
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > queue.MaxListLimit {
-			writeProblem(w, badRequest("limit must be an integer from 1 to %d, got %q", queue.MaxListLimit, v), nil)
-			return
-		}
-		f.Limit = n
+	if p := pageLimit(q, &f.Limit); p != nil {
+		writeProblem(w, p, nil)
+		return
 	}
 	page, err := ob.Deliveries(r.Context(), f)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -337,13 +338,9 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request) {
 			f.States = append(f.States, queue.State(st))
 		}
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > queue.MaxListLimit {
-			writeProblem(w, badRequest("limit must be an integer from 1 to %d, got %q", queue.MaxListLimit, v), nil)
-			return
-		}
-		f.Limit = n
+	if p := pageLimit(q, &f.Limit); p != nil {
+		writeProblem(w, p, nil)
+		return
 	}
 	page, err := s.jobs.List(r.Context(), f)
 	if err != nil {
@@ -355,6 +352,21 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request) {
 		out.Jobs[i] = toJobBody(j)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// pageLimit reads the limit query parameter of a listing into limit (left
+// as is when absent): 1 to queue.MaxListLimit.
+func pageLimit(q url.Values, limit *int) *problem {
+	v := q.Get("limit")
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > queue.MaxListLimit {
+		return badRequest("limit must be an integer from 1 to %d, got %q", queue.MaxListLimit, v)
+	}
+	*limit = n
+	return nil
 }
 
 func stateNames() string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
@@ -68,13 +67,9 @@ type tenantListBody struct {
 func (s *Server) handleListTenants(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := queue.TenantFilter{Order: queue.TenantOrder(q.Get("order")), Cursor: q.Get("cursor")}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > queue.MaxListLimit {
-			writeProblem(w, badRequest("limit must be an integer from 1 to %d, got %q", queue.MaxListLimit, v), nil)
-			return
-		}
-		f.Limit = n
+	if p := pageLimit(q, &f.Limit); p != nil {
+		writeProblem(w, p, nil)
+		return
 	}
 	page, err := s.jobs.Tenants(r.Context(), f)
 	if err != nil {
