@@ -16,19 +16,7 @@ its attempts start again from 0, and it is ready at once (or waits for its
 tenant's room). Jobs in a group cannot be retried: the group already
 counted them finished.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var j job
-			raw, err := cf.client().callJSON(cmd.Context(), "POST", "/v1/jobs/"+pathEscape(args[0])+"/retry", nil, &j)
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				printJSON(cmd.OutOrStdout(), raw)
-				return nil
-			}
-			printJob(cmd.OutOrStdout(), j)
-			return nil
-		},
+		RunE: jobAction(cf, "retry"),
 	}
 }
 

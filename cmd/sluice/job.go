@@ -286,24 +286,30 @@ func printJob(w io.Writer, j job) {
 	}
 }
 
+// jobAction runs POST /v1/jobs/{id}/<action> on the job named by the
+// command's argument and prints the job as it is after the call.
+func jobAction(cf *clientFlags, action string) func(cmd *cobra.Command, args []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		var j job
+		raw, err := cf.client().callJSON(cmd.Context(), "POST", "/v1/jobs/"+pathEscape(args[0])+"/"+action, nil, &j)
+		if err != nil {
+			return err
+		}
+		if cf.json {
+			printJSON(cmd.OutOrStdout(), raw)
+			return nil
+		}
+		printJob(cmd.OutOrStdout(), j)
+		return nil
+	}
+}
+
 func newCancelCmd(cf *clientFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a job (a running one is signalled through its worker's heartbeat)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var j job
-			raw, err := cf.client().callJSON(cmd.Context(), "POST", "/v1/jobs/"+pathEscape(args[0])+"/cancel", nil, &j)
-			if err != nil {
-				return err
-			}
-			if cf.json {
-				printJSON(cmd.OutOrStdout(), raw)
-				return nil
-			}
-			printJob(cmd.OutOrStdout(), j)
-			return nil
-		},
+		RunE:  jobAction(cf, "cancel"),
 	}
 }
 
