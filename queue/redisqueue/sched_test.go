@@ -111,8 +111,8 @@ func TestSchedCluster(t *testing.T) {
 	s := miniServer(t)
 	b := s.backendOn(t, s.clusterClient(t), redisqueue.Options{Clock: clock.NewFake(epoch)})
 	caps := queue.CapabilitiesOf(b)
-	if caps.Has(queue.CapTenants) || caps.Has(queue.CapGroups) || caps.Has(queue.CapAtomicBatch) {
-		t.Fatalf("Cluster capabilities %s: want no tenants, groups or atomic batches", caps)
+	if caps.Has(queue.CapTenants) || caps.Has(queue.CapGroups) || caps.Has(queue.CapAtomicBatch) || caps.Has(queue.CapTenantList) {
+		t.Fatalf("Cluster capabilities %s: want no tenants, groups, atomic batches or tenant list", caps)
 	}
 	ctx := context.Background()
 	if err := b.SetTenant(ctx, "a", queue.TenantConfig{Limit: 1}); !errors.Is(err, queue.ErrUnsupported) {
@@ -120,6 +120,9 @@ func TestSchedCluster(t *testing.T) {
 	}
 	if _, err := b.CreateGroup(ctx, queue.GroupSpec{ID: "g"}); !errors.Is(err, queue.ErrUnsupported) {
 		t.Errorf("CreateGroup = %v, want ErrUnsupported", err)
+	}
+	if _, err := b.Tenants(ctx, queue.TenantFilter{}); !errors.Is(err, queue.ErrUnsupported) {
+		t.Errorf("Tenants = %v, want ErrUnsupported", err)
 	}
 	cl := queue.NewClient(b)
 	for i := 0; i < 2; i++ {
