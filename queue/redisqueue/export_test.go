@@ -17,3 +17,6 @@ func SetTenantStep(n int) (restore func()) {
 	tenantStep = n
 	return func() { tenantStep = old }
 }
+
+// TenantStep is how many tenants one script of the tenant list reads.
+func TenantStep() int { return tenantStep }
