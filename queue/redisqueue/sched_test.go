@@ -39,6 +39,11 @@ func TestSchedKeys(t *testing.T) {
 		if err != nil || info.Pending != 1 || info.Waiting != 1 {
 			t.Fatalf("Tenant = %+v, %v; want 1 pending, 1 waiting", info, err)
 		}
+		// The tenant list derives the same key from the registered name.
+		if tp, err := cl.Tenants(ctx, queue.TenantFilter{}); err != nil || len(tp.Tenants) != 1 ||
+			tp.Tenants[0].Tenant != tenant || tp.Tenants[0].Waiting != 1 || tp.Tenants[0].Own.Limit != 1 {
+			t.Fatalf("Tenants = %+v, %v; want %q with 1 waiting and limit 1", tp, err, tenant)
+		}
 		for _, k := range []string{"sched:t:" + keyspace.Escape(tenant), "sched:g:" + keyspace.Escape(grp)} {
 			if n, _ := c.Exists(ctx, string(s.prefix)+k).Result(); n != 1 {
 				t.Errorf("key %s is missing", string(s.prefix)+k)

@@ -16,7 +16,7 @@ var _ queue.TenantLister = (*Backend)(nil)
 // the busiest order ranks every tenant, so a Tenants call reads the
 // registry in steps of this many names, each its own short script, and
 // other clients of the server wait at most one step at a time. A step
-// holds Redis for about 1.6 ms (BenchmarkTenantsBusiest, measured with
+// holds Redis for about 2 ms (BenchmarkTenantsBusiest, measured with
 // SLOWLOG: 10,000 tenants take 40 steps and about 100 ms in all).
 var tenantStep = 250
 
