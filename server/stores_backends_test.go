@@ -65,7 +65,7 @@ func TestStoresPlaceQueues(t *testing.T) {
 		t.Errorf("Kind = %q", st.Kind)
 	}
 	c := queue.NewClient(m)
-	res, err := c.EnqueueBatch(ctx, []queue.JobSpec{{Queue: "report", Kind: "k"}, {Queue: "scrape", Kind: "k"}})
+	res, err := c.EnqueueBatch(ctx, []queue.JobSpec{{Queue: "report", Kind: "k", Tenant: "beta"}, {Queue: "scrape", Kind: "k", Tenant: "acme"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,13 +77,13 @@ func TestStoresPlaceQueues(t *testing.T) {
 		t.Fatalf("Stats = %+v, %v; want report and scrape", stats, err)
 	}
 	// Filters reach both backends; the tenant list is the default
-	// backend's, which Redis cannot give in this version.
+	// backend's (Redis): acme, not the embedded queue's beta.
 	p, err := c.List(ctx, queue.ListFilter{Kind: "k", Order: queue.NewestFirst})
 	if err != nil || len(p.Jobs) != 2 || p.Next != "" {
 		t.Fatalf("List(kind k, newest) = %+v, %v; want both jobs", p, err)
 	}
-	if _, err := c.Tenants(ctx, queue.TenantFilter{}); !errors.Is(err, queue.ErrUnsupported) {
-		t.Fatalf("Tenants on a Redis default = %v, want ErrUnsupported", err)
+	if tp, err := c.Tenants(ctx, queue.TenantFilter{}); err != nil || len(tp.Tenants) != 1 || tp.Tenants[0].Tenant != "acme" {
+		t.Fatalf("Tenants on a Redis default = %+v, %v; want acme alone", tp, err)
 	}
 	if err := st.Ping(ctx); err != nil {
 		t.Fatalf("Ping: %v", err)

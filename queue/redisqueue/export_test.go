@@ -8,3 +8,15 @@ func SetListBudget(n int) (restore func()) {
 	listBudget = n
 	return func() { listBudget = old }
 }
+
+// SetTenantStep changes how many tenants one script of the tenant list
+// reads, so tests can reach the stepped busiest order with few tenants.
+// It returns a function that restores the old value.
+func SetTenantStep(n int) (restore func()) {
+	old := tenantStep
+	tenantStep = n
+	return func() { tenantStep = old }
+}
+
+// TenantStep is how many tenants one script of the tenant list reads.
+func TenantStep() int { return tenantStep }

@@ -35,6 +35,7 @@
 //	sluice:queues                   the set of queue names (for calls on all queues)
 //	sluice:outbox:...               the event outbox, with Options.Outbox (see below)
 //	sluice:sched:t:<tenant>         a tenant's settings, pause and job counts per state
+//	sluice:sched:tenants            the tenants with unfinished jobs or settings (Tenants)
 //	sluice:sched:g:<group>          a group's spec, state and job counts per state
 //	sluice:sched:...                the scheduler's other keys (see lua/sched.lua)
 //
@@ -55,8 +56,10 @@
 // drift from the jobs. One Lua function, ready, decides whether a job that
 // becomes ready is pending or waiting, for every script that makes a job
 // ready. A group's completion job is enqueued by the script whose
-// transition finishes the group's last job. Jobs without tenant or group
-// cost a fair tag per enqueue and little else.
+// transition finishes the group's last job. The tenant list
+// (queue.TenantLister) reads a registry of tenant names kept by the same
+// scripts. Jobs without tenant or group cost a fair tag per enqueue and
+// little else.
 //
 // # Job ids
 //
@@ -223,16 +226,16 @@ var (
 	_ queue.GroupBackend  = (*Backend)(nil)
 )
 
-// Capabilities implements queue.Capable: every capability but
-// queue.CapTenantList on a single Redis (or Sentinel). On a Redis Cluster
-// client it also lacks queue.CapAtomicBatch, queue.CapTenants and
-// queue.CapGroups (see the package doc): tenants and groups span queues,
-// so their keys cannot live in one queue's slot.
+// Capabilities implements queue.Capable: every capability on a single
+// Redis (or Sentinel). On a Redis Cluster client it lacks
+// queue.CapAtomicBatch, queue.CapTenants, queue.CapGroups and
+// queue.CapTenantList (see the package doc): tenants and groups span
+// queues, so their keys cannot live in one queue's slot.
 func (b *Backend) Capabilities() queue.Capabilities {
 	if b.cluster {
 		return queue.AllCapabilities.Without(queue.CapAtomicBatch, queue.CapTenants, queue.CapGroups, queue.CapTenantList)
 	}
-	return queue.AllCapabilities.Without(queue.CapTenantList)
+	return queue.AllCapabilities
 }
 
 // errClosed is returned by calls after Close.

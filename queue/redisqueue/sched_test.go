@@ -39,6 +39,11 @@ func TestSchedKeys(t *testing.T) {
 		if err != nil || info.Pending != 1 || info.Waiting != 1 {
 			t.Fatalf("Tenant = %+v, %v; want 1 pending, 1 waiting", info, err)
 		}
+		// The tenant list derives the same key from the registered name.
+		if tp, err := cl.Tenants(ctx, queue.TenantFilter{}); err != nil || len(tp.Tenants) != 1 ||
+			tp.Tenants[0].Tenant != tenant || tp.Tenants[0].Waiting != 1 || tp.Tenants[0].Own.Limit != 1 {
+			t.Fatalf("Tenants = %+v, %v; want %q with 1 waiting and limit 1", tp, err, tenant)
+		}
 		for _, k := range []string{"sched:t:" + keyspace.Escape(tenant), "sched:g:" + keyspace.Escape(grp)} {
 			if n, _ := c.Exists(ctx, string(s.prefix)+k).Result(); n != 1 {
 				t.Errorf("key %s is missing", string(s.prefix)+k)
@@ -111,8 +116,8 @@ func TestSchedCluster(t *testing.T) {
 	s := miniServer(t)
 	b := s.backendOn(t, s.clusterClient(t), redisqueue.Options{Clock: clock.NewFake(epoch)})
 	caps := queue.CapabilitiesOf(b)
-	if caps.Has(queue.CapTenants) || caps.Has(queue.CapGroups) || caps.Has(queue.CapAtomicBatch) {
-		t.Fatalf("Cluster capabilities %s: want no tenants, groups or atomic batches", caps)
+	if caps.Has(queue.CapTenants) || caps.Has(queue.CapGroups) || caps.Has(queue.CapAtomicBatch) || caps.Has(queue.CapTenantList) {
+		t.Fatalf("Cluster capabilities %s: want no tenants, groups, atomic batches or tenant list", caps)
 	}
 	ctx := context.Background()
 	if err := b.SetTenant(ctx, "a", queue.TenantConfig{Limit: 1}); !errors.Is(err, queue.ErrUnsupported) {
@@ -120,6 +125,9 @@ func TestSchedCluster(t *testing.T) {
 	}
 	if _, err := b.CreateGroup(ctx, queue.GroupSpec{ID: "g"}); !errors.Is(err, queue.ErrUnsupported) {
 		t.Errorf("CreateGroup = %v, want ErrUnsupported", err)
+	}
+	if _, err := b.Tenants(ctx, queue.TenantFilter{}); !errors.Is(err, queue.ErrUnsupported) {
+		t.Errorf("Tenants = %v, want ErrUnsupported", err)
 	}
 	cl := queue.NewClient(b)
 	for i := 0; i < 2; i++ {

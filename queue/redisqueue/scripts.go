@@ -37,6 +37,7 @@ var (
 
 	scriptSetTenant   = loadScript("settenant")
 	scriptTenant      = loadPlainScript("tenant")
+	scriptTenants     = loadPlainScript("tenants")
 	scriptPause       = loadScript("pause")
 	scriptCreateGroup = loadScript("creategroup")
 	scriptGroup       = loadPlainScript("group")
@@ -56,7 +57,7 @@ type scriptRef = *redis.Script
 var allScripts = []*redis.Script{
 	scriptEnqueue, scriptLease, scriptExtend, scriptComplete, scriptFail, scriptGiveBack,
 	scriptCancel, scriptRescue, scriptCleanup, scriptGet, scriptList, scriptStats, scriptRetry,
-	scriptSetTenant, scriptTenant, scriptPause, scriptCreateGroup, scriptGroup, scriptCancelGroup,
+	scriptSetTenant, scriptTenant, scriptTenants, scriptPause, scriptCreateGroup, scriptGroup, scriptCancelGroup,
 	scriptCleanGroups,
 	scriptEventClaim, scriptEventDone, scriptDeliveryRecord, scriptDeliveryList, scriptDeliveryPrune,
 }

@@ -53,14 +53,21 @@ func (b *Backend) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo,
 	if err1 != nil || err2 != nil || len(own) != 10 || len(def) != 4 {
 		return nil, b.fault("tenant", errReply{"tenant fields"})
 	}
+	return tenantInfo(tenant, own, tenantConfig(def), micros(asString(l[0]))), nil
+}
+
+// tenantInfo reads a tenant's stored fields l, w, b, mw, pu and its counts
+// n:scheduled, n:pending, n:waiting, n:active, n:retrying, as tenant.lua
+// and tenants.lua return them.
+func tenantInfo(tenant string, own []any, def queue.TenantConfig, now time.Time) *queue.TenantInfo {
 	info := &queue.TenantInfo{Tenant: tenant, Own: tenantConfig(own)}
-	info.Effective = info.Own.Effective(tenantConfig(def))
-	if pu := micros(asString(own[4])); pu.After(micros(asString(l[0]))) {
+	info.Effective = info.Own.Effective(def)
+	if pu := micros(asString(own[4])); pu.After(now) {
 		info.PausedUntil = pu
 	}
 	n := func(i int) int64 { return asInt(own[i]) }
 	info.Scheduled, info.Pending, info.Waiting, info.Active, info.Retrying = n(5), n(6), n(7), n(8), n(9)
-	return info, nil
+	return info
 }
 
 // tenantConfig reads the stored fields l, w, b, mw (µs).

@@ -29,6 +29,13 @@ const (
 // DefaultMaxScan is how many jobs a breakdown reads at most by default.
 const DefaultMaxScan = 20000
 
+// DefaultMaxCalls is how many List calls a breakdown makes at most by
+// default. A store may answer a filtered call with a short page, even an
+// empty one, with a cursor to go on from (Redis looks at a bounded number
+// of jobs per call): without this bound a rare state in a huge queue could
+// make one count walk it all. At full pages DefaultMaxScan takes 20 calls.
+const DefaultMaxCalls = 100
+
 // LiveStates are the states of jobs that have not finished.
 var LiveStates = []queue.State{queue.StateScheduled, queue.StatePending, queue.StateWaiting, queue.StateActive, queue.StateRetrying}
 
@@ -43,6 +50,8 @@ type BreakdownRequest struct {
 	States []queue.State
 	// MaxScan bounds the jobs read; default DefaultMaxScan.
 	MaxScan int
+	// MaxCalls bounds the List calls made; default DefaultMaxCalls.
+	MaxCalls int
 }
 
 // Breakdown is GET /v1/queues/counts: job counts by state, grouped by a
@@ -50,11 +59,14 @@ type BreakdownRequest struct {
 type Breakdown struct {
 	By string `json:"by"`
 	// Scanned is how many jobs were read; Truncated is set when the scan
-	// stopped at its bound before the last job, so the counts are lower
-	// bounds.
-	Scanned   int            `json:"scanned"`
-	Truncated bool           `json:"truncated"`
-	Rows      []BreakdownRow `json:"rows"`
+	// stopped at one of its bounds (jobs read or calls made) before the
+	// last job, so every count is a lower bound: there are at least that
+	// many.
+	Scanned   int  `json:"scanned"`
+	Truncated bool `json:"truncated"`
+	// Calls is how many List calls the scan made.
+	Calls int            `json:"calls"`
+	Rows  []BreakdownRow `json:"rows"`
 }
 
 // BreakdownRow counts the jobs with one value of the field ("" for jobs
@@ -80,12 +92,16 @@ func (r BreakdownRequest) Validate() error {
 	if r.MaxScan < 0 {
 		return fmt.Errorf("dashboard: max scan must not be negative, got %d", r.MaxScan)
 	}
+	if r.MaxCalls < 0 {
+		return fmt.Errorf("dashboard: max calls must not be negative, got %d", r.MaxCalls)
+	}
 	return nil
 }
 
 // Count reads the selected jobs page by page and counts them. The queue
 // API has no per-tenant or per-group index yet, so this is a scan, bounded
-// by MaxScan; see Breakdowns for the cached form the server uses.
+// by MaxScan jobs and MaxCalls calls; see Breakdowns for the cached form
+// the server uses.
 func Count(ctx context.Context, l Lister, req BreakdownRequest) (*Breakdown, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
@@ -93,6 +109,10 @@ func Count(ctx context.Context, l Lister, req BreakdownRequest) (*Breakdown, err
 	limit := req.MaxScan
 	if limit == 0 {
 		limit = DefaultMaxScan
+	}
+	calls := req.MaxCalls
+	if calls == 0 {
+		calls = DefaultMaxCalls
 	}
 	rows := map[string]*BreakdownRow{}
 	out := &Breakdown{By: req.By, Rows: []BreakdownRow{}}
@@ -103,6 +123,7 @@ func Count(ctx context.Context, l Lister, req BreakdownRequest) (*Breakdown, err
 		if err != nil {
 			return nil, err
 		}
+		out.Calls++
 		for _, j := range page.Jobs {
 			k := keyOf(j, req.By)
 			r := rows[k]
@@ -117,7 +138,7 @@ func Count(ctx context.Context, l Lister, req BreakdownRequest) (*Breakdown, err
 		if page.Next == "" {
 			break
 		}
-		if out.Scanned >= limit {
+		if out.Scanned >= limit || out.Calls >= calls {
 			out.Truncated = true
 			break
 		}
@@ -234,5 +255,5 @@ func cacheKey(r BreakdownRequest) string {
 		states[i] = string(s)
 	}
 	sort.Strings(states)
-	return fmt.Sprintf("%s\x00%s\x00%s\x00%d", r.By, r.Queue, strings.Join(states, ","), r.MaxScan)
+	return fmt.Sprintf("%s\x00%s\x00%s\x00%d\x00%d", r.By, r.Queue, strings.Join(states, ","), r.MaxScan, r.MaxCalls)
 }

@@ -3,13 +3,18 @@ package dashboard
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
@@ -88,6 +93,7 @@ func TestCountRejectsBadRequests(t *testing.T) {
 		{BreakdownRequest{}, `dashboard: by must be one of tenant, group, kind, queue; got ""`},
 		{BreakdownRequest{By: ByTenant, States: []queue.State{"done"}}, `dashboard: unknown state "done"`},
 		{BreakdownRequest{By: ByTenant, MaxScan: -1}, "dashboard: max scan must not be negative, got -1"},
+		{BreakdownRequest{By: ByTenant, MaxCalls: -1}, "dashboard: max calls must not be negative, got -1"},
 	}
 	for _, tt := range tests {
 		if _, err := Count(context.Background(), c, tt.req); err == nil || err.Error() != tt.want {
@@ -136,5 +142,56 @@ func TestBreakdownsCache(t *testing.T) {
 	}
 	if _, err := b.Count(ctx, BreakdownRequest{By: "x"}); err == nil {
 		t.Error("bad request accepted")
+	}
+}
+
+// TestCountCapsCalls counts on the Redis store, whose filtered pages look
+// at a bounded number of jobs per call and so come back short: a count of
+// a rare state makes several calls, and MaxCalls stops it early with the
+// counts marked as lower bounds.
+func TestCountCapsCalls(t *testing.T) {
+	t.Parallel()
+	mr := miniredis.RunT(t)
+	rc := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { rc.Close() })
+	b, err := redisqueue.New(rc, redisqueue.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	c := queue.NewClient(b)
+	ctx := context.Background()
+	// 2,500 jobs in one queue: a filtered call looks at 1,000 of them.
+	for range 25 {
+		specs := make([]queue.JobSpec, 100)
+		for i := range specs {
+			specs[i] = queue.JobSpec{Queue: "q", Kind: "k"}
+		}
+		enqueue(t, c, specs...)
+	}
+	if ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Minute}); err != nil || len(ls) != 1 {
+		t.Fatalf("Lease = %d jobs, %v; want 1", len(ls), err)
+	}
+	active := []queue.State{queue.StateActive}
+	tests := []struct {
+		req       BreakdownRequest
+		calls     int
+		truncated bool
+	}{
+		{BreakdownRequest{By: ByQueue, States: active}, 3, false},
+		{BreakdownRequest{By: ByQueue, States: active, MaxCalls: 2}, 2, true},
+		{BreakdownRequest{By: ByQueue, States: active, MaxCalls: 1}, 1, true},
+	}
+	for _, tt := range tests {
+		l := &countingLister{Lister: c}
+		got, err := Count(ctx, l, tt.req)
+		if err != nil {
+			t.Fatalf("%+v: %v", tt.req, err)
+		}
+		if rowsOf(got) != "q:1/0" || got.Scanned != 1 || got.Calls != tt.calls || got.Truncated != tt.truncated ||
+			l.calls.Load() != int64(tt.calls) {
+			t.Errorf("%+v: got %q scanned %d calls %d (made %d) truncated %v, want q:1/0 1 %d %v",
+				tt.req, rowsOf(got), got.Scanned, got.Calls, l.calls.Load(), got.Truncated, tt.calls, tt.truncated)
+		}
 	}
 }

@@ -110,11 +110,13 @@ func (l *lockedBuffer) String() string {
 }
 
 // startSluice runs the binary with config (none: the built-in example)
-// in a fresh directory and waits for its "listening" line.
-func startSluice(t *testing.T, config, token string) *instance {
+// in a fresh directory and waits for its "listening" line. Extra
+// arguments go to `sluice serve`.
+func startSluice(t *testing.T, config, token string, extra ...string) *instance {
 	t.Helper()
 	dir := t.TempDir()
 	args := []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data")}
+	args = append(args, extra...)
 	if config != "" {
 		path := filepath.Join(dir, "sluice.yaml")
 		if err := os.WriteFile(path, []byte(config), 0o600); err != nil {

@@ -38,6 +38,10 @@ if kind == 'group' and not X.group(name) then
 end
 local u = later(num(redis.call('HGET', KEYS[1], 'pu')))
 redis.call('HSET', KEYS[1], 'pu', n2s(u))
+if kind == 'tenant' then
+  -- A pause is a setting of the tenant's own: it keeps it listed.
+  redis.call('ZADD', X.REG, 0, name)
+end
 X.forget()
 local fill, wm = X.fill_tenant, 't:' .. name
 if kind == 'group' then

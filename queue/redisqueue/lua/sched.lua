@@ -26,6 +26,10 @@
 --                                 crawl delay ended), 'x:'..group its TTL,
 --                                 'j:'..job key a MaxWait deadline
 --   P..'sched:tw'                set of tenants with waiting jobs
+--   P..'sched:tenants'           sorted set, every score 0: the tenants with
+--                                 unfinished jobs or own settings (the
+--                                 tenant list), kept by enter, settle,
+--                                 settenant.lua and pause.lua
 --   P..'sched:done'              sorted set of done groups, score = done at
 -- Counts and sets change only in move (scope_hook), called by every
 -- transition of a job with a tenant or group, in the transition's script.

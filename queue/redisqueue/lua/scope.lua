@@ -18,6 +18,12 @@ scoped = function()
   X.MAX_RELEASE, X.FILL_SCAN = 1000, 64
   X.ADMITTED = {pending = true, active = true}
   X.FILL_T, X.FILL_G, X.DONE_G = {}, {}, {}
+  -- REG is the tenant registry (queue.TenantLister): a sorted set, every
+  -- score 0 so it orders by name, of the tenants with unfinished jobs or
+  -- settings of their own. EMPTY_T holds the tenants whose count of some
+  -- state fell to zero in this script: settle drops those left with no
+  -- jobs and no settings.
+  X.REG, X.EMPTY_T = X.SP .. 'tenants', {}
 
   -- esc is keyspace.Escape: every byte outside A-Z a-z 0-9 - _ . ~ as %XX.
   function X.esc(s)
@@ -152,6 +158,9 @@ scoped = function()
         redis.call('SREM', X.TW, name)
       end
     end
+    if n <= 0 and kind == 't' then
+      X.EMPTY_T[name] = true
+    end
   end
 
   function X.enter(kind, k, name, J, to)
@@ -161,6 +170,11 @@ scoped = function()
     local n = redis.call('HINCRBY', k, 'n:' .. to, 1)
     if QUEUED[to] then
       redis.call('ZADD', k .. ':' .. to, J.vb, J.vo .. J.jk)
+    end
+    -- A tenant with no unfinished jobs gains one only by some count
+    -- going from 0 to 1: only then may it be missing from the registry.
+    if n == 1 and kind == 't' then
+      redis.call('ZADD', X.REG, 0, name)
     end
     if to == 'waiting' and kind == 't' then
       if n == 1 then
@@ -483,6 +497,21 @@ scoped = function()
       for _, n in ipairs(gs) do X.fill_group(n) end
       for _, n in ipairs(ds) do X.complete_group(n) end
     end
+    X.drop_empty()
+  end
+
+  -- drop_empty removes from the registry the tenants of EMPTY_T that end
+  -- the script with no unfinished jobs and no settings (l is written with
+  -- every setting, pu by a pause), as if they had never been seen.
+  function X.drop_empty()
+    for name in pairs(X.EMPTY_T) do
+      local v = redis.call('HMGET', X.tkey(name), 'n:scheduled', 'n:pending', 'n:waiting',
+        'n:active', 'n:retrying', 'l', 'pu')
+      if not v[6] and not v[7] and num(v[1]) + num(v[2]) + num(v[3]) + num(v[4]) + num(v[5]) <= 0 then
+        redis.call('ZREM', X.REG, name)
+      end
+    end
+    X.EMPTY_T = {}
   end
 
   -- due does the timed work listed in due (members of the wake set).

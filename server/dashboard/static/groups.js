@@ -22,7 +22,7 @@ export default {
         id: 'groups', caption: 'Groups', columns: cols, rows: sortRows(last.rows, cols, sort), sort, onSort,
         rowAttrs: (r) => ({ 'data-group': r.group }), empty: 'No jobs with a group yet. Enqueue jobs with "group": "name".',
       }));
-      if (last.truncated) out.append(h('p', { class: 'note warn' }, `Counted the first ${num(last.scanned)} jobs only: the numbers are lower bounds.`));
+      if (last.truncated) out.append(h('p', { class: 'note warn' }, `Stopped counting at its bound, after ${num(last.scanned)} jobs: each number is at least what is shown.`));
     }
 
     async function update() {

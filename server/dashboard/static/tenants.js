@@ -46,7 +46,7 @@ export default {
         id: 'tenants', caption: queue ? `Tenants in queue ${queue}` : 'Tenants in every queue', columns: cols, rows: sorted, sort, onSort,
         rowAttrs: (r) => ({ 'data-tenant': r.tenant }), empty: 'No unfinished jobs.',
       }));
-      if (last.truncated) out.append(h('p', { class: 'note warn' }, `Counted the first ${num(last.scanned)} unfinished jobs only: the numbers are lower bounds.`));
+      if (last.truncated) out.append(h('p', { class: 'note warn' }, `Stopped counting at its bound, after ${num(last.scanned)} unfinished jobs: each number is at least what is shown.`));
       if (last.more) out.append(h('p', { class: 'note', id: 'tenants-more' }, `Showing the ${num(rows.length)} busiest tenants.`));
     }
 

@@ -1,0 +1,29 @@
+-- tenants: one step of the tenant list (queue.TenantLister): up to count
+-- names of the tenant registry (sched.lua's P..'sched:tenants') from start,
+-- a ZRANGEBYLEX bound, each with the fields tenant.lua reads, and the
+-- defaults, in one atomic read. KEYS: the registry, the defaults hash. Own
+-- arguments: start, count. The tenants' keys are derived here, which needs
+-- the scheduler (non-Cluster Redis).
+-- Returns {now, default fields, per tenant {name, fields}}.
+local _, a = queues()
+local _, snow = now_us()
+local tp = ARGV[2] .. 'sched:t:'
+
+-- esc is keyspace.Escape, as scope.lua's: this script loads without it.
+local function esc(s)
+  return (string.gsub(s, '[^%w%-_%.~]', function(c)
+    return string.format('%%%02X', string.byte(c))
+  end))
+end
+
+local out = {}
+for i, n in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], ARGV[a], '+', 'LIMIT', 0, tonumber(ARGV[a + 1]))) do
+  -- Most names need no escaping, and a find is cheaper than a gsub.
+  local e = n
+  if string.find(n, '[^%w%-_%.~]') then
+    e = esc(n)
+  end
+  out[i] = {n, redis.call('HMGET', tp .. e, 'l', 'w', 'b', 'mw', 'pu',
+    'n:scheduled', 'n:pending', 'n:waiting', 'n:active', 'n:retrying')}
+end
+return {snow, redis.call('HMGET', KEYS[2], 'l', 'w', 'b', 'mw'), out}
