@@ -20,6 +20,7 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/sluicehq/sluice/internal/redistest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -397,14 +398,15 @@ func TestClientCommands(t *testing.T) {
 
 // With SLUICE_REDIS_URL set, the same flows run with --redis-url.
 func TestServeOnRedis(t *testing.T) {
-	url := os.Getenv("SLUICE_REDIS_URL")
-	if url == "" {
+	// The keys live under a random prefix, deleted when the test ends.
+	_, prefix, ok := redistest.Real(t)
+	if !ok {
 		t.Skip("SLUICE_REDIS_URL not set: skipping the Redis end-to-end test")
 	}
+	url := os.Getenv(redistest.EnvURL)
 	t.Parallel()
 	dir := t.TempDir()
-	prefix := fmt.Sprintf("e2e%d:", time.Now().UnixNano())
-	writeFile(t, filepath.Join(dir, "sluice.yaml"), e2eConfig+"storage:\n  prefix: \""+prefix+"\"\n")
+	writeFile(t, filepath.Join(dir, "sluice.yaml"), e2eConfig+"storage:\n  prefix: \""+string(prefix)+"\"\n")
 	p := start(t, dir, nil, "--redis-url", url)
 	eventually(t, func() bool { return strings.Contains(p.stderr.String(), "store=redis") })
 	body := `{"subject":{"member":"r"}}`
