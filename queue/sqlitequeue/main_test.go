@@ -27,10 +27,21 @@ func openDSN(dsn string) (queue.Backend, func() error, error) {
 }
 
 // TestCrash kills a worker process with SIGKILL mid-job; a second process
-// sharing the file finishes everything.
+// sharing the file finishes everything. The group variant puts the jobs in
+// a group with a completion job: after the kill and the rescues, the group
+// completes with exactly one.
 func TestCrash(t *testing.T) {
-	queuetest.Crash(t, queuetest.CrashConfig{
-		DSN:  filepath.Join(t.TempDir(), "crash.db"),
-		Open: openDSN,
-	})
+	for _, group := range []string{"", "crawl"} {
+		name := "plain"
+		if group != "" {
+			name = "group"
+		}
+		t.Run(name, func(t *testing.T) {
+			queuetest.Crash(t, queuetest.CrashConfig{
+				DSN:   filepath.Join(t.TempDir(), "crash.db"),
+				Open:  openDSN,
+				Group: group,
+			})
+		})
+	}
 }
