@@ -105,3 +105,46 @@ func Example_outbox() {
 	}
 	// Output: job.completed mail welcome true
 }
+
+// A tenant limited to one job at a time: its second job waits, visibly,
+// until the first one's slot frees, and is then released in the same step.
+func Example_tenants() {
+	srv, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer rdb.Close()
+	backend, err := redisqueue.New(rdb, redisqueue.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer backend.Close()
+	ctx := context.Background()
+	client := queue.NewClient(backend)
+
+	if err := client.SetTenant(ctx, "acme", queue.TenantConfig{Limit: 1}); err != nil {
+		log.Fatal(err)
+	}
+	first, _ := client.Enqueue(ctx, queue.JobSpec{Queue: "crawl", Kind: "page", Tenant: "acme"})
+	second, _ := client.Enqueue(ctx, queue.JobSpec{Queue: "crawl", Kind: "page", Tenant: "acme"})
+	fmt.Println(first.State, second.State)
+
+	leases, err := backend.Lease(ctx, queue.LeaseRequest{Queues: []string{"crawl"}, WorkerID: "w1", Max: 10, LeaseFor: time.Minute})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("leased:", len(leases))
+
+	if err := backend.Complete(ctx, leases[0].Job.ID, leases[0].Token, nil); err != nil {
+		log.Fatal(err)
+	}
+	j, _ := client.Get(ctx, second.ID)
+	info, _ := client.Tenant(ctx, "acme")
+	fmt.Println(j.State, info.Pending, info.Waiting, info.Active)
+	// Output:
+	// pending waiting
+	// leased: 1
+	// pending 1 0 0
+}
