@@ -46,70 +46,81 @@ local function esc(s)
   end))
 end
 
--- The optional event fields append_event copies, in hash field names.
-local EVENT_FIELDS = {'j', 'q', 'k', 'tn', 'g', 'st', 'at', 'er', 'd'}
+-- EV holds the helpers that append events, built by events() on first
+-- use: a script with the outbox off never needs them, and Lua makes a
+-- script's closures and tables on every run.
+local EV
 
--- Event numbers are taken from the store's counter in blocks, so that a
--- script appending many events (a merged Complete) increments it once.
--- Numbers a script leaves unused are skipped: ids need to be unique and
--- ordered, not dense.
-local EVENT_BLOCK = 64
-local numbers = {next = 1, last = 0}
-
-local function event_number(prefix)
-  if numbers.next > numbers.last then
-    numbers.last = redis.call('INCRBY', prefix .. 'seq', EVENT_BLOCK)
-    numbers.next = numbers.last - EVENT_BLOCK + 1
+local function events()
+  if EV then
+    return EV
   end
-  local n = numbers.next
-  numbers.next = n + 1
-  return n
-end
+  EV = {}
+  -- The optional event fields append copies, in hash field names.
+  EV.FIELDS = {'j', 'q', 'k', 'tn', 'g', 'st', 'at', 'er', 'd'}
+  EV.JOB = {completed = 'job.completed', failed = 'job.failed', cancelled = 'job.cancelled'}
 
--- append_event records an event of type typ that happened at snow (µs, a
--- string) when the outbox is on, and returns its id (nil when off).
--- fields holds the event's optional fields by their hash names (strings;
--- nil, false or '' for unset): j job id, q queue, k kind, tn tenant,
--- g group, st state, at attempt, er error, d data (JSON). A group's
--- completion calls it as
---   append_event('group.completed', snow, {g = id, j = completion job id,
---     q = its queue, d = final counts as JSON})
--- The id is "evt_", the event's number (16 digits) and the call's nonce:
--- unique within the store by the number and across stores by the nonce,
--- and ids of one store sort in the order they were made, which is the
--- order claims take events that are due at the same time.
-local function append_event(typ, snow, fields)
-  local ob = outbox_args()
-  if not ob then
-    return nil
-  end
-  local id = 'evt_' .. string.format('%016.0f', event_number(ob.prefix)) .. ob.nonce
-  local h = {'ty', typ, 'ca', snow}
-  for _, f in ipairs(EVENT_FIELDS) do
-    local v = fields[f]
-    if v and v ~= '' then
-      h[#h + 1] = f
-      h[#h + 1] = v
+  -- Event numbers are taken from the store's counter in blocks, so that a
+  -- script appending many events (a merged Complete) increments it once.
+  -- Numbers a script leaves unused are skipped: ids need to be unique and
+  -- ordered, not dense.
+  EV.BLOCK = 64
+  EV.next, EV.last = 1, 0
+
+  function EV.number(prefix)
+    if EV.next > EV.last then
+      EV.last = redis.call('INCRBY', prefix .. 'seq', EV.BLOCK)
+      EV.next = EV.last - EV.BLOCK + 1
     end
+    local n = EV.next
+    EV.next = n + 1
+    return n
   end
-  redis.call('HSET', ob.prefix .. 'event:' .. id, unpack(h))
-  redis.call('ZADD', ob.prefix .. 'due', snow, id)
-  return id
-end
 
-local JOB_EVENTS = {completed = 'job.completed', failed = 'job.failed', cancelled = 'job.cancelled'}
+  -- append records an event of type typ that happened at snow (µs, a
+  -- string) when the outbox is on, and returns its id (nil when off).
+  -- fields holds the event's optional fields by their hash names
+  -- (strings; nil, false or '' for unset): j job id, q queue, k kind,
+  -- tn tenant, g group, st state, at attempt, er error, d data (JSON). A
+  -- group's completion calls it as
+  --   events().append('group.completed', snow, {g = id, j = completion
+  --     job id, q = its queue, d = final counts as JSON})
+  -- The id is "evt_", the event's number (16 digits) and the call's
+  -- nonce: unique within the store by the number and across stores by the
+  -- nonce, and ids of one store sort in the order they were made, which is
+  -- the order claims take events that are due at the same time.
+  function EV.append(typ, snow, fields)
+    local ob = outbox_args()
+    if not ob then
+      return nil
+    end
+    local id = 'evt_' .. string.format('%016.0f', EV.number(ob.prefix)) .. ob.nonce
+    local h = {'ty', typ, 'ca', snow}
+    for _, f in ipairs(EV.FIELDS) do
+      local v = fields[f]
+      if v and v ~= '' then
+        h[#h + 1] = f
+        h[#h + 1] = v
+      end
+    end
+    redis.call('HSET', ob.prefix .. 'event:' .. id, unpack(h))
+    redis.call('ZADD', ob.prefix .. 'due', snow, id)
+    return id
+  end
 
--- job_ref returns the id suffix ("-" and the escaped queue name) and the
--- queue name of the queue whose job keys start with jp
--- ('<prefix>queue:{<escaped name>}:job:'): scripts reach jobs of other
--- queues than their own (a tenant's or group's), so the queue comes from
--- the job's key, not from the script's arguments.
-local function job_ref(jp)
-  local tag = string.match(jp, '{([^{}]*)}:job:$')
-  local name = string.gsub(tag, '%%(%x%x)', function(h)
-    return string.char(tonumber(h, 16))
-  end)
-  return '-' .. tag, name
+  -- ref returns the id suffix ("-" and the escaped queue name) and the
+  -- queue name of the queue whose job keys start with jp
+  -- ('<prefix>queue:{<escaped name>}:job:'): scripts reach jobs of other
+  -- queues than their own (a tenant's or group's), so the queue comes
+  -- from the job's key, not from the script's arguments.
+  function EV.ref(jp)
+    local tag = string.match(jp, '{([^{}]*)}:job:$')
+    local name = string.gsub(tag, '%%(%x%x)', function(h)
+      return string.char(tonumber(h, 16))
+    end)
+    return '-' .. tag, name
+  end
+  return EV
 end
 
 -- append_job_event records the event of job seq (hash jk) of queue table q
@@ -122,14 +133,15 @@ local function append_job_event(q, jk, seq, st, snow, job)
   if not ob then
     return
   end
+  local E = events()
   if not q.ref then
-    q.ref = {job_ref(q.jp)}
+    q.ref = {E.ref(q.jp)}
   end
   local v = job or redis.call('HMGET', jk, 'k', 'tn', 'g', 'at', 'le')
   local er = v[5]
   if st == 'completed' then
     er = nil
   end
-  append_event(JOB_EVENTS[st], snow, {j = seq .. q.ref[1], q = q.ref[2], k = v[1], tn = v[2],
+  E.append(E.JOB[st], snow, {j = seq .. q.ref[1], q = q.ref[2], k = v[1], tn = v[2],
     g = v[3], st = st, at = v[4], er = er})
 end

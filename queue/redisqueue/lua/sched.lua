@@ -78,11 +78,13 @@ local function pend(q, m, band)
   end
 end
 
--- qsched returns a queue's fair-order state, read once per script.
+-- qsched returns a queue's fair-order state, read once per script. The
+-- finish tag of jobs without a tenant comes in the same read: they are
+-- most jobs, and a second read per script costs as much as this one.
 local function qsched(q)
   if not q.sv then
-    local v = redis.call('HMGET', q.sched, 'v', 'ag')
-    q.sv = {v = num(v[1]), v0 = num(v[1]), ag = num(v[2]), f = {}, moved = {}}
+    local v = redis.call('HMGET', q.sched, 'v', 'ag', 'f:')
+    q.sv = {v = num(v[1]), v0 = num(v[1]), ag = num(v[2]), f = {[''] = num(v[3])}, moved = {}}
   end
   return q.sv
 end

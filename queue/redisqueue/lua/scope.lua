@@ -441,7 +441,7 @@ scoped = function()
       jid = X.store_new(cq, s[1], payload, s[4] or '', 'group:' .. id, '__MAX_ATTEMPTS__')
       redis.call('HSET', g.k, 'cj', jid)
     end
-    append_event('group.completed', SNOW, {g = id, tn = s[4], j = jid, q = cq, d = report})
+    events().append('group.completed', SNOW, {g = id, tn = s[4], j = jid, q = cq, d = report})
   end
 
   -- cancel_group marks group id cancel-requested, cancels its jobs that have
