@@ -210,3 +210,28 @@ func fill(b *testing.B, be queue.Backend, n int) {
 }
 
 var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// BenchmarkRetryCancel measures the retry transition: each op retries a
+// cancelled job (back to pending through the scheduler) and cancels it
+// again, two transactions.
+func BenchmarkRetryCancel(b *testing.B) {
+	be := open(b, nil)
+	c := queue.NewClient(be)
+	ctx := context.Background()
+	j, err := c.Enqueue(ctx, queue.JobSpec{Queue: "bench", Kind: "noop", Tenant: "acme"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.Cancel(ctx, j.ID); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Retry(ctx, j.ID); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Cancel(ctx, j.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
