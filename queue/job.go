@@ -34,8 +34,11 @@ import (
 //	waiting   → failed     it waited longer than its tenant's MaxWait
 //
 // Any state that is not final can end in cancelled. A job in a final state
-// (completed, failed, cancelled) never changes again; the cleaner removes it
-// once its retention has passed.
+// (completed, failed, cancelled) changes no more by itself; the cleaner
+// removes it once its retention has passed. Only an operator brings one
+// back (Client.Retry, on a backend with CapRetry):
+//
+//	failed, cancelled → pending, or waiting   retried by hand with fresh attempts
 type State string
 
 const (
@@ -72,7 +75,9 @@ var States = []State{
 	StateCompleted, StateFailed, StateCancelled,
 }
 
-// Final reports whether s is a state a job never leaves.
+// Final reports whether s is completed, failed or cancelled: a job stays
+// there, except that a failed or cancelled one may be retried by hand
+// (Client.Retry).
 func (s State) Final() bool {
 	return s == StateCompleted || s == StateFailed || s == StateCancelled
 }

@@ -129,6 +129,10 @@ func TestUnsupported(t *testing.T) {
 	if _, err := c.Cancel(bg(), "no-such-job"); !errors.Is(err, queue.ErrNotFound) {
 		t.Errorf("Cancel(missing) error = %v, want ErrNotFound", err)
 	}
+	var ue *queue.UnsupportedError
+	if _, err := c.Retry(bg(), j.ID); !errors.As(err, &ue) || ue.Feature != queue.CapRetry || ue.Backend != "amqpqueue" {
+		t.Errorf("Retry error = %v, want *UnsupportedError for %s", err, queue.CapRetry)
+	}
 	caps := []struct {
 		name       string
 		priorities int

@@ -111,3 +111,35 @@ func BenchmarkListFilteredRare(b *testing.B) {
 		f.Cursor = p.Next
 	}
 }
+
+// BenchmarkRetryCancel measures the retry script: each op retries a
+// cancelled job (back to pending) and cancels it again, two scripts, one
+// caller (so batching only adds its wait).
+func BenchmarkRetryCancel(b *testing.B) {
+	for _, m := range []struct {
+		name string
+		opts redisqueue.Options
+	}{{"batched", redisqueue.Options{}}, {"unbatched", redisqueue.Options{DisableBatching: true}}} {
+		b.Run(m.name, func(b *testing.B) {
+			be := benchServer(b).backend(b, m.opts)
+			cl := queue.NewClient(be)
+			ctx := context.Background()
+			j, err := cl.Enqueue(ctx, queue.JobSpec{Queue: "bench", Kind: "k", UniqueKey: "once"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := cl.Cancel(ctx, j.ID); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := cl.Retry(ctx, j.ID); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := cl.Cancel(ctx, j.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -237,3 +237,28 @@ func BenchmarkListFiltered(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRetryCancel measures the retry transition: each op retries a
+// cancelled job (back to pending through the scheduler) and cancels it
+// again, two transactions.
+func BenchmarkRetryCancel(b *testing.B) {
+	be := open(b, nil)
+	c := queue.NewClient(be)
+	ctx := context.Background()
+	j, err := c.Enqueue(ctx, queue.JobSpec{Queue: "bench", Kind: "noop", Tenant: "acme"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.Cancel(ctx, j.ID); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Retry(ctx, j.ID); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Cancel(ctx, j.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

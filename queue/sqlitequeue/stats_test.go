@@ -70,3 +70,32 @@ func TestStatsPausedUntil(t *testing.T) {
 		}
 	}
 }
+
+// Resuming a queue wakes its idle workers: its pending jobs are leasable
+// again at once.
+func TestResumeWakesWorkers(t *testing.T) {
+	t.Parallel()
+	b, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "q.db"), sqlitequeue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx := context.Background()
+	if _, err := b.Pause(ctx, queue.QueueScope("a"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	ch, stop := b.Subscribe([]string{"a"})
+	defer stop()
+	select { // a value left from before the subscription does not count
+	case <-ch:
+	default:
+	}
+	if _, err := b.Pause(ctx, queue.QueueScope("a"), 0); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no wake-up after the queue was resumed")
+	}
+}

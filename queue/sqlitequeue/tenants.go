@@ -118,6 +118,11 @@ func (b *Backend) Pause(ctx context.Context, scope queue.Scope, d time.Duration)
 			until, err = s.pauseGroup(scope.Name, end)
 		case queue.ScopeQueue:
 			err = s.tx.queryRow(qPauseQueue, scope.Name, end).Scan(&until)
+			if end == 0 {
+				// Resumed: its pending jobs are leasable again, so wake the
+				// workers instead of leaving them to their next poll.
+				s.readyQueue(scope.Name)
+			}
 		default:
 			err = queue.InvalidArgument("Scope.Kind", "must be tenant, group or queue, got %q", scope.Kind)
 		}

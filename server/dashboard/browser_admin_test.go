@@ -129,6 +129,13 @@ func TestBrowserAdminActions(t *testing.T) {
 		t.Errorf("leased %d jobs after resume, want the retried one", len(l["leases"].([]any)))
 	}
 
+	// At phone width the job page and its deliveries fit (tables scroll in
+	// their own region).
+	do(t, ctx, "phone width, job page", chromedp.EmulateViewport(390, 844), chromedp.Navigate(srv.url+"/?refresh=0.3#/job/"+id),
+		waitText(`#deliveries tbody tr:first-child td[data-col="outcome"]`, "delivered"))
+	checkPage(t, ctx, 390)
+	do(t, ctx, "wide again", chromedp.EmulateViewport(1280, 900))
+
 	// A producer token may cancel but is offered neither retry nor pause.
 	cancelled := srv.enqueue("emails", "globex", "", 1)[0]
 	if status, _ := srv.call("POST", "/v1/jobs/"+cancelled+"/cancel", nil); status != http.StatusOK {
@@ -140,6 +147,7 @@ func TestBrowserAdminActions(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS("#token"), producerToken),
 		chromedp.Click(chromedp.CSS(`#login-form button[type="submit"]`)),
 		waitContains("#who", "Signed in as shop (producer)"),
+		chromedp.Navigate(srv.url+"/?refresh=0.3#/overview"),
 		waitText(card+` .tile[data-state="cancelled"] .n`, "1"),
 		waitJS(fmt.Sprintf(`!document.querySelector(%s)`, jsString(card+` button[data-action="pause"]`))),
 		chromedp.Navigate(srv.url+"/?refresh=0.3#/job/"+cancelled),
