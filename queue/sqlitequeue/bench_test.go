@@ -50,35 +50,7 @@ func BenchmarkEnqueueBatch100(b *testing.B) {
 // BenchmarkLeaseComplete measures one job's way through the backend: lease
 // one, complete it (two transactions).
 func BenchmarkLeaseComplete(b *testing.B) {
-	be := open(b, nil)
-	c := queue.NewClient(be)
-	ctx := context.Background()
-	specs := make([]queue.JobSpec, 1000)
-	for i := range specs {
-		specs[i] = queue.JobSpec{Queue: "bench", Kind: "noop"}
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	left := 0
-	for b.Loop() {
-		if left == 0 {
-			b.StopTimer()
-			if _, err := c.EnqueueBatch(ctx, specs); err != nil {
-				b.Fatal(err)
-			}
-			left = len(specs)
-			b.StartTimer()
-		}
-		ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: 1, LeaseFor: time.Minute})
-		if err != nil || len(ls) != 1 {
-			b.Fatalf("Lease = %d, %v", len(ls), err)
-		}
-		if err := be.Complete(ctx, ls[0].Job.ID, ls[0].Token, nil); err != nil {
-			b.Fatal(err)
-		}
-		left--
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+	leaseComplete(b, open(b, nil))
 }
 
 // BenchmarkLeaseBatchComplete leases 16 jobs per call and completes each,

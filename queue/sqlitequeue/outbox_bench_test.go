@@ -30,6 +30,8 @@ func BenchmarkCompleteOutbox(b *testing.B) {
 	}
 }
 
+// leaseComplete leases one job and completes it per op, refilling the
+// queue a thousand jobs at a time outside the timer.
 func leaseComplete(b *testing.B, be *sqlitequeue.Backend) {
 	c := queue.NewClient(be)
 	ctx := context.Background()
