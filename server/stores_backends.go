@@ -189,7 +189,8 @@ func (st *Stores) pingQueues(opened []openedBackend) {
 func samePlacement(a, b *config.Config) bool {
 	qa, qb := a.Queues, b.Queues
 	return a.DefaultBackendOf() == b.DefaultBackendOf() && maps.Equal(a.Placement(), b.Placement()) &&
-		reflect.DeepEqual(qa.RabbitMQ, qb.RabbitMQ)
+		reflect.DeepEqual(qa.RabbitMQ, qb.RabbitMQ) &&
+		a.Webhooks.Lane == b.Webhooks.Lane && a.Webhooks.Queue() == b.Webhooks.Queue()
 }
 
 // keepPlacement returns next with cur's placement when they differ,

@@ -114,6 +114,11 @@ func TestPlacementNeedsRestart(t *testing.T) {
 	if same := keepPlacement(cur, cur, slog.New(slog.DiscardHandler)); same != cur {
 		t.Error("an unchanged placement was copied")
 	}
+	lane := config.Default()
+	lane.Webhooks.Lane = "rabbitmq"
+	if got := keepPlacement(cur, lane, slog.New(slog.DiscardHandler)); got.Webhooks.Lane != "" {
+		t.Errorf("a webhooks.lane change applied on reload: kept %q, want the running \"\"", got.Webhooks.Lane)
+	}
 }
 
 // With the lane configured, a queue on it runs there, a unique job for it
