@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -64,7 +65,7 @@ func testConcurrency(t *testing.T, f Factory) {
 			Queues: []string{"c"}, Concurrency: 16, PollInterval: 10 * time.Millisecond, Logger: quiet,
 		})
 		wk.Handle("k", handler)
-		stops = append(stops, startWorker(t, wk))
+		stops = append(stops, testutil.Start(t, wk))
 	}
 	select {
 	case <-all:

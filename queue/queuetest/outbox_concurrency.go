@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -89,7 +90,7 @@ func testOutboxWorker(t *testing.T, f Factory) {
 		}
 		return nil, nil
 	}))
-	stop := startWorker(t, w)
+	stop := testutil.Start(t, w)
 	for _, r := range res {
 		h.waitFinal(t, r.Job.ID)
 	}
@@ -119,7 +120,7 @@ const errFailed = constError("queuetest: failed on purpose")
 func (h *Harness) waitFinal(t *testing.T, id string) *queue.Job {
 	t.Helper()
 	var j *queue.Job
-	waitFor(t, "job "+id+" to finish", func() bool {
+	testutil.Eventually(t, "job "+id+" to finish", func() bool {
 		j = h.get(t, id)
 		return j.State.Final()
 	})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
@@ -481,7 +482,7 @@ func testTenantLimitNeverExceeded(t *testing.T, f Factory) {
 			Queues: []string{"lim"}, Concurrency: 20, PollInterval: 5 * time.Millisecond, Logger: quiet,
 		})
 		wk.Handle("k", handler)
-		startWorker(t, wk)
+		testutil.Start(t, wk)
 	}
 	over := sampleActive(t, h, LimitTenants, name, limit, all)
 	select {
@@ -553,7 +554,7 @@ func testStartRate(t *testing.T, f Factory) {
 	cfg.StartRates = queue.StartRates{Store: store, Tenants: map[string]ratelimit.Limit{"a": ratelimit.PerHour(2)}}
 	w := queue.NewWorker(h.Backend, cfg)
 	w.Handle("k", queue.HandlerFunc(func(context.Context, *queue.Job) ([]byte, error) { return nil, nil }))
-	startWorker(t, w)
+	testutil.Start(t, w)
 	h.waitState(t, free.ID, queue.StateCompleted)
 	countStates := func() map[queue.State]int {
 		out := map[queue.State]int{}
@@ -568,17 +569,17 @@ func testStartRate(t *testing.T, f Factory) {
 	}
 	waitFor := func(completed int) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		want := fmt.Sprintf("%d completed and the rest waiting", completed)
+		testutil.Eventually(t, want, func() error {
 			c := countStates()
-			if c[queue.StateCompleted] == completed && c[queue.StateWaiting] == 5-completed {
-				return
+			if c[queue.StateFailed] > 0 || c[queue.StateCompleted] > completed {
+				t.Fatalf("states %v, want %s", c, want)
 			}
-			if c[queue.StateFailed] > 0 || c[queue.StateCompleted] > completed || time.Now().After(deadline) {
-				t.Fatalf("states %v, want %d completed and the rest waiting", c, completed)
+			if c[queue.StateCompleted] != completed || c[queue.StateWaiting] != 5-completed {
+				return fmt.Errorf("states %v", c)
 			}
-			time.Sleep(2 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	waitFor(2)
 	if i := h.tenant(t, "a"); i.PausedUntil.IsZero() {

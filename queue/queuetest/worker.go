@@ -3,6 +3,7 @@ package queuetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -27,42 +29,17 @@ func workerConfig(queues ...string) queue.WorkerConfig {
 	}
 }
 
-// startWorker runs w until the test ends (or stop is called) and returns
-// stop, which waits for Run to return.
-func startWorker(t *testing.T, w *queue.Worker) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- w.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-errc; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
-// waitState polls the job until it is in state want, for at most 20s of
-// real time (a generous bound for a loaded machine; the test fails rather
-// than hangs).
+// waitState waits until the job is in state want (testutil.Eventually).
 func (h *Harness) waitState(t *testing.T, id string, want queue.State) *queue.Job {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		j := h.get(t, id)
-		if j.State == want {
-			return j
+	var j *queue.Job
+	testutil.Eventually(t, "job "+id+" to be "+string(want), func() error {
+		if j = h.get(t, id); j.State != want {
+			return fmt.Errorf("state %s, last error %q", j.State, j.LastError)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s: state %s (last error %q), want %s", id, j.State, j.LastError, want)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return nil
+	})
+	return j
 }
 
 func recv[T any](t *testing.T, ch <-chan T, what string) T {
@@ -110,7 +87,7 @@ func testWorkerRetry(t *testing.T, f Factory) {
 		return append([]byte("done "), j.Payload...), nil
 	}))
 	j := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Payload: []byte("x")})
-	startWorker(t, w)
+	testutil.Start(t, w)
 	got := h.waitState(t, j.ID, queue.StateCompleted)
 	if string(got.Result) != "done x" || got.Attempt != 3 || len(got.Errors) != 2 || got.Errors[1].Error != "flaky x" {
 		t.Fatalf("job = result %q attempt %d errors %+v", got.Result, got.Attempt, got.Errors)
@@ -135,7 +112,7 @@ func testWorkerFailures(t *testing.T, f Factory) {
 	perm := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "perm", MaxAttempts: 5})
 	pan := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "panic", MaxAttempts: 2})
 	unknown := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "nobody", MaxAttempts: 1})
-	startWorker(t, w)
+	testutil.Start(t, w)
 	if got := h.waitState(t, perm.ID, queue.StateFailed); got.Attempt != 1 || got.LastError != "bad payload" {
 		t.Errorf("permanent: attempt %d, LastError %q; want 1, bad payload", got.Attempt, got.LastError)
 	}
@@ -159,7 +136,7 @@ func testWorkerSnooze(t *testing.T, f Factory) {
 		return nil, nil
 	}))
 	j := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Payload: []byte("first")})
-	startWorker(t, w)
+	testutil.Start(t, w)
 	got := h.waitState(t, j.ID, queue.StateScheduled)
 	if got.Attempt != 0 || !sameTime(got.RunAt, Epoch.Add(time.Hour)) {
 		t.Fatalf("snoozed: attempt %d RunAt %v; want 0, +1h", got.Attempt, got.RunAt)
@@ -178,7 +155,7 @@ func testWorkerCancel(t *testing.T, f Factory) {
 		return nil, ctx.Err()
 	}))
 	j := h.enqueue(t, spec("q", "k"))
-	startWorker(t, w)
+	testutil.Start(t, w)
 	recv(t, started, "handler start")
 	if _, err := h.Client.Cancel(context.Background(), j.ID); err != nil {
 		t.Fatal(err)
@@ -204,7 +181,7 @@ func testWorkerLeaseLost(t *testing.T, f Factory) {
 		return []byte("first"), nil // must not be recorded: the lease is gone
 	}))
 	j := h.enqueue(t, spec("q", "k"))
-	startWorker(t, w)
+	testutil.Start(t, w)
 	recv(t, started, "first start")
 	// The lease expires in backend time and another worker rescues it. The
 	// worker's heartbeat runs on the real clock and may renew the lease
@@ -255,7 +232,7 @@ func testWorkerExtend(t *testing.T, f Factory) {
 		return nil, nil
 	}))
 	j := h.enqueue(t, spec("q", "k"))
-	startWorker(t, w)
+	testutil.Start(t, w)
 	if got := recv(t, until, "extended lease"); !sameTime(got, Epoch.Add(10*time.Minute)) {
 		t.Fatalf("LeaseUntil after ExtendLease(10m) = %v, want %v", got, Epoch.Add(10*time.Minute))
 	}
@@ -273,7 +250,7 @@ func testWorkerTimeout(t *testing.T, f Factory) {
 		return nil, ctx.Err()
 	}))
 	j := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Timeout: 5 * time.Millisecond, MaxAttempts: 1})
-	startWorker(t, w)
+	testutil.Start(t, w)
 	if c := recv(t, cause, "timeout"); !errors.Is(c, queue.ErrJobTimeout) {
 		t.Fatalf("cause = %v, want ErrJobTimeout", c)
 	}
@@ -299,7 +276,7 @@ func testWorkerShutdown(t *testing.T, f Factory) {
 	for i := 0; i < n; i++ {
 		h.enqueue(t, spec("q", "k"))
 	}
-	stop := startWorker(t, w)
+	stop := testutil.Start(t, w)
 	var running []string
 	for i := 0; i < n; i++ {
 		running = append(running, recv(t, started, "job start"))
@@ -332,7 +309,7 @@ func testWorkerShutdownWaits(t *testing.T, f Factory) {
 		return []byte("finished"), ctx.Err()
 	}))
 	j := h.enqueue(t, spec("q", "k"))
-	stop := startWorker(t, w)
+	stop := testutil.Start(t, w)
 	recv(t, started, "start")
 	stopped := make(chan struct{})
 	go func() { stop(); close(stopped) }()
@@ -351,7 +328,7 @@ func testWorkerRescue(t *testing.T, f Factory) {
 	h.Clock.Advance(testLease + time.Second)
 	w := queue.NewWorker(h.Backend, workerConfig("q"))
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) { return nil, nil }))
-	startWorker(t, w)
+	testutil.Start(t, w)
 	if got := h.waitState(t, j.ID, queue.StateCompleted); got.Stalls != 1 || got.Attempt != 1 {
 		t.Fatalf("rescued job: stalls %d attempt %d; want 1, 1", got.Stalls, got.Attempt)
 	}
@@ -367,7 +344,7 @@ func testWorkerRunErrors(t *testing.T, f Factory) {
 	started := make(chan struct{})
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) { close(started); return nil, nil }))
 	h.enqueue(t, spec("q", "k"))
-	startWorker(t, w)
+	testutil.Start(t, w)
 	recv(t, started, "the first Run to start")
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
