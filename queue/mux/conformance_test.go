@@ -1,7 +1,6 @@
 package mux_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/amqptest"
@@ -30,19 +29,14 @@ func TestConformanceTwoSQLite(t *testing.T) {
 var laneQueues = []string{"q", "mail", "x", "r", "w", "c", "b", "p", "s"}
 
 // TestConformanceLane runs the suite on a router over SQLite (the default)
-// and the RabbitMQ lane. Tests that need what the lane lacks skip
-// themselves (queuetest asks what every routed backend has).
+// and the RabbitMQ lane. The suite skips the tests that need what the lane
+// lacks (it asks what every routed backend has).
 func TestConformanceLane(t *testing.T) {
 	amqptest.URL(t, "the tests on the RabbitMQ lane")
 	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
-		m := newMux(t, openSQLite(t, clk, sqlitequeue.Options{}), mux.Route{
+		return newMux(t, openSQLite(t, clk, sqlitequeue.Options{}), mux.Route{
 			Name: "rabbitmq", Backend: openLane(t, clk, laneQueues), Queues: laneQueues,
 		})
-		if strings.HasSuffix(t.Name(), "/Concurrency") {
-			// It enqueues jobs with priorities.
-			queuetest.SkipUnless(t, m, queue.CapPriority)
-		}
-		return m
 	})
 }
 

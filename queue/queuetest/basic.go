@@ -15,7 +15,6 @@ import (
 func testEnqueue(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapGroups)
 	s := queue.JobSpec{
 		Queue: "mail", Kind: "send", Payload: []byte(`{"to":"a@b"}`), Tenant: "acme",
 		Priority: 3, Timeout: time.Minute, Group: "g1",
@@ -122,7 +121,6 @@ func testBadInput(t *testing.T, f Factory) {
 func testStateMachine(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapClockDelays)
 	ctx := context.Background()
 	j := h.enqueue(t, spec("q", "k"))
 	l := h.leaseOne(t, "q")
@@ -234,7 +232,6 @@ func testFencing(t *testing.T, f Factory) {
 func testDelays(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapDelay, queue.CapClockDelays)
 	late := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", RunAt: Epoch.Add(2 * time.Hour)})
 	soon := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", RunAt: Epoch.Add(time.Hour)})
 	past := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", RunAt: Epoch.Add(-time.Hour)})
@@ -262,7 +259,6 @@ func testDelays(t *testing.T, f Factory) {
 func testPriorityFIFO(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapPriority, queue.CapStrictOrder)
 	prios := []int{5, 1, 5, 0, 1, 5, 0, 3}
 	var want []string
 	jobs := make([]*queue.Job, len(prios))
@@ -311,7 +307,6 @@ func testPriorityFIFO(t *testing.T, f Factory) {
 func testUnique(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapUnique)
 	ctx := context.Background()
 	first := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: "u1", UniqueFor: time.Hour})
 	dup, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: "u1", UniqueFor: time.Hour})

@@ -33,11 +33,13 @@ func noisyJobs() int {
 }
 
 func testFairness(t *testing.T, f Factory) {
-	t.Run("NoisyNeighbour", func(t *testing.T) { testNoisyNeighbour(t, f) })
-	t.Run("Weights", func(t *testing.T) { testWeights(t, f) })
-	t.Run("PriorityWithoutAging", func(t *testing.T) { testPriorityStrict(t, f) })
-	t.Run("Aging", func(t *testing.T) { testAging(t, f) })
-	t.Run("LimitedFlood", func(t *testing.T) { testLimitedFlood(t, f) })
+	runTests(t, f, []test{
+		{"NoisyNeighbour", needs(queue.CapTenants), testNoisyNeighbour},
+		{"Weights", needs(queue.CapTenants), testWeights},
+		{"PriorityWithoutAging", needs(queue.CapTenants), testPriorityStrict},
+		{"Aging", needs(queue.CapTenants), testAging},
+		{"LimitedFlood", needs(queue.CapTenants), testLimitedFlood},
+	})
 }
 
 // flood enqueues n jobs of tenant at priority prio in batches.

@@ -17,23 +17,25 @@ import (
 // once, cancel, TTL). Run calls it; it skips backends without
 // queue.CapGroups or the queue.GroupBackend methods.
 func RunGroups(t *testing.T, f Factory) {
-	t.Run("CreateAndProgress", func(t *testing.T) { testGroupProgress(t, f) })
-	t.Run("MaxConcurrency", func(t *testing.T) { testGroupConcurrency(t, f) })
-	t.Run("CrawlDelay", func(t *testing.T) { testGroupCrawlDelay(t, f) })
-	t.Run("Completion", func(t *testing.T) { testGroupCompletion(t, f) })
-	t.Run("CompletionConcurrent", func(t *testing.T) { testGroupCompletionConcurrent(t, f) })
-	t.Run("CompletionAfterCrash", func(t *testing.T) { testGroupCompletionCrash(t, f) })
-	t.Run("Cancel", func(t *testing.T) { testCancelGroup(t, f) })
-	t.Run("TTL", func(t *testing.T) { testGroupTTL(t, f) })
-	t.Run("BackOff", func(t *testing.T) { testGroupBackOff(t, f) })
-	t.Run("WithTenantLimit", func(t *testing.T) { testGroupWithTenant(t, f) })
-	t.Run("Retention", func(t *testing.T) { testGroupRetention(t, f) })
+	runTests(t, f, []test{
+		{"CreateAndProgress", needs(queue.CapGroups), testGroupProgress},
+		{"MaxConcurrency", needs(queue.CapGroups), testGroupConcurrency},
+		{"CrawlDelay", needs(queue.CapGroups), testGroupCrawlDelay},
+		{"Completion", needs(queue.CapGroups), testGroupCompletion},
+		{"CompletionConcurrent", needs(queue.CapGroups), testGroupCompletionConcurrent},
+		{"CompletionAfterCrash", needs(queue.CapGroups), testGroupCompletionCrash},
+		{"Cancel", needs(queue.CapGroups), testCancelGroup},
+		{"TTL", needs(queue.CapGroups), testGroupTTL},
+		{"BackOff", needs(queue.CapGroups), testGroupBackOff},
+		{"WithTenantLimit", needs(queue.CapGroups, queue.CapTenants), testGroupWithTenant},
+		{"Retention", needs(queue.CapGroups), testGroupRetention},
+	})
 }
 
-// needGroups skips the test unless the backend has groups.
+// needGroups skips the test unless the backend implements the group
+// methods (the test's table declares queue.CapGroups).
 func (h *Harness) needGroups(t *testing.T) {
 	t.Helper()
-	h.Need(t, queue.CapGroups)
 	if _, ok := h.Backend.(queue.GroupBackend); !ok {
 		t.Skipf("%s does not implement queue.GroupBackend", queue.BackendName(h.Backend))
 	}

@@ -15,7 +15,6 @@ import (
 func testRetries(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapClockDelays)
 	ctx := context.Background()
 	j := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", MaxAttempts: 3})
 	for attempt := 1; attempt <= 3; attempt++ {
@@ -79,7 +78,6 @@ func testRetries(t *testing.T, f Factory) {
 func testCancel(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapCancelPending)
 	ctx := context.Background()
 	pending := h.enqueue(t, spec("q", "k"))
 	sched := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", RunAt: Epoch.Add(time.Hour)})
@@ -219,7 +217,6 @@ func testStalls(t *testing.T, f Factory) {
 func testRetention(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapCancelPending)
 	ctx := context.Background()
 	finish := func(q string, how queue.State) *queue.Job {
 		j := h.enqueue(t, spec(q, "k"))
@@ -291,7 +288,6 @@ func testRetention(t *testing.T, f Factory) {
 func testListStats(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapList)
 	ctx := context.Background()
 	var all []string
 	for i := 0; i < 7; i++ {

@@ -15,9 +15,11 @@ import (
 // errors for bad filters; and, on a backend with CapTenantList, the
 // tenant listing.
 func RunListing(t *testing.T, f Factory) {
-	t.Run("Filters", func(t *testing.T) { testListFilters(t, f) })
-	t.Run("BadFilters", func(t *testing.T) { testListBadFilters(t, f) })
-	t.Run("TenantList", func(t *testing.T) { testTenantList(t, f) })
+	runTests(t, f, []test{
+		{"Filters", needs(queue.CapList, queue.CapGroups), testListFilters},
+		{"BadFilters", needs(queue.CapList), testListBadFilters},
+		{"TenantList", nil, testTenantList},
+	})
 }
 
 // listFixture enqueues jobs over two queues, two tenants (and none), two
@@ -48,7 +50,6 @@ func listFixture(t *testing.T, h *Harness) []*queue.Job {
 func testListFilters(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapList, queue.CapGroups)
 	jobs := listFixture(t, h)
 	queueOf := map[string]string{}
 	for _, j := range jobs {
@@ -160,7 +161,6 @@ func listAll(t *testing.T, h *Harness, f queue.ListFilter, limit int) []string {
 func testListBadFilters(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapList)
 	long := strings.Repeat("x", queue.MaxNameLen+1)
 	cases := []struct {
 		f     queue.ListFilter

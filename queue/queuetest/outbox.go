@@ -17,16 +17,18 @@ import (
 // with their transitions, claims, fencing, the delivery log) and then runs
 // queue/webhook's Dispatcher on the backend against httptest receivers.
 func RunOutbox(t *testing.T, f Factory) {
-	t.Run("Events", func(t *testing.T) { testOutboxEvents(t, f) })
-	t.Run("EventsOnRescue", func(t *testing.T) { testOutboxRescue(t, f) })
-	t.Run("Claims", func(t *testing.T) { testOutboxClaims(t, f) })
-	t.Run("Progress", func(t *testing.T) { testOutboxProgress(t, f) })
-	t.Run("DeliveryLog", func(t *testing.T) { testOutboxLog(t, f) })
-	t.Run("ConcurrentClaims", func(t *testing.T) { testOutboxConcurrentClaims(t, f) })
-	t.Run("WorkerAtomicity", func(t *testing.T) { testOutboxWorker(t, f) })
-	t.Run("GroupCompleted", func(t *testing.T) { testOutboxGroup(t, f) })
-	t.Run("SchedulerEvents", func(t *testing.T) { testOutboxScheduler(t, f) })
-	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, f) })
+	runTests(t, f, []test{
+		{"Events", nil, testOutboxEvents},
+		{"EventsOnRescue", nil, testOutboxRescue},
+		{"Claims", nil, testOutboxClaims},
+		{"Progress", nil, testOutboxProgress},
+		{"DeliveryLog", nil, testOutboxLog},
+		{"ConcurrentClaims", nil, testOutboxConcurrentClaims},
+		{"WorkerAtomicity", nil, testOutboxWorker},
+		{"GroupCompleted", needs(queue.CapGroups), testOutboxGroup},
+		{"SchedulerEvents", needs(queue.CapTenants, queue.CapGroups), testOutboxScheduler},
+		{"Webhooks", nil, testWebhooks},
+	})
 }
 
 // outboxHarness is a Harness whose backend has an outbox that is on.

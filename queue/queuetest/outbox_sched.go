@@ -17,7 +17,6 @@ import (
 func testOutboxScheduler(t *testing.T, f Factory) {
 	t.Parallel()
 	h := newOutboxHarness(t, f)
-	h.Need(t, queue.CapTenants, queue.CapGroups)
 	ctx := context.Background()
 
 	h.setTenant(t, "a", queue.TenantConfig{Limit: 1, MaxWait: time.Minute})

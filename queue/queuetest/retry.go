@@ -11,15 +11,17 @@ import (
 
 // RunRetry checks queue.Retrier: what a retried job keeps and loses, the
 // states and jobs it refuses, unique keys, and the tenant scheduler's hold
-// on a retried job. Run calls it; each test skips itself on a backend
-// without the capabilities it needs.
+// on a retried job. Run calls it; each test is skipped on a backend
+// without the capabilities it declares.
 func RunRetry(t *testing.T, f Factory) {
-	t.Run("Failed", func(t *testing.T) { testRetryFailed(t, f) })
-	t.Run("Cancelled", func(t *testing.T) { testRetryCancelled(t, f) })
-	t.Run("Refused", func(t *testing.T) { testRetryRefused(t, f) })
-	t.Run("Group", func(t *testing.T) { testRetryGroup(t, f) })
-	t.Run("Unique", func(t *testing.T) { testRetryUnique(t, f) })
-	t.Run("Tenant", func(t *testing.T) { testRetryTenant(t, f) })
+	runTests(t, f, []test{
+		{"Failed", needs(queue.CapRetry), testRetryFailed},
+		{"Cancelled", needs(queue.CapRetry, queue.CapCancelPending, queue.CapDelay), testRetryCancelled},
+		{"Refused", needs(queue.CapRetry, queue.CapDelay), testRetryRefused},
+		{"Group", needs(queue.CapRetry, queue.CapGroups), testRetryGroup},
+		{"Unique", needs(queue.CapRetry, queue.CapUnique, queue.CapCancelPending), testRetryUnique},
+		{"Tenant", needs(queue.CapRetry, queue.CapTenants), testRetryTenant},
+	})
 }
 
 // failForGood leases the only ready job of queue q and fails it
@@ -37,7 +39,6 @@ func (h *Harness) failForGood(t *testing.T, q, msg string) *queue.Job {
 func testRetryFailed(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapRetry)
 	ctx := context.Background()
 	j := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", MaxAttempts: 2})
 	// First attempt fails and is retried by backoff; the second is the last.
@@ -101,7 +102,6 @@ func testRetryFailed(t *testing.T, f Factory) {
 func testRetryCancelled(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapRetry, queue.CapCancelPending, queue.CapDelay)
 	ctx := context.Background()
 	// A job cancelled before it was ever ready, and one cancelled while
 	// pending, both come back pending and run.
@@ -124,7 +124,6 @@ func testRetryCancelled(t *testing.T, f Factory) {
 func testRetryRefused(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapRetry, queue.CapDelay)
 	ctx := context.Background()
 	done := h.enqueue(t, spec("c", "k"))
 	l := h.leaseOne(t, "c")
@@ -162,7 +161,6 @@ func testRetryRefused(t *testing.T, f Factory) {
 func testRetryGroup(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapRetry, queue.CapGroups)
 	ctx := context.Background()
 	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "crawl"})
 	j := h.failForGood(t, "q", "boom")
@@ -177,7 +175,6 @@ func testRetryGroup(t *testing.T, f Factory) {
 func testRetryUnique(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapRetry, queue.CapUnique, queue.CapCancelPending)
 	ctx := context.Background()
 	key := queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: "order-7"}
 	h.enqueue(t, key)
@@ -218,7 +215,6 @@ func testRetryUnique(t *testing.T, f Factory) {
 func testRetryTenant(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapRetry, queue.CapTenants)
 	ctx := context.Background()
 	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "acme"})
 	failed := h.failForGood(t, "q", "boom")

@@ -24,23 +24,25 @@ import (
 // backlog, pauses, fairness). Run calls it; it skips backends without
 // queue.CapTenants or the queue.TenantBackend methods.
 func RunTenants(t *testing.T, f Factory) {
-	t.Run("LimitWaits", func(t *testing.T) { testTenantLimitWaits(t, f) })
-	t.Run("ReleaseAsManyAsFree", func(t *testing.T) { testTenantReleaseMany(t, f) })
-	t.Run("SlotFreed", func(t *testing.T) { testTenantSlotFreed(t, f) })
-	t.Run("Defaults", func(t *testing.T) { testTenantDefaults(t, f) })
-	t.Run("Backlog", func(t *testing.T) { testTenantBacklog(t, f) })
-	t.Run("MaxWait", func(t *testing.T) { testTenantMaxWait(t, f) })
-	t.Run("BackOff", func(t *testing.T) { testBackOff(t, f) })
-	t.Run("QueuePauseInStats", func(t *testing.T) { testQueuePauseInStats(t, f) })
-	t.Run("StartRate", func(t *testing.T) { testStartRate(t, f) })
-	t.Run("Fairness", func(t *testing.T) { testFairness(t, f) })
-	t.Run("LimitNeverExceeded", func(t *testing.T) { testTenantLimitNeverExceeded(t, f) })
+	runTests(t, f, []test{
+		{"LimitWaits", needs(queue.CapTenants), testTenantLimitWaits},
+		{"ReleaseAsManyAsFree", needs(queue.CapTenants), testTenantReleaseMany},
+		{"SlotFreed", needs(queue.CapTenants), testTenantSlotFreed},
+		{"Defaults", needs(queue.CapTenants), testTenantDefaults},
+		{"Backlog", needs(queue.CapTenants), testTenantBacklog},
+		{"MaxWait", needs(queue.CapTenants), testTenantMaxWait},
+		{"BackOff", needs(queue.CapTenants), testBackOff},
+		{"QueuePauseInStats", needs(queue.CapTenants), testQueuePauseInStats},
+		{"StartRate", needs(queue.CapTenants), testStartRate},
+		{"Fairness", needs(queue.CapTenants), testFairness},
+		{"LimitNeverExceeded", needs(queue.CapTenants), testTenantLimitNeverExceeded},
+	})
 }
 
-// needTenants skips the test unless the backend schedules by tenant.
+// needTenants returns the backend's tenant methods, or skips the test when
+// it does not implement them (the test's table declares queue.CapTenants).
 func (h *Harness) needTenants(t *testing.T) queue.TenantBackend {
 	t.Helper()
-	h.Need(t, queue.CapTenants)
 	tb, ok := h.Backend.(queue.TenantBackend)
 	if !ok {
 		t.Skipf("%s does not implement queue.TenantBackend", queue.BackendName(h.Backend))

@@ -54,17 +54,19 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 }
 
 func testWorker(t *testing.T, f Factory) {
-	t.Run("CompleteAndRetry", func(t *testing.T) { testWorkerRetry(t, f) })
-	t.Run("PermanentPanicUnknown", func(t *testing.T) { testWorkerFailures(t, f) })
-	t.Run("Snooze", func(t *testing.T) { testWorkerSnooze(t, f) })
-	t.Run("CancelRunning", func(t *testing.T) { testWorkerCancel(t, f) })
-	t.Run("LeaseLost", func(t *testing.T) { testWorkerLeaseLost(t, f) })
-	t.Run("ExtendLease", func(t *testing.T) { testWorkerExtend(t, f) })
-	t.Run("Timeout", func(t *testing.T) { testWorkerTimeout(t, f) })
-	t.Run("ShutdownRequeues", func(t *testing.T) { testWorkerShutdown(t, f) })
-	t.Run("ShutdownWaits", func(t *testing.T) { testWorkerShutdownWaits(t, f) })
-	t.Run("RescuesOthers", func(t *testing.T) { testWorkerRescue(t, f) })
-	t.Run("RunErrors", func(t *testing.T) { testWorkerRunErrors(t, f) })
+	runTests(t, f, []test{
+		{"CompleteAndRetry", nil, testWorkerRetry},
+		{"PermanentPanicUnknown", nil, testWorkerFailures},
+		{"Snooze", nil, testWorkerSnooze},
+		{"CancelRunning", nil, testWorkerCancel},
+		{"LeaseLost", nil, testWorkerLeaseLost},
+		{"ExtendLease", nil, testWorkerExtend},
+		{"Timeout", nil, testWorkerTimeout},
+		{"ShutdownRequeues", nil, testWorkerShutdown},
+		{"ShutdownWaits", nil, testWorkerShutdownWaits},
+		{"RescuesOthers", nil, testWorkerRescue},
+		{"RunErrors", nil, testWorkerRunErrors},
+	})
 }
 
 func testWorkerRetry(t *testing.T, f Factory) {
