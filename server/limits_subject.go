@@ -6,15 +6,15 @@ import (
 	"strings"
 )
 
-// MaxSubjectValueBytes bounds a subject value of the HTTP scene API, so no
+// maxSubjectValueBytes bounds a subject value of the HTTP scene API, so no
 // caller can make the store keep huge keys.
-const MaxSubjectValueBytes = 256
+const maxSubjectValueBytes = 256
 
 // subjectValue turns one JSON subject value into the id its counter is
 // keyed by. A string is taken as it is. A number must be an integer and is
 // written in one decimal form, so that 777, 777.0 and 7.77e2 share one
 // counter (as the string "777" does). The id is at most
-// MaxSubjectValueBytes long and not empty.
+// maxSubjectValueBytes long and not empty.
 func subjectValue(field string, raw any) (string, *problem) {
 	var id string
 	switch v := raw.(type) {
@@ -32,8 +32,8 @@ func subjectValue(field string, raw any) (string, *problem) {
 	switch {
 	case id == "":
 		return "", badRequest("subject field %q must not be empty", field)
-	case len(id) > MaxSubjectValueBytes:
-		return "", badRequest("subject field %q must be at most %d bytes, got %d", field, MaxSubjectValueBytes, len(id))
+	case len(id) > maxSubjectValueBytes:
+		return "", badRequest("subject field %q must be at most %d bytes, got %d", field, maxSubjectValueBytes, len(id))
 	}
 	return id, nil
 }
@@ -41,7 +41,7 @@ func subjectValue(field string, raw any) (string, *problem) {
 // integerForm writes the JSON number lit as a decimal integer without
 // leading zeros, a fraction or an exponent ("-0" is "0"), or reports
 // false when lit is not an integer. The work is linear in len(lit) and an
-// integer longer than MaxSubjectValueBytes digits is never built: it is
+// integer longer than maxSubjectValueBytes digits is never built: it is
 // returned as a run of that many digits plus one, for the caller's length
 // check to refuse.
 func integerForm(lit string) (string, bool) {
@@ -62,8 +62,8 @@ func integerForm(lit string) (string, bool) {
 		return "0", true
 	case point < int64(len(digits)):
 		return "", false // a non-zero digit after the point
-	case point > MaxSubjectValueBytes:
-		return strings.Repeat("9", MaxSubjectValueBytes+1), true
+	case point > maxSubjectValueBytes:
+		return strings.Repeat("9", maxSubjectValueBytes+1), true
 	}
 	out := digits + strings.Repeat("0", int(point)-len(digits))
 	if neg {

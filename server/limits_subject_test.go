@@ -7,7 +7,7 @@ import (
 
 func TestIntegerForm(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("9", MaxSubjectValueBytes+1)
+	long := strings.Repeat("9", maxSubjectValueBytes+1)
 	tests := []struct {
 		lit  string
 		want string // "" when not an integer
@@ -68,12 +68,12 @@ func TestSubjectNumbersShareOneCounter(t *testing.T) {
 }
 
 // TestSubjectValueRules: a number that is not an integer and a value over
-// MaxSubjectValueBytes are refused with a 400 naming the field and the
+// maxSubjectValueBytes are refused with a 400 naming the field and the
 // rule, and count nothing.
 func TestSubjectValueRules(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, testConfig, false)
-	at, over := strings.Repeat("a", MaxSubjectValueBytes), strings.Repeat("a", MaxSubjectValueBytes+1)
+	at, over := strings.Repeat("a", maxSubjectValueBytes), strings.Repeat("a", maxSubjectValueBytes+1)
 	tests := []struct {
 		value  string
 		status int
