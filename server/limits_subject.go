@@ -21,9 +21,12 @@ func subjectValue(field string, raw any) (string, *problem) {
 	case string:
 		id = v
 	case json.Number:
-		n, ok := integerForm(string(v))
+		n, size, ok := integerForm(string(v))
 		if !ok {
 			return "", badRequest("subject field %q must be a string or an integer, got %s", field, clip(string(v)))
+		}
+		if size > maxSubjectValueBytes {
+			return "", tooLong(field, size)
 		}
 		id = n
 	default:
@@ -33,18 +36,21 @@ func subjectValue(field string, raw any) (string, *problem) {
 	case id == "":
 		return "", badRequest("subject field %q must not be empty", field)
 	case len(id) > maxSubjectValueBytes:
-		return "", badRequest("subject field %q must be at most %d bytes, got %d", field, maxSubjectValueBytes, len(id))
+		return "", tooLong(field, int64(len(id)))
 	}
 	return id, nil
 }
 
+func tooLong(field string, size int64) *problem {
+	return badRequest("subject field %q must be at most %d bytes, got %d", field, maxSubjectValueBytes, size)
+}
+
 // integerForm writes the JSON number lit as a decimal integer without
-// leading zeros, a fraction or an exponent ("-0" is "0"), or reports
-// false when lit is not an integer. The work is linear in len(lit) and an
-// integer longer than maxSubjectValueBytes digits is never built: it is
-// returned as a run of that many digits plus one, for the caller's length
-// check to refuse.
-func integerForm(lit string) (string, bool) {
+// leading zeros, a fraction or an exponent ("-0" is "0"), with its length
+// in bytes, or reports false when lit is not an integer. The work is linear
+// in len(lit): an integer longer than maxSubjectValueBytes is measured but
+// never built, so 1e999999999 costs nothing.
+func integerForm(lit string) (string, int64, bool) {
 	neg := strings.HasPrefix(lit, "-")
 	lit = strings.TrimPrefix(lit, "-")
 	mant, exp := lit, int64(0)
@@ -59,17 +65,22 @@ func integerForm(lit string) (string, bool) {
 	digits = strings.TrimRight(digits, "0")
 	switch {
 	case digits == "":
-		return "0", true
+		return "0", 1, true
 	case point < int64(len(digits)):
-		return "", false // a non-zero digit after the point
-	case point > maxSubjectValueBytes:
-		return strings.Repeat("9", maxSubjectValueBytes+1), true
+		return "", 0, false // a non-zero digit after the point
+	}
+	size := point
+	if neg {
+		size++
+	}
+	if size > maxSubjectValueBytes {
+		return "", size, true
 	}
 	out := digits + strings.Repeat("0", int(point)-len(digits))
 	if neg {
 		out = "-" + out
 	}
-	return out, true
+	return out, size, true
 }
 
 // parseExponent reads a JSON exponent ("+5", "-12", "3"), clamping it far
