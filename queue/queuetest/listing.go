@@ -32,14 +32,14 @@ func listFixture(t *testing.T, h *Harness) []*queue.Job {
 	groups := []string{"g1", "", "g2", ""}
 	var ids []string
 	for i := range 24 {
-		s := queue.JobSpec{Queue: []string{"a", "b"}[i%2], Kind: kinds[i%len(kinds)],
+		s := queue.JobSpec{Queue: []string{QueueA, QueueB}[i%2], Kind: kinds[i%len(kinds)],
 			Tenant: tenants[i%len(tenants)], Group: groups[i%len(groups)]}
 		ids = append(ids, h.enqueue(t, s).ID)
 		if i%7 == 0 {
 			h.Clock.Advance(1)
 		}
 	}
-	h.lease(t, 3, "a")
+	h.lease(t, 3, QueueA)
 	jobs := make([]*queue.Job, len(ids))
 	for i, id := range ids {
 		jobs[i] = h.get(t, id)
@@ -64,10 +64,10 @@ func testListFilters(t *testing.T, f Factory) {
 		{"group", queue.ListFilter{Group: "g1"}},
 		{"unknown tenant", queue.ListFilter{Tenant: "nobody"}},
 		{"tenant and kind", queue.ListFilter{Tenant: "globex", Kind: "crawl"}},
-		{"queue and tenant", queue.ListFilter{Queue: "a", Tenant: "acme"}},
+		{"queue and tenant", queue.ListFilter{Queue: QueueA, Tenant: "acme"}},
 		{"group and state", queue.ListFilter{Group: "g2", States: []queue.State{queue.StatePending}}},
 		{"state and tenant", queue.ListFilter{Tenant: "acme", States: []queue.State{queue.StateActive}}},
-		{"all filters", queue.ListFilter{Queue: "a", Tenant: "acme", Kind: "crawl", Group: "g1", States: []queue.State{queue.StateActive, queue.StatePending}}},
+		{"all filters", queue.ListFilter{Queue: QueueA, Tenant: "acme", Kind: "crawl", Group: "g1", States: []queue.State{queue.StateActive, queue.StatePending}}},
 		{"none", queue.ListFilter{}},
 	}
 	for _, c := range cases {

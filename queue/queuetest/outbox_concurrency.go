@@ -77,13 +77,13 @@ func testOutboxWorker(t *testing.T, f Factory) {
 	}
 	specs := make([]queue.JobSpec, n)
 	for i := range specs {
-		specs[i] = queue.JobSpec{Queue: "w", Kind: "k", Payload: []byte(strconv.Itoa(i))}
+		specs[i] = queue.JobSpec{Queue: QueueW, Kind: "k", Payload: []byte(strconv.Itoa(i))}
 	}
 	res, err := h.Client.EnqueueBatch(ctx, specs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := queue.NewWorker(h.Backend, workerConfig("w"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueW))
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		if i, _ := strconv.Atoi(string(j.Payload)); i%3 == 0 {
 			return nil, queue.Permanent(errFailed)

@@ -270,8 +270,8 @@ func testWebhookFilter(t *testing.T, f Factory) {
 		failedOnly.sub("failed", "job.failed"), all.sub("all", webhook.AllEvents),
 	}})
 	h.completeOne(t)
-	j := h.enqueue(t, spec("q", "k"))
-	l := h.leaseOne(t, "q")
+	j := h.enqueue(t, spec(QueueQ, "k"))
+	l := h.leaseOne(t, QueueQ)
 	if _, err := h.Backend.Fail(context.Background(), j.ID, l.Token, queue.Failure{Error: "boom", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func (h *outboxHarness) completedJobs(t *testing.T) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return count(st, "q", queue.StateCompleted)
+	return count(st, QueueQ, queue.StateCompleted)
 }
 
 // testWebhookTwoDispatchers runs two dispatchers on one outbox: every

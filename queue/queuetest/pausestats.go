@@ -16,8 +16,8 @@ func testQueuePauseInStats(t *testing.T, f Factory) {
 	h := NewHarness(t, f)
 	h.needTenants(t)
 	ctx := context.Background()
-	h.enqueue(t, queue.JobSpec{Queue: "a", Kind: "k"})
-	h.enqueue(t, queue.JobSpec{Queue: "b", Kind: "k"})
+	h.enqueue(t, queue.JobSpec{Queue: QueueA, Kind: "k"})
+	h.enqueue(t, queue.JobSpec{Queue: QueueB, Kind: "k"})
 	paused := func() map[string]time.Time {
 		t.Helper()
 		st, err := h.Backend.Stats(ctx)
@@ -30,7 +30,7 @@ func testQueuePauseInStats(t *testing.T, f Factory) {
 		}
 		return out
 	}
-	until, err := h.Client.BackOff(ctx, queue.QueueScope("a"), time.Hour)
+	until, err := h.Client.BackOff(ctx, queue.QueueScope(QueueA), time.Hour)
 	if err != nil {
 		t.Fatalf("BackOff: %v", err)
 	}
@@ -43,10 +43,10 @@ func testQueuePauseInStats(t *testing.T, f Factory) {
 		{"half way", func() { h.Clock.Advance(30 * time.Minute) }, until},
 		{"ended", func() { h.Clock.Advance(31 * time.Minute) }, time.Time{}},
 		{"lifted", func() {
-			if _, err := h.Client.BackOff(ctx, queue.QueueScope("a"), time.Hour); err != nil {
+			if _, err := h.Client.BackOff(ctx, queue.QueueScope(QueueA), time.Hour); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := h.Client.BackOff(ctx, queue.QueueScope("a"), 0); err != nil {
+			if _, err := h.Client.BackOff(ctx, queue.QueueScope(QueueA), 0); err != nil {
 				t.Fatal(err)
 			}
 		}, time.Time{}},
@@ -54,8 +54,8 @@ func testQueuePauseInStats(t *testing.T, f Factory) {
 	for _, s := range steps {
 		s.do()
 		got := paused()
-		if !sameTime(got["a"], s.want) || !got["b"].IsZero() {
-			t.Errorf("%s: PausedUntil a = %v, b = %v; want a = %v, b zero", s.name, got["a"], got["b"], s.want)
+		if !sameTime(got[QueueA], s.want) || !got[QueueB].IsZero() {
+			t.Errorf("%s: PausedUntil a = %v, b = %v; want a = %v, b zero", s.name, got[QueueA], got[QueueB], s.want)
 		}
 	}
 }

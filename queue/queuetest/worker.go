@@ -74,7 +74,7 @@ func testWorkerRetry(t *testing.T, f Factory) {
 	h := NewHarness(t, f)
 	var attempts []int
 	var mu sync.Mutex
-	cfg := workerConfig("q")
+	cfg := workerConfig(QueueQ)
 	cfg.Backoff = func(attempt int, err error) time.Duration {
 		mu.Lock()
 		defer mu.Unlock()
@@ -88,7 +88,7 @@ func testWorkerRetry(t *testing.T, f Factory) {
 		}
 		return append([]byte("done "), j.Payload...), nil
 	}))
-	j := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Payload: []byte("x")})
+	j := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Payload: []byte("x")})
 	testutil.Start(t, w)
 	got := h.waitState(t, j.ID, queue.StateCompleted)
 	if string(got.Result) != "done x" || got.Attempt != 3 || len(got.Errors) != 2 || got.Errors[1].Error != "flaky x" {
@@ -104,16 +104,16 @@ func testWorkerRetry(t *testing.T, f Factory) {
 func testWorkerFailures(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueQ))
 	w.Handle("perm", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		return nil, queue.Permanent(errors.New("bad payload"))
 	}))
 	w.Handle("panic", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		panic("kaboom")
 	}))
-	perm := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "perm", MaxAttempts: 5})
-	pan := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "panic", MaxAttempts: 2})
-	unknown := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "nobody", MaxAttempts: 1})
+	perm := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "perm", MaxAttempts: 5})
+	pan := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "panic", MaxAttempts: 2})
+	unknown := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "nobody", MaxAttempts: 1})
 	testutil.Start(t, w)
 	if got := h.waitState(t, perm.ID, queue.StateFailed); got.Attempt != 1 || got.LastError != "bad payload" {
 		t.Errorf("permanent: attempt %d, LastError %q; want 1, bad payload", got.Attempt, got.LastError)
@@ -130,14 +130,14 @@ func testWorkerFailures(t *testing.T, f Factory) {
 func testWorkerSnooze(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueQ))
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		if j.Stalls == 0 && len(j.Errors) == 0 && j.StartedAt.Equal(h.Clock.Now()) && j.Attempt == 1 && string(j.Payload) == "first" {
 			return nil, queue.Snooze(time.Hour)
 		}
 		return nil, nil
 	}))
-	j := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Payload: []byte("first")})
+	j := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Payload: []byte("first")})
 	testutil.Start(t, w)
 	got := h.waitState(t, j.ID, queue.StateScheduled)
 	if got.Attempt != 0 || !sameTime(got.RunAt, Epoch.Add(time.Hour)) {
@@ -149,14 +149,14 @@ func testWorkerCancel(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	started, cause := make(chan struct{}), make(chan error, 1)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueQ))
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		close(started)
 		<-ctx.Done()
 		cause <- context.Cause(ctx)
 		return nil, ctx.Err()
 	}))
-	j := h.enqueue(t, spec("q", "k"))
+	j := h.enqueue(t, spec(QueueQ, "k"))
 	testutil.Start(t, w)
 	recv(t, started, "handler start")
 	if _, err := h.Client.Cancel(context.Background(), j.ID); err != nil {
@@ -172,7 +172,7 @@ func testWorkerLeaseLost(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	started, cause := make(chan struct{}, 2), make(chan error, 2)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueQ))
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		started <- struct{}{}
 		if j.Stalls > 0 {
@@ -182,7 +182,7 @@ func testWorkerLeaseLost(t *testing.T, f Factory) {
 		cause <- context.Cause(ctx)
 		return []byte("first"), nil // must not be recorded: the lease is gone
 	}))
-	j := h.enqueue(t, spec("q", "k"))
+	j := h.enqueue(t, spec(QueueQ, "k"))
 	testutil.Start(t, w)
 	recv(t, started, "first start")
 	// The lease expires in backend time and another worker rescues it. The
@@ -217,7 +217,7 @@ func testWorkerExtend(t *testing.T, f Factory) {
 		t.Fatal("ExtendLease outside a handler: no error")
 	}
 	until := make(chan time.Time, 1)
-	cfg := workerConfig("q")
+	cfg := workerConfig(QueueQ)
 	// No heartbeat while the handler runs: it renews for LeaseFor and could
 	// land between ExtendLease and the read that checks it.
 	cfg.HeartbeatEvery = time.Hour
@@ -233,7 +233,7 @@ func testWorkerExtend(t *testing.T, f Factory) {
 		until <- cur.LeaseUntil
 		return nil, nil
 	}))
-	j := h.enqueue(t, spec("q", "k"))
+	j := h.enqueue(t, spec(QueueQ, "k"))
 	testutil.Start(t, w)
 	if got := recv(t, until, "extended lease"); !sameTime(got, Epoch.Add(10*time.Minute)) {
 		t.Fatalf("LeaseUntil after ExtendLease(10m) = %v, want %v", got, Epoch.Add(10*time.Minute))
@@ -245,13 +245,13 @@ func testWorkerTimeout(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	cause := make(chan error, 1)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueQ))
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		<-ctx.Done()
 		cause <- context.Cause(ctx)
 		return nil, ctx.Err()
 	}))
-	j := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Timeout: 5 * time.Millisecond, MaxAttempts: 1})
+	j := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Timeout: 5 * time.Millisecond, MaxAttempts: 1})
 	testutil.Start(t, w)
 	if c := recv(t, cause, "timeout"); !errors.Is(c, queue.ErrJobTimeout) {
 		t.Fatalf("cause = %v, want ErrJobTimeout", c)
@@ -266,7 +266,7 @@ func testWorkerShutdown(t *testing.T, f Factory) {
 	h := NewHarness(t, f)
 	const n = 3
 	started, causes := make(chan string, n), make(chan error, n)
-	cfg := workerConfig("q")
+	cfg := workerConfig(QueueQ)
 	cfg.ShutdownTimeout = 5 * time.Millisecond
 	w := queue.NewWorker(h.Backend, cfg)
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
@@ -276,7 +276,7 @@ func testWorkerShutdown(t *testing.T, f Factory) {
 		return nil, ctx.Err()
 	}))
 	for i := 0; i < n; i++ {
-		h.enqueue(t, spec("q", "k"))
+		h.enqueue(t, spec(QueueQ, "k"))
 	}
 	stop := testutil.Start(t, w)
 	var running []string
@@ -302,7 +302,7 @@ func testWorkerShutdownWaits(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	started, release := make(chan struct{}), make(chan struct{})
-	cfg := workerConfig("q")
+	cfg := workerConfig(QueueQ)
 	cfg.ShutdownTimeout = time.Minute
 	w := queue.NewWorker(h.Backend, cfg)
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
@@ -310,7 +310,7 @@ func testWorkerShutdownWaits(t *testing.T, f Factory) {
 		<-release
 		return []byte("finished"), ctx.Err()
 	}))
-	j := h.enqueue(t, spec("q", "k"))
+	j := h.enqueue(t, spec(QueueQ, "k"))
 	stop := testutil.Start(t, w)
 	recv(t, started, "start")
 	stopped := make(chan struct{})
@@ -325,10 +325,10 @@ func testWorkerShutdownWaits(t *testing.T, f Factory) {
 func testWorkerRescue(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	j := h.enqueue(t, spec("q", "k"))
-	h.leaseOne(t, "q") // a worker that then dies
+	j := h.enqueue(t, spec(QueueQ, "k"))
+	h.leaseOne(t, QueueQ) // a worker that then dies
 	h.Clock.Advance(testLease + time.Second)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueQ))
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) { return nil, nil }))
 	testutil.Start(t, w)
 	if got := h.waitState(t, j.ID, queue.StateCompleted); got.Stalls != 1 || got.Attempt != 1 {
@@ -339,13 +339,13 @@ func testWorkerRescue(t *testing.T, f Factory) {
 func testWorkerRunErrors(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueQ))
 	if err := w.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "no handlers") {
 		t.Fatalf("Run without handlers = %v", err)
 	}
 	started := make(chan struct{})
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) { close(started); return nil, nil }))
-	h.enqueue(t, spec("q", "k"))
+	h.enqueue(t, spec(QueueQ, "k"))
 	testutil.Start(t, w)
 	recv(t, started, "the first Run to start")
 	done, cancel := context.WithCancel(context.Background())
