@@ -167,6 +167,7 @@ func TestBadControlInput(t *testing.T) {
 		{name: "long group id", method: "GET", path: "/v1/groups/" + long[:200], status: 404, detail: `unknown group "` + long[:100] + `…"`},
 		{name: "long state", method: "GET", path: "/v1/jobs?state=" + long, status: 400,
 			detail: `unknown state "` + long[:100] + `…" (states: scheduled, pending, waiting, active, retrying, completed, failed, cancelled)`},
+		{name: "long route", method: "GET", path: "/v1/" + long, status: 404, detail: "no route for GET /v1/" + long[:96] + "…: see /v1/openapi.json"},
 		{name: "gzip group", method: "POST", path: "/v1/groups", body: "\x1f\x8b", header: map[string]string{"Content-Encoding": "gzip"}, status: 415,
 			detail: `Content-Encoding "gzip" is not supported: send the body uncompressed`},
 	}
