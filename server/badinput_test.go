@@ -269,7 +269,31 @@ func TestJobTimesAgreeAcrossStores(t *testing.T) {
 			if r := h.do("GET", "/v1/jobs?queue=q", "", ""); len(r.body["jobs"].([]any)) != stored {
 				t.Errorf("%d jobs stored, want %d: %s", len(r.body["jobs"].([]any)), stored, r.raw)
 			}
+			checkLongestLease(t, h)
 		})
+	}
+}
+
+// checkLongestLease leases a job for the longest lease the API takes: its
+// deadline is 100 years ahead on every store.
+func checkLongestLease(t *testing.T, h *harness) {
+	t.Helper()
+	if r := h.do("POST", "/v1/jobs", "", `{"queue":"lq","kind":"k"}`); r.status != 201 {
+		t.Fatalf("enqueue: %d %s", r.status, r.raw)
+	}
+	if r := h.do("POST", "/v1/worker/lease", "", `{"queues":["lq"],"worker_id":"w","lease_ms":3153600000001}`); r.status != 400 {
+		t.Fatalf("lease over the bound: %d %s, want 400", r.status, r.raw)
+	}
+	r := h.do("POST", "/v1/worker/lease", "", `{"queues":["lq"],"worker_id":"w","lease_ms":3153600000000}`)
+	leases, _ := r.body["leases"].([]any)
+	if r.status != 200 || len(leases) != 1 {
+		t.Fatalf("lease: %d %s, want one lease", r.status, r.raw)
+	}
+	until, _ := leases[0].(map[string]any)["job"].(map[string]any)["lease_until"].(string)
+	got, err := time.Parse(time.RFC3339Nano, until)
+	want := time.Now().Add(queue.MaxDuration)
+	if err != nil || got.Before(want.Add(-time.Hour)) || got.After(want.Add(time.Hour)) {
+		t.Fatalf("lease_until %q (%v), want about %s", until, err, want)
 	}
 }
 

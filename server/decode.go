@@ -128,7 +128,7 @@ func typeProblem(typ *json.UnmarshalTypeError, v any, path string) *problem {
 	switch {
 	case err != nil || !f.IsInt():
 		return badRequest("%s must be an integer, got %s", field, clip(num))
-	case f.IsInt() && fitsInt64(f):
+	case fitsInt64(f): // such as 1e3 or 5.0, which encoding/json does not take
 		return badRequest("%s must be a plain integer (no fraction or exponent), got %s", field, clip(num))
 	}
 	if b, ok := fieldBounds[leaf(typ.Field)]; ok {
