@@ -11,8 +11,9 @@ import (
 
 // PriorityFunc computes the priority of a job about to be enqueued from its
 // spec and its tenant's recent load: how many jobs the tenant enqueued in
-// the last PriorityConfig.Window, this one included. The result is clamped
-// to [0, MaxPriority]. Set it in ClientConfig.Priority.
+// the last PriorityConfig.Window, this one included, or 0 when no load
+// store is set or it fails. The result is clamped to [0, MaxPriority]. Set
+// it in ClientConfig.Priority.
 type PriorityFunc func(spec JobSpec, recent int64) int
 
 // Tier is one step of LoadPriority: up to Bucket recent jobs keep the base
@@ -86,30 +87,48 @@ type PriorityConfig struct {
 }
 
 // apply runs Func on each spec that has a tenant, counting the spec in its
-// tenant's load. A store fault leaves the spec's priority as it was: the
-// job must not be refused for it.
+// tenant's load. The load store is asked once per tenant in the batch, for
+// all of that tenant's specs at once; the specs then see the counts they
+// would have seen one by one (the first n − k + 1, the last n). A store
+// fault gives the tenant's specs Func(spec, 0), the base of LoadPriority,
+// as if the tenant had sent nothing: the job is neither refused for it nor
+// left with its own priority (0, the most urgent, by default), which would
+// push every tenant to the front while the load store is down.
 func (p PriorityConfig) apply(ctx context.Context, specs []JobSpec) {
 	if p.Func == nil {
 		return
 	}
-	for i := range specs {
-		s := &specs[i]
+	byTenant := map[string][]int{}
+	var order []string
+	for i, s := range specs {
 		if s.Tenant == "" {
 			continue
 		}
-		n, ok := p.recent(ctx, s.Tenant)
-		if !ok {
-			continue
+		if _, seen := byTenant[s.Tenant]; !seen {
+			order = append(order, s.Tenant)
 		}
-		s.Priority = min(max(p.Func(*s, n), 0), MaxPriority)
+		byTenant[s.Tenant] = append(byTenant[s.Tenant], i)
+	}
+	for _, tenant := range order {
+		idx := byTenant[tenant]
+		k := int64(len(idx))
+		n, ok := p.recent(ctx, tenant, k)
+		for j, i := range idx {
+			recent := int64(0)
+			if ok {
+				recent = max(n-k+int64(j)+1, 0)
+			}
+			specs[i].Priority = min(max(p.Func(specs[i], recent), 0), MaxPriority)
+		}
 	}
 }
 
-// recent counts one more job for tenant and returns its count over the
-// window (the sliding-window estimate), or false on a store fault.
-func (p PriorityConfig) recent(ctx context.Context, tenant string) (int64, bool) {
+// recent counts k more jobs for tenant in one store call and returns its
+// count over the window after them (the sliding-window estimate), or false
+// on a store fault.
+func (p PriorityConfig) recent(ctx context.Context, tenant string, k int64) (int64, bool) {
 	if p.Load == nil {
-		return 0, true
+		return 0, false // nothing counts the load: every spec sees 0
 	}
 	window := p.Window
 	if window <= 0 {
@@ -120,7 +139,7 @@ func (p PriorityConfig) recent(ctx context.Context, tenant string) (int64, bool)
 		return 0, false
 	}
 	lim := ratelimit.Per(loadQuota, window).With(ratelimit.SlidingWindow)
-	d, err := p.Load.Consume(ctx, ratelimit.Request{Key: key, Limit: lim, Cost: 1})
+	d, err := p.Load.Consume(ctx, ratelimit.Request{Key: key, Limit: lim, Cost: k})
 	if err != nil || len(d.Results) == 0 {
 		return 0, false
 	}

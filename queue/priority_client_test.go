@@ -2,13 +2,11 @@ package queue_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/clock"
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
 )
 
@@ -53,25 +51,5 @@ func TestClientPriority(t *testing.T) {
 	j, err := c.Enqueue(ctx, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "acme"})
 	if err != nil || j.Priority != 10 {
 		t.Errorf("after the window = %v, %v; want priority 10", j, err)
-	}
-}
-
-// failingStore is a ratelimit.Store that is down.
-type failingStore struct{}
-
-func (failingStore) Consume(context.Context, ...ratelimit.Request) (ratelimit.Decision, error) {
-	return ratelimit.Decision{}, errors.New("down")
-}
-
-func TestClientPriorityStoreDown(t *testing.T) {
-	t.Parallel()
-	b, done := openExample()
-	defer done()
-	c := queue.NewClient(b, queue.ClientConfig{Priority: queue.PriorityConfig{
-		Func: func(queue.JobSpec, int64) int { return 99 }, Load: failingStore{},
-	}})
-	j, err := c.Enqueue(context.Background(), queue.JobSpec{Queue: "q", Kind: "k", Tenant: "t", Priority: 2})
-	if err != nil || j.Priority != 2 {
-		t.Fatalf("Enqueue with the load store down = %v, %v; want the job with its own priority 2", j, err)
 	}
 }

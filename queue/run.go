@@ -16,6 +16,7 @@ type run struct {
 	// for the grace period.
 	base     context.Context
 	stopJobs chan struct{} // closed when the grace period is over
+	abandon  chan struct{} // closed when the drain after it is over too
 	done     chan struct{} // a job finished and freed its slot
 	jobs     sync.WaitGroup
 	handlers sync.WaitGroup
@@ -27,6 +28,7 @@ func newRun(w *Worker) *run {
 		w:        w,
 		base:     context.Background(),
 		stopJobs: make(chan struct{}),
+		abandon:  make(chan struct{}),
 		done:     make(chan struct{}, w.cfg.Concurrency),
 	}
 }
@@ -104,27 +106,53 @@ func (r *run) lease(ctx context.Context, max int) (int, error) {
 }
 
 // shutdown waits for in-flight jobs for the grace period, then makes them
-// give their jobs back, then waits (bounded) for their handlers.
+// give their jobs back and waits, at most one more ShutdownTimeout (the
+// drain), for their runners and handlers. A runner still retrying its
+// outcome write when the drain ends gives up.
 func (r *run) shutdown() {
 	cfg := r.w.cfg
 	if waitFor(&r.jobs, cfg.Clock, cfg.ShutdownTimeout) {
 		return
 	}
 	close(r.stopJobs)
-	r.jobs.Wait() // runners return right after giving their job back
-	if !waitFor(&r.handlers, cfg.Clock, cfg.ShutdownTimeout) {
+	drain := cfg.Clock.NewTimer(cfg.ShutdownTimeout)
+	defer drain.Stop()
+	over := false
+	select {
+	case <-doneChan(&r.jobs):
+	case <-drain.C():
+		over = true
+		close(r.abandon)
+		r.jobs.Wait() // runners return at once when abandoned
+	}
+	handlers := doneChan(&r.handlers)
+	if !over {
+		select {
+		case <-handlers:
+			return
+		case <-drain.C():
+		}
+	}
+	select {
+	case <-handlers:
+	default:
 		cfg.Logger.Warn("queue: handlers ignored cancellation; abandoned", "worker", cfg.ID)
 	}
 }
 
+// doneChan returns a channel closed once wg is done.
+func doneChan(wg *sync.WaitGroup) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() { wg.Wait(); close(ch) }()
+	return ch
+}
+
 // waitFor waits for wg up to d and reports whether it finished.
 func waitFor(wg *sync.WaitGroup, clk clock.Clock, d time.Duration) bool {
-	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
 	t := clk.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-finished:
+	case <-doneChan(wg):
 		return true
 	case <-t.C():
 		return false

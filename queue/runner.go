@@ -184,40 +184,6 @@ func (r *run) isLost(jl *jobLease) bool {
 	return jl.lost
 }
 
-// finish records the attempt's outcome with one fenced transition.
-func (r *run) finish(jl *jobLease, job *Job, o outcome) {
-	if r.isLost(jl) {
-		return // someone else holds the job now; its result is not ours to record
-	}
-	cfg := r.w.cfg
-	ctx := context.Background()
-	var err error
-	var snooze *SnoozeError
-	switch {
-	case o.err == nil && len(o.result) > cfg.MaxResult:
-		_, err = r.w.b.Fail(ctx, jl.id, jl.token, Failure{
-			Error:     fmt.Sprintf("queue: result of %d bytes is over the %d-byte limit", len(o.result), cfg.MaxResult),
-			Permanent: true,
-		})
-	case o.err == nil:
-		err = r.w.b.Complete(ctx, jl.id, jl.token, o.result)
-	case errors.As(o.err, &snooze):
-		_, err = r.w.b.Snooze(ctx, jl.id, jl.token, snooze.Delay)
-	default:
-		_, err = r.w.b.Fail(ctx, jl.id, jl.token, Failure{
-			Error:     truncate(o.err.Error(), MaxErrorLen),
-			RetryIn:   cfg.Backoff(job.Attempt, o.err),
-			Permanent: IsPermanent(o.err),
-		})
-		if err == nil {
-			cfg.Logger.Info("queue: attempt failed", "job", jl.id, "kind", job.Kind, "attempt", job.Attempt, "err", o.err)
-		}
-	}
-	if err != nil {
-		cfg.Logger.Error("queue: could not record job outcome", "job", jl.id, "err", err)
-	}
-}
-
 // truncate cuts s to at most n bytes, on a rune boundary.
 func truncate(s string, n int) string {
 	if len(s) <= n {

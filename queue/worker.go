@@ -167,6 +167,7 @@ type Worker struct {
 	handlers map[string]Handler
 	running  atomic.Bool
 	load     loadGate
+	faults   faultLog // rate-limits the logs of outcome writes being retried
 }
 
 // NewWorker returns a worker on b.
@@ -197,6 +198,18 @@ func (w *Worker) handler(kind string) Handler {
 // back to pending without spending an attempt. It then waits for their
 // handlers to return, at most another ShutdownTimeout (a handler that
 // ignores its context is abandoned; its job is already back in the queue).
+//
+// A job's outcome (completed, failed, snoozed) is written with one fenced
+// call; when that call fails on a store fault, the worker tries it again
+// with backoff (100 ms doubling to 2 s, with jitter) until it lands, until
+// the store answers that the lease is gone (ErrLeaseLost, ErrNotFound, or
+// the backend closed), or until the lease's deadline, since after it the
+// job may be rescued; the handler is not run again meanwhile, and the job
+// keeps its slot. A job whose outcome is still being retried counts as
+// running at shutdown: the retries go on through the grace period and the
+// second ShutdownTimeout, then stop. A job whose outcome could not be
+// written stays active and is rescued, and run again, once its lease
+// expires. Retries are logged at most once per 5 s per worker.
 //
 // Alongside, it recovers expired leases in its queues (RescueEvery) and
 // deletes finished jobs past their retention (CleanupEvery). Backend
