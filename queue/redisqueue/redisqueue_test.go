@@ -321,14 +321,15 @@ func TestStoreFault(t *testing.T) {
 }
 
 // TestExtremes checks that scores and times keep their exact values at the
-// ends of their ranges: the largest priority, a run time centuries ahead.
+// ends of their ranges: the largest priority, a run time near the end of
+// the century a spec may reach (queue.MaxDuration).
 func TestExtremes(t *testing.T) {
 	forEachServer(t, func(t *testing.T, s server) {
 		clk := clock.NewFake(epoch)
 		b := s.backend(t, withClock(clk))
 		cl := queue.NewClient(b)
 		ctx := context.Background()
-		far := time.Date(2200, 7, 8, 9, 10, 11, 123456000, time.UTC)
+		far := time.Date(2120, 7, 8, 9, 10, 11, 123456000, time.UTC)
 		low := mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k", Priority: queue.MaxPriority})
 		high := mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k", Priority: queue.MaxPriority - 1})
 		later := mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k", RunAt: far})

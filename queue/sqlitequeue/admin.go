@@ -39,7 +39,8 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
-// Stats implements queue.Backend. It counts from the (queue, state) index.
+// Stats implements queue.Backend. It counts from the (queue, state) index
+// and lists a paused queue even when it has no jobs.
 func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	if b.closed.Load() {
 		return nil, b.wrap("stats", queue.ErrClosed)
@@ -67,6 +68,13 @@ func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	paused, err := b.pausedQueues(ctx)
 	if err != nil {
 		return nil, b.wrap("stats", err)
+	}
+	// A paused queue is listed without jobs too: the pause is what an
+	// operator must see to lift it.
+	for q := range paused {
+		if byQueue[q] == nil {
+			byQueue[q] = map[queue.State]int64{}
+		}
 	}
 	out := make([]queue.QueueStats, 0, len(byQueue))
 	for q, c := range byQueue {
