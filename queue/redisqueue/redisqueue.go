@@ -32,7 +32,7 @@
 //	sluice:queue:{mail}:job:<seq>   a job (a hash); :errors its error history (a list)
 //	sluice:queue:{mail}:unique:<k>  the job holding unique key k
 //	sluice:queue:{mail}:ready       pub/sub channel: jobs may be ready
-//	sluice:queues                   the set of queue names (for calls on all queues)
+//	sluice:queues                   the set of queue names (for calls on all queues; see Registry)
 //	sluice:outbox:...               the event outbox, with Options.Outbox (see below)
 //	sluice:sched:t:<tenant>         a tenant's settings, pause and job counts per state
 //	sluice:sched:tenants            the tenants with unfinished jobs or settings (Tenants)
@@ -71,6 +71,19 @@
 // "1893553445000000-mail": ids sort by enqueue time, and Get finds the
 // queue (and so the Cluster slot) in the id itself, with no index to keep
 // in step.
+//
+// # Registry
+//
+// Calls on every queue (Stats, RescueExpired, Cleanup) find the queues in
+// the registry, sluice:queues. Every script that gives a queue a job it
+// may not have had (enqueue, lease, retry, a group's completion job) adds
+// the queue's name there in the same step; adding a name already there
+// changes nothing. So when Redis loses the registry (a restart without
+// persistence, FLUSHDB, a failover that lost a write), the next such call
+// writes it again, and a queue's expired leases are rescued and its counts
+// shown. On a Redis Cluster client the registry is in no queue's slot, so
+// a script cannot write it: Enqueue adds the names before its scripts, and
+// Lease and Retry after theirs, with one SADD per call.
 //
 // # Time
 //
@@ -209,7 +222,6 @@ type Backend struct {
 	batch   *batcher
 	notes   *notifier
 	closed  atomic.Bool
-	known   syncSet // queues already in the registry
 	// outbox is the outbox's key prefix ("sluice:outbox:"); empty when
 	// Options.Outbox is off.
 	outbox string

@@ -51,6 +51,24 @@
 local P = ARGV[2] or ''
 local QUEUED = {pending = true, waiting = true}
 
+-- register adds queue table q's name to the registry of queues,
+-- P..'queues', that calls on every queue read (Stats, RescueExpired,
+-- Cleanup). Every script that can give a queue a job it did not have
+-- (enqueue, lease, retry, a group's completion job) calls it in the same
+-- step, so the registry heals itself when Redis lost it. SADD of a member
+-- already there changes nothing and is not replicated. On a Cluster
+-- client (P '') the registry is in another slot: enqueue.go's register
+-- adds the names instead.
+local function register(q)
+  if P == '' or q.registered then
+    return
+  end
+  q.registered = true
+  local _, name = queue_tag(q.jp)
+  redis.call('SADD', P .. 'queues', name)
+end
+
+
 local function num(v) return tonumber(v or '0') or 0 end
 
 local function mkjob(q, seq, tn, g, pr, vo, vb)

@@ -378,7 +378,7 @@ scoped = function()
         return held .. '-' .. X.esc(name)
       end
     end
-    redis.call('SADD', P .. 'queues', name)
+    register(q)
     local last = num(redis.call('GET', q.seq))
     local s = math.max(NOW, last + 1)
     redis.call('SET', q.seq, n2s(s))
