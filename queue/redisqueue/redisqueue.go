@@ -67,10 +67,16 @@
 // backend's clock), or one more than the queue's previous sequence when
 // that is not smaller, written as 16 digits. It is unique and increasing
 // within a queue and follows enqueue time across queues, until the year
-// 2255. The id is the sequence, "-" and the escaped queue name, such as
+// 2255. The id is the sequence, "-" and the queue name, such as
 // "1893553445000000-mail": ids sort by enqueue time, and Get finds the
 // queue (and so the Cluster slot) in the id itself, with no index to keep
-// in step.
+// in step. Ids go into URL paths (/v1/jobs/{id}), so they hold only the
+// characters RFC 3986 leaves unreserved (A-Z a-z 0-9 - . _ ~): the queue
+// name is written as in keys (keyspace.Escape) but with '~' in place of
+// '%', and a '~' of the name as "~7E". Queue "c:d" gives
+// "1893553445000000-c~3Ad"; a name of letters, digits, '-', '.' and '_'
+// appears as it is. Ids made before this form, with '%' escapes, are still
+// read; those of a queue whose name holds '~' are not.
 //
 // # Registry
 //

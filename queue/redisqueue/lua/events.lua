@@ -46,6 +46,17 @@ local function esc(s)
   end))
 end
 
+-- id_part turns a queue name escaped as keyspace.Escape does into its
+-- form in job ids (keyspace.Escape with '~' for '%', and '~' itself as
+-- '~7E': only URL-unreserved characters), as keys.go's idQueue does.
+local function id_part(escaped)
+  if not string.find(escaped, '[%%~]') then
+    return escaped
+  end
+  local s = string.gsub(string.gsub(escaped, '~', '~7E'), '%%', '~')
+  return s
+end
+
 -- queue_tag returns the escaped name of the queue whose job keys start
 -- with jp ('<prefix>queue:{<escaped name>}:job:') and the name itself:
 -- scripts reach jobs of other queues than their own (a tenant's or
@@ -120,11 +131,11 @@ local function events()
     return id
   end
 
-  -- ref returns the id suffix ("-" and the escaped queue name) and the
-  -- queue name of the queue whose job keys start with jp.
+  -- ref returns the id suffix ("-" and the queue name in id form) and
+  -- the queue name of the queue whose job keys start with jp.
   function EV.ref(jp)
     local tag, name = queue_tag(jp)
-    return '-' .. tag, name
+    return '-' .. id_part(tag), name
   end
   return EV
 end

@@ -375,7 +375,7 @@ scoped = function()
     if held then
       local st = redis.call('HGET', q.jp .. held, 'st')
       if st and not final(st) then
-        return held .. '-' .. X.esc(name)
+        return held .. '-' .. id_part(X.esc(name))
       end
     end
     register(q)
@@ -394,7 +394,7 @@ scoped = function()
     redis.call('SET', ukk, seq)
     ready(J, nil, h)
     redis.call('HSET', J.jk, unpack(h))
-    return seq .. '-' .. X.esc(name)
+    return seq .. '-' .. id_part(X.esc(name))
   end
 
   X.GROUP_COUNTS = {'n:scheduled', 'n:pending', 'n:waiting', 'n:active', 'n:retrying',
