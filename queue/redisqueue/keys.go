@@ -18,7 +18,7 @@ var queueKeyNames = [...]string{
 	"scheduled", // delayed or snoozed jobs; score = RunAt (µs)
 	"retrying",  // failed attempts waiting for their retry; score = RunAt (µs)
 	"active",    // leased jobs; score = LeaseUntil (µs): the rescue index
-	"completed", // finished jobs; score = FinishedAt (µs): retention and stats
+	"completed", // finished jobs; score = when retention starts (µs): FinishedAt, later for a group's job (lua/cleanup.lua)
 	"failed",
 	"cancelled",
 	"waiting", // jobs held back by a tenant or group (queue.StateWaiting); ordered as pending

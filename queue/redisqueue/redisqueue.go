@@ -23,7 +23,7 @@
 //	sluice:queue:{mail}:scheduled   delayed and snoozed jobs; score = RunAt
 //	sluice:queue:{mail}:retrying    jobs waiting to retry; score = RunAt
 //	sluice:queue:{mail}:active      leased jobs; score = lease deadline (the rescue index)
-//	sluice:queue:{mail}:completed   and :failed, :cancelled; score = FinishedAt (retention, stats)
+//	sluice:queue:{mail}:completed   and :failed, :cancelled; score = when retention starts (see Memory)
 //	sluice:queue:{mail}:waiting     jobs held back by a tenant or group; ordered as pending
 //	sluice:queue:{mail}:sched       the fair order: virtual time, aging step, finish tags
 //	sluice:queue:{mail}:paused      the end of the queue's pause (Pause of a queue scope)
@@ -100,7 +100,13 @@
 // # Memory
 //
 // Finished jobs are deleted by Cleanup (the worker's cleaner) after their
-// retention; unique keys held for a window also expire on their own.
+// retention; unique keys held for a window also expire on their own. The
+// jobs of a group are kept until the group has ended (it is done and its
+// completion job has finished), and their retention starts then: the
+// cleaner moves such a job it finds too early later in its state's index
+// (to the group's end, or to now while the group has not ended), so it
+// looks at it again one retention later and it never stands in front of
+// jobs that may go. A done group is deleted a retention after it ended.
 // Redis must not evict keys: New logs a warning when maxmemory-policy is
 // not noeviction, because an evicted job or index entry is a lost job.
 //

@@ -15,8 +15,10 @@
 --                                 pause end pu, job counts n:<state>
 --   P..'sched:g:'..esc(group)    hash: spec tn mc mi ttl ck cq cp, created ca,
 --                                 cancel requested cr, done da, completion
---                                 job cj, last start ls, pause end pu, and
---                                 n:<state> for every state
+--                                 job cj and its key cjk, its end ea once
+--                                 that job is deleted, last start ls,
+--                                 pause end pu, and n:<state> for every
+--                                 state
 --   <scope>:pending, :waiting    sorted sets of the scope's jobs in that
 --                                 state: score band, member rank .. job key
 --   <group>:open                 set of the group's unfinished job keys
@@ -31,6 +33,8 @@
 --                                 tenant list), kept by enter, settle,
 --                                 settenant.lua and pause.lua
 --   P..'sched:done'              sorted set of done groups, score = done at
+--                                 (moved later by cleangroups.lua until
+--                                 the group has ended)
 -- Counts and sets change only in move (scope_hook), called by every
 -- transition of a job with a tenant or group, in the transition's script.
 -- These keys and the keys of other queues are derived inside the scripts
@@ -67,7 +71,6 @@ local function register(q)
   local _, name = queue_tag(q.jp)
   redis.call('SADD', P .. 'queues', name)
 end
-
 
 local function num(v) return tonumber(v or '0') or 0 end
 
