@@ -74,5 +74,7 @@ func Run(t *testing.T, f Factory) {
 		{"Groups", nil, RunGroups},
 		{"Retry", nil, RunRetry},
 		{"Listing", nil, RunListing},
+		{"IDs", nil, RunIDs},
+		{"GroupRetention", nil, RunGroupRetention},
 	})
 }

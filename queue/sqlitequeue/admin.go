@@ -249,37 +249,3 @@ func rescueOne(tx *wtx, j *queue.Job, now int64, maxStalls int) (queue.State, er
 		return queue.StatePending, err
 	}
 }
-
-// Cleanup implements queue.Backend.
-func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, error) {
-	limit := req.Limit
-	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
-	}
-	now := b.now()
-	deleted := 0
-	err := b.write(ctx, "cleanup", func(tx *wtx) error {
-		deleted = 0
-		qf, qargs := queueFilter(req.Queues)
-		for _, s := range []queue.State{queue.StateCompleted, queue.StateFailed, queue.StateCancelled} {
-			keep, _ := req.Retention.For(s)
-			if keep < 0 || deleted >= limit {
-				continue
-			}
-			args := append([]any{string(s), now - int64(keep)}, qargs...)
-			res, err := tx.exec(`DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
-				WHERE state = ? AND finished_at <= ?`+qf+` ORDER BY finished_at LIMIT ?)`,
-				append(args, limit-deleted)...)
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			deleted += int(n)
-		}
-		return cleanScheduling(tx, now, groupRetention(req.Retention), limit)
-	})
-	return deleted, err
-}
