@@ -1,0 +1,221 @@
+// Package redisbreaker fails Redis commands fast while Redis is
+// unreachable. A Breaker is a go-redis hook (see Attach): after a run of
+// consecutive commands that failed for want of Redis (refused or reset
+// connections, timeouts, a server still loading), it opens, and commands
+// fail at once with an error matching ErrOpen instead of each waiting for
+// go-redis's dial retries and its caller's timeout. While open, a PING is
+// sent at most once per probe interval, by the first command that comes
+// after it is due; when the PING is answered the breaker closes and that
+// command goes on. So recovery needs no restart and no background
+// goroutine, and a command never waits longer than one PING's round trip
+// (bounded by the probe interval) for the breaker.
+//
+// Errors Redis answers with (a script error, WRONGTYPE, NOSCRIPT) mean
+// Redis is up: they close the run of failures. A cancelled context and a
+// closed client say nothing about Redis and are not counted.
+package redisbreaker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicehq/sluice/internal/clock"
+)
+
+// Defaults of Options.
+const (
+	DefaultFailures      = 3
+	DefaultProbeInterval = 250 * time.Millisecond
+)
+
+// ErrOpen is matched by the errors of commands the breaker refused.
+var ErrOpen = errors.New("redisbreaker: Redis unreachable, failing fast until a probe answers")
+
+// OpenError is the error of a refused command: it matches ErrOpen and
+// names the failure that opened the breaker (or the last probe's).
+type OpenError struct {
+	// Cause is the last failure seen.
+	Cause error
+}
+
+func (e *OpenError) Error() string {
+	return fmt.Sprintf("%s (last failure: %v)", ErrOpen.Error(), e.Cause)
+}
+
+// Is makes errors.Is(err, ErrOpen) true.
+func (e *OpenError) Is(target error) bool { return target == ErrOpen }
+
+// Options configures a Breaker. The zero value is ready to use.
+type Options struct {
+	// Failures is how many consecutive commands must fail for want of
+	// Redis to open the breaker. 0 means DefaultFailures (3).
+	Failures int
+	// ProbeInterval is the least time between two probes while open; it
+	// also bounds each probe's PING. 0 means DefaultProbeInterval (250ms).
+	ProbeInterval time.Duration
+	// Clock times the probes; nil means the system clock.
+	Clock clock.Clock
+	// Logger receives one line when the breaker opens and one when it
+	// closes; nil logs nothing.
+	Logger *slog.Logger
+}
+
+// Breaker is a circuit breaker for the commands of one go-redis client.
+// It is safe for concurrent use.
+type Breaker struct {
+	failures int
+	interval time.Duration
+	clk      clock.Clock
+	log      *slog.Logger
+
+	open atomic.Bool  // read without the lock on every command
+	run  atomic.Int64 // consecutive failures while closed; written under mu
+
+	mu        sync.Mutex
+	nextProbe time.Time // while open: when the next probe may go
+	probing   bool      // while open: a probe is in flight
+	cause     error     // the last failure
+}
+
+// New returns a closed Breaker. It fails when an option is negative.
+func New(o Options) (*Breaker, error) {
+	if o.Failures < 0 || o.ProbeInterval < 0 {
+		return nil, fmt.Errorf("redisbreaker: Failures and ProbeInterval must not be negative, got %d and %s", o.Failures, o.ProbeInterval)
+	}
+	if o.Failures == 0 {
+		o.Failures = DefaultFailures
+	}
+	if o.ProbeInterval == 0 {
+		o.ProbeInterval = DefaultProbeInterval
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Breaker{failures: o.Failures, interval: o.ProbeInterval, clk: clock.Or(o.Clock), log: o.Logger}, nil
+}
+
+// Open reports whether the breaker is open: commands fail fast.
+func (b *Breaker) Open() bool { return b.open.Load() }
+
+// outcome is what a command's error says about Redis.
+type outcome int8
+
+const (
+	neutral outcome = iota // says nothing: cancelled, client closed, refused by a breaker
+	up                     // Redis answered
+	down                   // Redis could not be reached or could not serve
+)
+
+// classify reads a command's error. Anything that is neither an answer
+// from Redis nor the caller's or client's own doing counts as down:
+// network errors, timeouts (the caller's deadline included: Redis did not
+// answer in time), pool timeouts and protocol errors on a broken stream.
+func classify(err error) outcome {
+	var rerr redis.Error
+	switch {
+	case err == nil, errors.Is(err, redis.Nil):
+		return up
+	case errors.Is(err, context.Canceled), errors.Is(err, redis.ErrClosed), errors.Is(err, ErrOpen):
+		return neutral
+	case errors.As(err, &rerr):
+		for _, p := range []string{"LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN"} {
+			if redis.HasErrorPrefix(rerr, p) {
+				return down
+			}
+		}
+		return up
+	}
+	return down
+}
+
+// record counts a command's outcome while closed, opening the breaker
+// after Failures consecutive failures. A success costs two atomic loads.
+func (b *Breaker) record(err error) {
+	switch classify(err) {
+	case up:
+		if b.run.Load() == 0 || b.open.Load() {
+			return // nothing to reset, or an answer older than the opening
+		}
+		b.mu.Lock()
+		if !b.open.Load() {
+			b.run.Store(0)
+		}
+		b.mu.Unlock()
+	case down:
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.cause = err
+		if b.open.Load() {
+			return
+		}
+		if b.run.Add(1) >= int64(b.failures) {
+			b.trip(err)
+		}
+	}
+}
+
+// trip opens the breaker; called with mu held.
+func (b *Breaker) trip(err error) {
+	b.open.Store(true)
+	b.nextProbe = b.clk.Now().Add(b.interval)
+	b.log.Warn("redis: unreachable: failing fast until it answers a probe",
+		"failures", b.run.Load(), "probe_interval", b.interval, "error", err)
+}
+
+// admit decides whether a command may go while the breaker is open: nil
+// when the breaker is closed (or closed by this call's probe), else the
+// error to fail the command with. ping sends the probe.
+func (b *Breaker) admit(ctx context.Context, ping func(ctx context.Context) error) error {
+	if !b.open.Load() || ctx.Value(probeKey{}) == b {
+		return nil // closed, or the probe's own commands (the new connection's HELLO)
+	}
+	b.mu.Lock()
+	if !b.open.Load() {
+		b.mu.Unlock()
+		return nil
+	}
+	if b.probing || b.clk.Now().Before(b.nextProbe) {
+		err := &OpenError{Cause: b.cause}
+		b.mu.Unlock()
+		return err
+	}
+	b.probing = true
+	b.mu.Unlock()
+	return b.probe(ctx, ping)
+}
+
+// probeKey marks the context of a probe: go-redis sends a new
+// connection's handshake through the hooks too, and the breaker must let
+// it pass.
+type probeKey struct{}
+
+// probe sends one PING, bounded by the probe interval, and closes the
+// breaker when Redis answers.
+func (b *Breaker) probe(ctx context.Context, ping func(ctx context.Context) error) error {
+	pctx, cancel := context.WithTimeout(context.WithValue(ctx, probeKey{}, b), b.interval)
+	err := ping(pctx)
+	cancel()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.probing = false
+	switch classify(err) {
+	case up:
+		b.open.Store(false)
+		b.run.Store(0)
+		b.log.Info("redis: answering again: breaker closed")
+		return nil
+	case down:
+		b.cause = err
+		b.nextProbe = b.clk.Now().Add(b.interval)
+	}
+	// A neutral outcome (the caller gave up) leaves the probe due, so the
+	// next command sends one.
+	return &OpenError{Cause: b.cause}
+}
