@@ -149,4 +149,3 @@ func TestBreakerOptionsChecked(t *testing.T) {
 		}
 	}
 }
-
