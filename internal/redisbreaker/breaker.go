@@ -161,6 +161,18 @@ func (b *Breaker) record(err error) {
 	}
 }
 
+// Trip opens the breaker at once, as if err had been its last failure:
+// for a caller that found Redis unreachable by other means (a check at
+// start), so that the commands that follow fail fast from the first.
+func (b *Breaker) Trip(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cause = err
+	if !b.open.Load() {
+		b.trip(err)
+	}
+}
+
 // trip opens the breaker; called with mu held.
 func (b *Breaker) trip(err error) {
 	b.open.Store(true)

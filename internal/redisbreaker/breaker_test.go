@@ -322,3 +322,17 @@ func TestAttachSharesOnePerClient(t *testing.T) {
 		t.Errorf("Attach on another client = %p, %v; want a new breaker", other, err)
 	}
 }
+
+func TestTrip(t *testing.T) {
+	t.Parallel()
+	b, clk, f, process := newChain(t, Options{})
+	b.Trip(refused)
+	if err := get(t.Context(), process); !errors.Is(err, ErrOpen) || len(f.seen()) != 0 {
+		t.Fatalf("after Trip: %v, %v sent; want ErrOpen and nothing sent", err, f.seen())
+	}
+	clk.Advance(DefaultProbeInterval)
+	f.set(always(nil))
+	if err := get(t.Context(), process); err != nil || b.Open() {
+		t.Errorf("after a probe is due and answered: %v, open %v", err, b.Open())
+	}
+}
