@@ -4,11 +4,11 @@
 // connections, timeouts, a server still loading), it opens, and commands
 // fail at once with an error matching ErrOpen instead of each waiting for
 // go-redis's dial retries and its caller's timeout. While open, a PING is
-// sent at most once per probe interval, by the first command that comes
-// after it is due; when the PING is answered the breaker closes and that
-// command goes on. So recovery needs no restart and no background
-// goroutine, and a command never waits longer than one PING's round trip
-// (bounded by the probe interval) for the breaker.
+// sent in the background at most once per probe interval, started by the
+// first command that comes after it is due (which fails at once like the
+// others); when the PING is answered the breaker closes. So no command
+// ever waits for a probe, and recovery needs no restart and no goroutine
+// beyond the probe in flight.
 //
 // Errors Redis answers with (a script error, WRONGTYPE, NOSCRIPT) mean
 // Redis is up: they close the run of failures. A cancelled context and a
@@ -75,13 +75,15 @@ type Breaker struct {
 	clk      clock.Clock
 	log      *slog.Logger
 
-	open atomic.Bool  // read without the lock on every command
-	run  atomic.Int64 // consecutive failures while closed; written under mu
+	// Read without the lock on every command; written under mu.
+	open      atomic.Bool
+	run       atomic.Int64 // consecutive failures while closed
+	nextProbe atomic.Int64 // while open: when the next probe may go (Unix ns)
+	probing   atomic.Bool  // a probe is in flight
+	cause     atomic.Pointer[error]
 
-	mu        sync.Mutex
-	nextProbe time.Time // while open: when the next probe may go
-	probing   bool      // while open: a probe is in flight
-	cause     error     // the last failure
+	mu     sync.Mutex
+	probes sync.WaitGroup // probes in flight
 }
 
 // New returns a closed Breaker. It fails when an option is negative.
@@ -151,7 +153,7 @@ func (b *Breaker) record(err error) {
 	case down:
 		b.mu.Lock()
 		defer b.mu.Unlock()
-		b.cause = err
+		b.cause.Store(&err)
 		if b.open.Load() {
 			return
 		}
@@ -167,7 +169,7 @@ func (b *Breaker) record(err error) {
 func (b *Breaker) Trip(err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.cause = err
+	b.cause.Store(&err)
 	if !b.open.Load() {
 		b.trip(err)
 	}
@@ -175,32 +177,32 @@ func (b *Breaker) Trip(err error) {
 
 // trip opens the breaker; called with mu held.
 func (b *Breaker) trip(err error) {
+	b.nextProbe.Store(b.clk.Now().Add(b.interval).UnixNano())
 	b.open.Store(true)
-	b.nextProbe = b.clk.Now().Add(b.interval)
 	b.log.Warn("redis: unreachable: failing fast until it answers a probe",
 		"failures", b.run.Load(), "probe_interval", b.interval, "error", err)
 }
 
-// admit decides whether a command may go while the breaker is open: nil
-// when the breaker is closed (or closed by this call's probe), else the
-// error to fail the command with. ping sends the probe.
+// admit decides whether a command may go: nil while the breaker is
+// closed, else the error to fail it with at once. When a probe is due, it
+// starts one in the background; ping sends it.
 func (b *Breaker) admit(ctx context.Context, ping func(ctx context.Context) error) error {
 	if !b.open.Load() || ctx.Value(probeKey{}) == b {
-		return nil // closed, or the probe's own commands (the new connection's HELLO)
+		return nil // closed, or the probe's own commands (a new connection's HELLO)
 	}
-	b.mu.Lock()
-	if !b.open.Load() {
-		b.mu.Unlock()
-		return nil
+	if b.clk.Now().UnixNano() >= b.nextProbe.Load() && b.probing.CompareAndSwap(false, true) {
+		b.probes.Add(1)
+		// The probe outlives the command that started it, not its values.
+		go b.probe(context.WithoutCancel(ctx), ping)
 	}
-	if b.probing || b.clk.Now().Before(b.nextProbe) {
-		err := &OpenError{Cause: b.cause}
-		b.mu.Unlock()
-		return err
+	return &OpenError{Cause: b.lastCause()}
+}
+
+func (b *Breaker) lastCause() error {
+	if p := b.cause.Load(); p != nil {
+		return *p
 	}
-	b.probing = true
-	b.mu.Unlock()
-	return b.probe(ctx, ping)
+	return nil
 }
 
 // probeKey marks the context of a probe: go-redis sends a new
@@ -209,25 +211,24 @@ func (b *Breaker) admit(ctx context.Context, ping func(ctx context.Context) erro
 type probeKey struct{}
 
 // probe sends one PING, bounded by the probe interval, and closes the
-// breaker when Redis answers.
-func (b *Breaker) probe(ctx context.Context, ping func(ctx context.Context) error) error {
+// breaker when Redis answers; else the next probe is due an interval
+// later.
+func (b *Breaker) probe(ctx context.Context, ping func(ctx context.Context) error) {
+	defer b.probes.Done()
 	pctx, cancel := context.WithTimeout(context.WithValue(ctx, probeKey{}, b), b.interval)
 	err := ping(pctx)
 	cancel()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.probing = false
-	switch classify(err) {
-	case up:
-		b.open.Store(false)
+	defer b.probing.Store(false)
+	if classify(err) == up {
 		b.run.Store(0)
+		b.open.Store(false)
 		b.log.Info("redis: answering again: breaker closed")
-		return nil
-	case down:
-		b.cause = err
-		b.nextProbe = b.clk.Now().Add(b.interval)
+		return
 	}
-	// A neutral outcome (the caller gave up) leaves the probe due, so the
-	// next command sends one.
-	return &OpenError{Cause: b.cause}
+	if classify(err) == down {
+		b.cause.Store(&err)
+	}
+	b.nextProbe.Store(b.clk.Now().Add(b.interval).UnixNano())
 }

@@ -35,12 +35,15 @@ type fakeRedis struct {
 	commands []string
 }
 
-func (f *fakeRedis) process(_ context.Context, cmd redis.Cmder) error {
+func (f *fakeRedis) process(ctx context.Context, cmd redis.Cmder) error {
 	f.mu.Lock()
 	f.commands = append(f.commands, cmd.Name())
 	answer := f.answer
 	f.mu.Unlock()
 	err := answer(cmd)
+	if err == nil {
+		err = ctx.Err() // a caller that left gets no answer
+	}
 	if err != nil {
 		cmd.SetErr(err)
 	}
@@ -185,36 +188,49 @@ func TestProbeClosesWhenRedisAnswers(t *testing.T) {
 	if err := get(ctx, process); !errors.Is(err, ErrOpen) {
 		t.Fatalf("before the probe is due: %v, want ErrOpen", err)
 	}
-	clk.Advance(time.Millisecond)
-	if err := get(ctx, process); !errors.Is(err, ErrOpen) {
-		t.Fatalf("probe refused: %v, want ErrOpen", err)
+	b.probes.Wait()
+	if got, want := f.seen(), []string{"get"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("commands sent before the probe was due = %v, want %v", got, want)
 	}
+	clk.Advance(time.Millisecond)
+	// The command that finds the probe due fails at once like the others;
+	// the probe goes in the background.
+	if err := get(ctx, process); !errors.Is(err, ErrOpen) {
+		t.Fatalf("command starting the probe: %v, want ErrOpen", err)
+	}
+	b.probes.Wait()
 	if got, want := f.seen(), []string{"get", "ping"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("commands sent = %v, want %v (one probe, no GET while open)", got, want)
 	}
-	// The failed probe starts a new interval.
+	// The refused probe starts a new interval.
 	clk.Advance(299 * time.Millisecond)
-	if err := get(ctx, process); !errors.Is(err, ErrOpen) || len(f.seen()) != 2 {
-		t.Fatalf("within the next interval: %v, %v sent", err, f.seen())
+	if err := get(ctx, process); !errors.Is(err, ErrOpen) {
+		t.Fatalf("within the next interval: %v", err)
+	}
+	b.probes.Wait()
+	if len(f.seen()) != 2 {
+		t.Fatalf("sent %v within the interval after a refused probe", f.seen())
 	}
 	clk.Advance(time.Millisecond)
 	f.set(always(nil))
-	if err := get(ctx, process); err != nil {
-		t.Fatalf("probe answered: the command got %v, want it sent", err)
-	}
+	_ = get(ctx, process)
+	b.probes.Wait()
 	if b.Open() {
-		t.Error("open after a probe was answered")
+		t.Fatal("open after a probe was answered")
+	}
+	if err := get(ctx, process); err != nil {
+		t.Fatalf("after the probe was answered: %v, want the command sent", err)
 	}
 	if got, want := f.seen(), []string{"get", "ping", "ping", "get"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("commands sent = %v, want %v", got, want)
 	}
 }
 
-// TestOneProbeAtATime: while a probe is in flight, other commands fail
-// fast instead of probing too.
+// TestOneProbeAtATime: while a probe is in flight, commands fail fast and
+// start no other probe, however much time passes.
 func TestOneProbeAtATime(t *testing.T) {
 	t.Parallel()
-	_, clk, f, process := newChain(t, Options{Failures: 1})
+	b, clk, f, process := newChain(t, Options{Failures: 1})
 	ctx := t.Context()
 	_ = get(ctx, process)
 	clk.Advance(DefaultProbeInterval)
@@ -226,38 +242,43 @@ func TestOneProbeAtATime(t *testing.T) {
 		}
 		return nil
 	})
-	probed := make(chan error, 1)
-	go func() { probed <- get(ctx, process) }()
+	if err := get(ctx, process); !errors.Is(err, ErrOpen) {
+		t.Fatalf("command starting the probe: %v, want ErrOpen", err)
+	}
 	<-inPing
 	for range 10 {
+		clk.Advance(DefaultProbeInterval)
 		if err := get(ctx, process); !errors.Is(err, ErrOpen) {
 			t.Fatalf("during the probe: %v, want ErrOpen", err)
 		}
 	}
 	close(release)
-	if err := <-probed; err != nil {
-		t.Fatalf("the probing command: %v", err)
+	b.probes.Wait()
+	if err := get(ctx, process); err != nil {
+		t.Fatalf("after the probe: %v", err)
 	}
 	if got, want := f.seen(), []string{"get", "ping", "get"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("commands sent = %v, want %v", got, want)
 	}
 }
 
-// TestCancelledProbeLeavesItDue: a probe whose caller gave up proves
-// nothing, so the next command probes at once.
-func TestCancelledProbeLeavesItDue(t *testing.T) {
+// TestProbeOutlivesItsCaller: the command that starts a probe may be
+// cancelled at once; the probe still runs to its end.
+func TestProbeOutlivesItsCaller(t *testing.T) {
 	t.Parallel()
 	b, clk, f, process := newChain(t, Options{Failures: 1})
 	_ = get(t.Context(), process)
 	clk.Advance(DefaultProbeInterval)
+	inPing, release := make(chan struct{}), make(chan struct{})
+	f.set(func(redis.Cmder) error { close(inPing); <-release; return nil })
 	ctx, cancel := context.WithCancel(t.Context())
-	f.set(func(redis.Cmder) error { cancel(); return context.Canceled })
-	if err := get(ctx, process); !errors.Is(err, ErrOpen) {
-		t.Fatalf("cancelled probe: %v, want ErrOpen", err)
-	}
-	f.set(always(nil))
-	if err := get(t.Context(), process); err != nil || b.Open() {
-		t.Errorf("next command: %v, open %v; want it to probe and go", err, b.Open())
+	_ = get(ctx, process)
+	<-inPing
+	cancel()
+	close(release)
+	b.probes.Wait()
+	if b.Open() {
+		t.Error("open after a probe answered, its caller having left")
 	}
 }
 
@@ -332,7 +353,37 @@ func TestTrip(t *testing.T) {
 	}
 	clk.Advance(DefaultProbeInterval)
 	f.set(always(nil))
+	_ = get(t.Context(), process)
+	b.probes.Wait()
 	if err := get(t.Context(), process); err != nil || b.Open() {
 		t.Errorf("after a probe is due and answered: %v, open %v", err, b.Open())
+	}
+}
+
+// TestFailedDialsCount: failed dials open the breaker on their own, while
+// the command that made them may still be retrying.
+func TestFailedDialsCount(t *testing.T) {
+	t.Parallel()
+	b, err := New(Options{Failures: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dials int
+	dial := b.DialHook(func(context.Context, string, string) (net.Conn, error) { dials++; return nil, refused })
+	for i := range 3 {
+		if b.Open() {
+			t.Fatalf("open after %d failed dials", i)
+		}
+		if _, err := dial(t.Context(), "tcp", "127.0.0.1:1"); !errors.Is(err, refused) {
+			t.Fatalf("dial %d = %v, want the refusal", i, err)
+		}
+	}
+	if !b.Open() {
+		t.Error("closed after 3 failed dials")
+	}
+	// Dials still go: go-redis's own background dial must reach Redis.
+	_, _ = dial(t.Context(), "tcp", "127.0.0.1:1")
+	if dials != 4 {
+		t.Errorf("%d dials made, want 4", dials)
 	}
 }

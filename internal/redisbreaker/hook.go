@@ -2,6 +2,7 @@ package redisbreaker
 
 import (
 	"context"
+	"net"
 	"runtime"
 	"sync"
 	"weak"
@@ -11,9 +12,21 @@ import (
 
 var _ redis.Hook = (*Breaker)(nil)
 
-// DialHook implements redis.Hook: dials pass through, since they happen
-// inside the commands the breaker already watches.
-func (b *Breaker) DialHook(next redis.DialHook) redis.DialHook { return next }
+// DialHook implements redis.Hook: a failed dial counts as a failure at
+// once, so that the breaker opens while the first commands of an outage
+// are still in go-redis's dial retries, not after them. Dials always go
+// ahead: go-redis's pool, once it has seen as many failed dials as it has
+// connections, stops dialing for commands until its own background dial
+// succeeds, and that dial must not be refused.
+func (b *Breaker) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := next(ctx, network, addr)
+		if err != nil {
+			b.record(err)
+		}
+		return conn, err
+	}
+}
 
 // ProcessHook implements redis.Hook: a command fails at once while the
 // breaker is open, and its outcome is counted otherwise.

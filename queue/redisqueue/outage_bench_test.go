@@ -26,16 +26,34 @@ func deadAddr(tb testing.TB) string {
 	return addr
 }
 
+// quietRedis drops go-redis's own log lines.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
 // BenchmarkOutageEnqueue measures how long an Enqueue takes to fail while
-// Redis refuses connections (one caller, as one HTTP job call), with
-// go-redis's default client options as the server uses them. It reports
-// the median.
+// Redis refuses connections (one caller, as one HTTP job call), with the
+// client's breaker (the default) and without it (as before there was
+// one), with go-redis's default client options as the server uses them.
+// Each run includes the outage's onset: the calls that fail before the
+// breaker opens.
 //
-//	go test -run '^$' -bench OutageEnqueue -benchtime 20x ./queue/redisqueue/
+//	go test -run '^$' -bench OutageEnqueue -benchtime 200x ./queue/redisqueue/
 func BenchmarkOutageEnqueue(b *testing.B) {
+	for _, off := range []bool{false, true} {
+		name := "breaker"
+		if off {
+			name = "no-breaker"
+		}
+		b.Run(name, func(b *testing.B) { benchOutageEnqueue(b, redisqueue.Options{Logger: quiet, DisableBreaker: off}) })
+	}
+}
+
+func benchOutageEnqueue(b *testing.B, opts redisqueue.Options) {
+	redis.SetLogger(quietRedis{}) // its failed dials would garble the results
 	c := redis.NewClient(&redis.Options{Addr: deadAddr(b)})
 	b.Cleanup(func() { _ = c.Close() })
-	be, err := redisqueue.New(c, redisqueue.Options{Logger: quiet})
+	be, err := redisqueue.New(c, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

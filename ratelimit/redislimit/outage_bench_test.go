@@ -29,16 +29,35 @@ func deadAddr(tb testing.TB) string {
 	return addr
 }
 
+// quietRedis drops go-redis's own log lines.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
 // BenchmarkOutageFailOpen measures a fail-open limiter, as the server
 // builds one for a scene (100 ms store timeout), while its Redis refuses
-// connections: decisions per second and their median latency, from 64
-// goroutines. The client has go-redis's defaults, as the server's does.
+// connections: decisions per second and their latency, from 64
+// goroutines, with the client's breaker (the default) and without it (as
+// before there was one). The client has go-redis's defaults, as the
+// server's does. Each run includes the outage's onset: the calls that
+// fail before the breaker opens.
 //
-//	go test -run '^$' -bench OutageFailOpen -benchtime 2000x ./ratelimit/redislimit/
+//	go test -run '^$' -bench OutageFailOpen -benchtime 5s ./ratelimit/redislimit/
 func BenchmarkOutageFailOpen(b *testing.B) {
+	for _, off := range []bool{false, true} {
+		name := "breaker"
+		if off {
+			name = "no-breaker"
+		}
+		b.Run(name, func(b *testing.B) { benchOutage(b, redislimit.Options{DisableBreaker: off}) })
+	}
+}
+
+func benchOutage(b *testing.B, opts redislimit.Options) {
+	redis.SetLogger(quietRedis{}) // its failed dials would garble the results
 	c := redis.NewClient(&redis.Options{Addr: deadAddr(b)})
 	b.Cleanup(func() { _ = c.Close() })
-	s, err := redislimit.New(c, redislimit.Options{})
+	s, err := redislimit.New(c, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
