@@ -124,7 +124,8 @@ func classify(err error) outcome {
 	switch {
 	case err == nil, errors.Is(err, redis.Nil):
 		return up
-	case errors.Is(err, context.Canceled), errors.Is(err, redis.ErrClosed), errors.Is(err, ErrOpen):
+	case errors.Is(err, context.Canceled), errors.Is(err, redis.ErrClosed), errors.Is(err, ErrOpen),
+		errors.Is(err, redis.ErrPoolExhausted): // the client's own cap (MaxActiveConns), not Redis
 		return neutral
 	case errors.As(err, &rerr):
 		for _, p := range []string{"LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN"} {

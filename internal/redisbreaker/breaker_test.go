@@ -135,6 +135,7 @@ func TestWhatCounts(t *testing.T) {
 		{"reset", &net.OpError{Op: "read", Err: syscall.ECONNRESET}, down},
 		{"cancelled", fmt.Errorf("x: %w", context.Canceled), neutral},
 		{"client closed", redis.ErrClosed, neutral},
+		{"pool at its cap", redis.ErrPoolExhausted, neutral},
 		{"another breaker", &OpenError{Cause: refused}, neutral},
 	}
 	for _, tc := range cases {
