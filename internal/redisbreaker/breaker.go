@@ -120,22 +120,32 @@ const (
 // network errors, timeouts (the caller's deadline included: Redis did not
 // answer in time), pool timeouts and protocol errors on a broken stream.
 func classify(err error) outcome {
-	var rerr redis.Error
 	switch {
-	case err == nil, errors.Is(err, redis.Nil):
+	case err == nil, errors.Is(err, errNil):
 		return up
 	case errors.Is(err, context.Canceled), errors.Is(err, redis.ErrClosed), errors.Is(err, ErrOpen),
 		errors.Is(err, redis.ErrPoolExhausted): // the client's own cap (MaxActiveConns), not Redis
 		return neutral
-	case errors.As(err, &rerr):
-		for _, p := range []string{"LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN"} {
-			if redis.HasErrorPrefix(rerr, p) {
-				return down
-			}
-		}
-		return up
 	}
-	return down
+	return classifyReply(err)
+}
+
+// errNil is redis.Nil as an error value, boxed once.
+var errNil error = redis.Nil
+
+// classifyReply tells an error Redis answered with (up, unless it says
+// Redis cannot serve) from any other error (down).
+func classifyReply(err error) outcome {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return down
+	}
+	for _, p := range []string{"LOADING", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN"} {
+		if redis.HasErrorPrefix(rerr, p) {
+			return down
+		}
+	}
+	return up
 }
 
 // record counts a command's outcome while closed, opening the breaker
@@ -152,15 +162,21 @@ func (b *Breaker) record(err error) {
 		}
 		b.mu.Unlock()
 	case down:
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		b.cause.Store(&err)
-		if b.open.Load() {
-			return
-		}
-		if b.run.Add(1) >= int64(b.failures) {
-			b.trip(err)
-		}
+		b.fail(err)
+	}
+}
+
+// fail counts one failure; kept apart from record so that only a failure
+// pays for storing its error.
+func (b *Breaker) fail(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cause.Store(&err)
+	if b.open.Load() {
+		return
+	}
+	if b.run.Add(1) >= int64(b.failures) {
+		b.trip(err)
 	}
 }
 
@@ -180,21 +196,23 @@ func (b *Breaker) Trip(err error) {
 func (b *Breaker) trip(err error) {
 	b.nextProbe.Store(b.clk.Now().Add(b.interval).UnixNano())
 	b.open.Store(true)
-	b.log.Warn("redis: unreachable: failing fast until it answers a probe",
+	b.log.Warn("redisbreaker: Redis unreachable: failing fast until it answers a probe",
 		"failures", b.run.Load(), "probe_interval", b.interval, "error", err)
 }
 
 // admit decides whether a command may go: nil while the breaker is
 // closed, else the error to fail it with at once. When a probe is due, it
-// starts one in the background; ping sends it.
-func (b *Breaker) admit(ctx context.Context, ping func(ctx context.Context) error) error {
+// starts one in the background; ping returns the function that sends it
+// (built only then, since building it allocates).
+func (b *Breaker) admit(ctx context.Context, ping func() func(ctx context.Context) error) error {
 	if !b.open.Load() || ctx.Value(probeKey{}) == b {
 		return nil // closed, or the probe's own commands (a new connection's HELLO)
 	}
 	if b.clk.Now().UnixNano() >= b.nextProbe.Load() && b.probing.CompareAndSwap(false, true) {
 		b.probes.Add(1)
-		// The probe outlives the command that started it, not its values.
-		go b.probe(context.WithoutCancel(ctx), ping)
+		// The probe outlives the command that started it: it keeps the
+		// command's context values, not its cancellation.
+		go b.probe(context.WithoutCancel(ctx), ping())
 	}
 	return &OpenError{Cause: b.lastCause()}
 }
@@ -225,7 +243,7 @@ func (b *Breaker) probe(ctx context.Context, ping func(ctx context.Context) erro
 	if classify(err) == up {
 		b.run.Store(0)
 		b.open.Store(false)
-		b.log.Info("redis: answering again: breaker closed")
+		b.log.Info("redisbreaker: Redis answers again: breaker closed")
 		return
 	}
 	if classify(err) == down {

@@ -388,3 +388,36 @@ func TestFailedDialsCount(t *testing.T) {
 		t.Errorf("%d dials made, want 4", dials)
 	}
 }
+
+// BenchmarkHook measures what the breaker adds to a command: closed (the
+// normal case, which must not allocate) and open (a refusal).
+func BenchmarkHook(b *testing.B) {
+	for _, open := range []bool{false, true} {
+		name := "closed"
+		if open {
+			name = "open"
+		}
+		b.Run(name, func(b *testing.B) {
+			br, err := New(Options{Failures: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var answer error
+			if open {
+				br.Trip(refused)
+				answer = refused // probes fail: it stays open
+			}
+			process := br.ProcessHook(func(context.Context, redis.Cmder) error { return answer })
+			ctx := context.Background()
+			cmd := redis.NewStringCmd(ctx, "get", "k")
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					_ = process(ctx, cmd)
+				}
+			})
+			b.StopTimer()
+			br.probes.Wait()
+		})
+	}
+}

@@ -35,9 +35,11 @@ func (b *Breaker) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if ctx.Err() != nil {
 			return next(ctx, cmd) // fails without Redis: nothing to learn
 		}
-		if err := b.admit(ctx, pinger(next)); err != nil {
-			cmd.SetErr(err)
-			return err
+		if b.open.Load() {
+			if err := b.admit(ctx, func() func(context.Context) error { return pinger(next) }); err != nil {
+				cmd.SetErr(err)
+				return err
+			}
 		}
 		err := next(ctx, cmd)
 		b.record(err)
@@ -53,13 +55,15 @@ func (b *Breaker) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 		if ctx.Err() != nil {
 			return next(ctx, cmds)
 		}
-		if err := b.admit(ctx, pinger(func(ctx context.Context, cmd redis.Cmder) error {
-			return next(ctx, []redis.Cmder{cmd})
-		})); err != nil {
-			for _, c := range cmds {
-				c.SetErr(err)
+		if b.open.Load() {
+			if err := b.admit(ctx, func() func(context.Context) error {
+				return pinger(func(ctx context.Context, cmd redis.Cmder) error { return next(ctx, []redis.Cmder{cmd}) })
+			}); err != nil {
+				for _, c := range cmds {
+					c.SetErr(err)
+				}
+				return err
 			}
-			return err
 		}
 		err := next(ctx, cmds)
 		b.record(err)
