@@ -71,5 +71,6 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Groups", func(t *testing.T) { RunGroups(t, f) })
 	t.Run("Retry", func(t *testing.T) { RunRetry(t, f) })
 	t.Run("Listing", func(t *testing.T) { RunListing(t, f) })
+	t.Run("Model", func(t *testing.T) { RunModel(t, f) })
 
 }
