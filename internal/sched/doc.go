@@ -30,13 +30,20 @@
 // canonical one below) and, for every operation, runs the alternative
 // order too; when the outcomes differ, the operation's Choices name it, and
 // a caller comparing backends must not rely on that step. A Lease that
-// holds more than MaxLeaseHolds jobs back is reported the same way: the
+// finds more than MaxLeaseHolds jobs blocked is reported the same way: the
 // backends bound the work of one call.
 //
-// Canonical orders: fills run tenants, then groups, then group
-// completions, each in the order the step asked for them; a Lease promotes
-// due jobs by (RunAt, sequence), then fills every scope with waiting jobs
-// (tenants by name, then groups by id), then fails jobs past MaxWait, then
-// cancels groups past their TTL; ready jobs across queues go by (band,
-// rank, sequence); a multi-job step settles once, at its end.
+// Time-driven work happens at the next Lease, as in the backends: a tenant
+// or group held back by a pause or crawl delay gets a wake at its end, and
+// the first Lease at or after it fills the scope. A wake stays when a
+// pause is cut short, so the scope is then also filled at the old end;
+// Timers lists every wake, so a caller can tell when a Lease will act.
+//
+// Canonical orders: a step's fills run tenants, then groups, then group
+// completions, each in the order the step asked for them, once the step's
+// moves are done; a Lease promotes the due jobs of its queues by (RunAt,
+// sequence), then fills the tenants and then the groups whose wake has
+// come (by wake, then name), fails the jobs past MaxWait, and cancels the
+// groups past their TTL; ready jobs across queues go by (band, rank,
+// sequence).
 package sched
