@@ -73,5 +73,6 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Listing", func(t *testing.T) { RunListing(t, f) })
 	t.Run("IDs", func(t *testing.T) { RunIDs(t, f) })
 	t.Run("GroupRetention", func(t *testing.T) { RunGroupRetention(t, f) })
+	t.Run("Model", func(t *testing.T) { RunModel(t, f) })
 
 }
