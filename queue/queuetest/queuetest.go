@@ -64,6 +64,7 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, f) })
 	t.Run("Stalls", func(t *testing.T) { testStalls(t, f) })
 	t.Run("Retention", func(t *testing.T) { testRetention(t, f) })
+	t.Run("HugeDurations", func(t *testing.T) { testHugeDurations(t, f) })
 	t.Run("ListStats", func(t *testing.T) { testListStats(t, f) })
 	t.Run("Worker", func(t *testing.T) { testWorker(t, f) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, f) })
