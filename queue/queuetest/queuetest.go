@@ -67,6 +67,7 @@ func Run(t *testing.T, f Factory) {
 		{"Cancel", needs(queue.CapCancelPending), testCancel},
 		{"Stalls", nil, testStalls},
 		{"Retention", needs(queue.CapCancelPending), testRetention},
+		{"HugeDurations", nil, testHugeDurations},
 		{"ListStats", needs(queue.CapList), testListStats},
 		{"Worker", nil, testWorker},
 		{"Concurrency", needs(queue.CapPriority), testConcurrency},
@@ -76,5 +77,6 @@ func Run(t *testing.T, f Factory) {
 		{"Listing", nil, RunListing},
 		{"IDs", nil, RunIDs},
 		{"GroupRetention", nil, RunGroupRetention},
+		{"Model", nil, RunModel},
 	})
 }
