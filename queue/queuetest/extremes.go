@@ -18,16 +18,16 @@ func testHugeDurations(t *testing.T, f Factory) {
 	h := NewHarness(t, f)
 	ctx := context.Background()
 	huge := time.Duration(math.MaxInt64)
-	retried := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", MaxAttempts: 3})
-	l := h.leaseOne(t, "q")
+	retried := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", MaxAttempts: 3})
+	l := h.leaseOne(t, QueueQ)
 	if st, err := h.Backend.Fail(ctx, retried.ID, l.Token, queue.Failure{Error: "boom", RetryIn: huge}); err != nil || st != queue.StateRetrying {
 		t.Fatalf("Fail(RetryIn: max) = %s, %v; want retrying", st, err)
 	}
 	if j := h.get(t, retried.ID); !j.RunAt.After(h.Clock.Now().Add(50 * 365 * 24 * time.Hour)) {
 		t.Fatalf("RunAt after a retry delay of the largest duration = %v, want decades ahead", j.RunAt)
 	}
-	held := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k"})
-	ls, err := h.Backend.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: huge})
+	held := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k"})
+	ls, err := h.Backend.Lease(ctx, queue.LeaseRequest{Queues: []string{QueueQ}, WorkerID: "w", Max: 1, LeaseFor: huge})
 	if err != nil || len(ls) != 1 || ls[0].Job.ID != held.ID {
 		t.Fatalf("Lease(LeaseFor: max) = %v, %v; want job %s", ls, err, held.ID)
 	}
@@ -38,7 +38,7 @@ func testHugeDurations(t *testing.T, f Factory) {
 	if r, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{}); err != nil || r.Requeued != 0 {
 		t.Fatalf("RescueExpired a day later = %+v, %v; want nothing: the lease is decades long", r, err)
 	}
-	if got := h.lease(t, 5, "q"); len(got) != 0 {
+	if got := h.lease(t, 5, QueueQ); len(got) != 0 {
 		t.Fatalf("Lease a day later handed out %d jobs, want none", len(got))
 	}
 }

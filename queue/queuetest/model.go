@@ -63,15 +63,16 @@ var (
 // found that are worth keeping as plain tests. SLUICE_MODEL_SEED replays
 // a run; SLUICE_MODEL_STEPS sets its length. Run calls it.
 func RunModel(t *testing.T, f Factory) {
-	t.Run("Random", func(t *testing.T) { testModelRandom(t, f) })
-	t.Run("GroupPauseEnded", func(t *testing.T) { testGroupPauseEnded(t, f) })
+	runTests(t, f, []test{
+		{"Random", needs(queue.CapTenants, queue.CapGroups, queue.CapDelay, queue.CapClockDelays, queue.CapPriority,
+			queue.CapList, queue.CapCancelPending), testModelRandom},
+		{"GroupPauseEnded", needs(queue.CapTenants, queue.CapGroups), testGroupPauseEnded},
+	})
 }
 
 // testModelRandom is the model test: see the top of this file.
 func testModelRandom(t *testing.T, f Factory) {
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapTenants, queue.CapGroups, queue.CapDelay, queue.CapClockDelays, queue.CapPriority,
-		queue.CapList, queue.CapCancelPending)
 	h.needTenants(t)
 	h.needGroups(t)
 	t.Parallel()

@@ -15,7 +15,6 @@ import (
 func testOutboxGroup(t *testing.T, f Factory) {
 	t.Parallel()
 	h := newOutboxHarness(t, f)
-	h.Need(t, queue.CapGroups)
 	if _, ok := h.Backend.(queue.GroupBackend); !ok {
 		t.Skipf("%s does not implement queue.GroupBackend", queue.BackendName(h.Backend))
 	}
