@@ -1,34 +1,16 @@
 package queue_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 type transition struct {
 	over bool
@@ -46,7 +28,7 @@ type pauseHarness struct {
 	trans   chan transition
 	started chan string
 	release chan struct{}
-	logs    *lockedBuffer
+	logs    *testutil.Buffer
 }
 
 const pausePoll = time.Second
@@ -54,7 +36,7 @@ const pausePoll = time.Second
 func newPauseHarness(t *testing.T) *pauseHarness {
 	h := &pauseHarness{
 		t: t, b: openSQLite(t), clk: clock.NewFake(time.Now()), load: &fakeLoad{},
-		trans: make(chan transition, 8), started: make(chan string, 8), release: make(chan struct{}), logs: &lockedBuffer{},
+		trans: make(chan transition, 8), started: make(chan string, 8), release: make(chan struct{}), logs: &testutil.Buffer{},
 	}
 	h.b.extended, h.b.completed = make(chan string, 8), make(chan string, 8)
 	h.w = queue.NewWorker(h.b, queue.WorkerConfig{

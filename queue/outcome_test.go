@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/clock"
 	"github.com/sluicehq/sluice/internal/redistest"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/redisqueue"
@@ -127,7 +128,7 @@ type outcomeHarness struct {
 	w      *queue.Worker
 	runs   atomic.Int64
 	fail   error // what the handler returns; nil completes with "ok"
-	logs   *lockedBuffer
+	logs   *testutil.Buffer
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -167,7 +168,7 @@ func openRedisQueue(t *testing.T, opts *redis.Options, prefix keyspace.Prefix, c
 
 func newOutcomeHarness(t *testing.T, open func(clock.Clock) queue.Backend, blips int, final error, cfg queue.WorkerConfig) *outcomeHarness {
 	fake := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	h := &outcomeHarness{t: t, logs: &lockedBuffer{}}
+	h := &outcomeHarness{t: t, logs: &testutil.Buffer{}}
 	h.store = open(fake)
 	h.b = &flakyBackend{Backend: h.store, blips: blips, final: final, leased: make(chan struct{}, 64)}
 	cfg.Queues, cfg.Concurrency = []string{"q"}, 1

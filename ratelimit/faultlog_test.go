@@ -1,33 +1,15 @@
 package ratelimit_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/ratelimit"
 )
-
-// lockedBuffer is a log sink safe for the limiter's concurrent callers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // An outage answered by the failure mode logs its first fault, not one line
 // per decision: a server during an outage decides thousands a second.
@@ -36,7 +18,7 @@ func TestStoreFaultsLoggedOncePerInterval(t *testing.T) {
 	mem, _ := newMem(t)
 	store := &faultyStore{Store: mem}
 	store.down.Store(true)
-	var buf lockedBuffer
+	var buf testutil.Buffer
 	l := mustDefine(t, store, ipScene(fixedLimit(5)), ratelimit.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
