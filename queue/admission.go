@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 )
 
 // LoadMonitor says whether the machine is overloaded, and why (such as

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 )
 
 // run is one Run call's state.

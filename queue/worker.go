@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 )
 
 // Handler runs one attempt of a job. It returns an optional result, stored

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 )
 

@@ -20,7 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
