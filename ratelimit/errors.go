@@ -16,6 +16,13 @@ var (
 	// ErrStoreUnavailable is matched by store faults: the store could not
 	// be reached or did not answer in time. Failure modes apply to it.
 	ErrStoreUnavailable = errors.New("ratelimit: store unavailable")
+	// ErrCostExceedsQuota is matched by *CostExceedsQuotaError: a request
+	// costs more than its limit admits in a whole window (the quota, or a
+	// token bucket's burst), so no wait would ever let it pass. Errors
+	// matching it also match ErrInvalidArgument, so no failure mode masks
+	// them; they must not be answered like a denial, whose RetryAfter
+	// promises a later success.
+	ErrCostExceedsQuota = errors.New("ratelimit: cost exceeds quota")
 )
 
 // InvalidArgumentError names the field and the rule it broke.
@@ -39,6 +46,30 @@ func invalidArg(field, format string, args ...any) error {
 // validation error reads the same.
 func InvalidArgument(field, format string, args ...any) error {
 	return invalidArg(field, format, args...)
+}
+
+// CostExceedsQuotaError is the error for a request whose Cost is above its
+// Limit's Capacity. A decision is all or nothing, so one such request makes
+// the whole call impossible, whatever room its other limits have; the
+// error names the first one.
+type CostExceedsQuotaError struct {
+	Cost  int64 // the request's cost
+	Limit Limit // the limit it can never fit in
+}
+
+func (e *CostExceedsQuotaError) Error() string {
+	what := "quota"
+	if e.Limit.Capacity() != e.Limit.Quota {
+		what = "burst"
+	}
+	return fmt.Sprintf("ratelimit: Request.Cost %d exceeds the %s %d of limit %s, so it can never be admitted",
+		e.Cost, what, e.Limit.Capacity(), e.Limit)
+}
+
+// Is makes errors.Is(err, ErrCostExceedsQuota) and errors.Is(err,
+// ErrInvalidArgument) true.
+func (e *CostExceedsQuotaError) Is(target error) bool {
+	return target == ErrCostExceedsQuota || target == ErrInvalidArgument
 }
 
 // StoreError wraps a store fault so that it matches ErrStoreUnavailable

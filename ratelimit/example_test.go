@@ -145,3 +145,22 @@ func ExampleStore() {
 	// true <nil> 99 999
 	// 1 99
 }
+
+// A cost no window can hold is refused as such, never answered as a
+// denial: waiting would not help, so there is no RetryAfter to honour.
+func ExampleCostExceedsQuotaError() {
+	store := memlimit.New(memlimit.Options{})
+	defer store.Close()
+	_, err := store.Consume(context.Background(),
+		ratelimit.Request{Key: "export:{member:42}", Limit: ratelimit.PerMinute(3), Cost: 5})
+	var ce *ratelimit.CostExceedsQuotaError
+	fmt.Println(errors.Is(err, ratelimit.ErrCostExceedsQuota), errors.Is(err, ratelimit.ErrInvalidArgument))
+	if errors.As(err, &ce) {
+		fmt.Println(ce.Cost, ce.Limit)
+	}
+	fmt.Println(err)
+	// Output:
+	// true true
+	// 5 3 per 1m0s (fixed-window)
+	// ratelimit: Request.Cost 5 exceeds the quota 3 of limit 3 per 1m0s (fixed-window), so it can never be admitted
+}

@@ -23,11 +23,15 @@ import (
 type Algorithm uint8
 
 const (
-	// FixedWindow counts cost in windows aligned to the window length; the
-	// count resets at each boundary. It is the default and the cheapest.
+	// FixedWindow counts cost in a window that starts at the first call it
+	// counts and lasts the window length; the count resets when it ends,
+	// and the next counted call starts a new one. So 1 per second never
+	// admits two calls less than a second apart. It is the default and the
+	// cheapest.
 	FixedWindow Algorithm = iota
-	// SlidingWindow weights the previous window's count by how much of it
-	// still overlaps the sliding window, plus the current window's count.
+	// SlidingWindow estimates the cost of the last window length: the
+	// current clock-aligned window's count plus the previous one's weighted
+	// by how much of it still overlaps, rounded up.
 	SlidingWindow
 	// TokenBucket is GCRA: a smooth rate of Quota per Window with up to
 	// Burst requests at once.

@@ -129,6 +129,45 @@ func TestValidateRequests(t *testing.T) {
 	}
 }
 
+// TestCostAboveCapacityIsRefused: a cost that no window can hold is a
+// *CostExceedsQuotaError naming the limit, in a multi-limit call whichever
+// limit it is; the capacity itself is fine.
+func TestCostAboveCapacityIsRefused(t *testing.T) {
+	t.Parallel()
+	small, bucket := ratelimit.PerSecond(2), ratelimit.PerSecond(10).WithBurst(3)
+	tests := []struct {
+		name      string
+		reqs      []ratelimit.Request
+		wantLimit *ratelimit.Limit // nil for valid
+		wantMsg   string
+	}{
+		{"cost at the quota", []ratelimit.Request{{Key: "k", Limit: small, Cost: 2}}, nil, ""},
+		{"cost above the quota", []ratelimit.Request{{Key: "k", Limit: small, Cost: 3}}, &small,
+			"ratelimit: Request.Cost 3 exceeds the quota 2 of limit 2 per 1s (fixed-window), so it can never be admitted"},
+		{"cost above the burst", []ratelimit.Request{{Key: "k", Limit: bucket, Cost: 4}}, &bucket,
+			"ratelimit: Request.Cost 4 exceeds the burst 3 of limit 10 per 1s (token-bucket) burst 3, so it can never be admitted"},
+		{"above one limit of two", []ratelimit.Request{{Key: "k", Limit: ratelimit.PerHour(100), Cost: 3}, {Key: "k", Limit: small, Cost: 3}}, &small, ""},
+	}
+	for _, tc := range tests {
+		err := ratelimit.ValidateRequests(tc.reqs)
+		var ce *ratelimit.CostExceedsQuotaError
+		switch {
+		case tc.wantLimit == nil && err != nil:
+			t.Errorf("%s: %v, want nil", tc.name, err)
+		case tc.wantLimit == nil:
+		case !errors.As(err, &ce) || !errors.Is(err, ratelimit.ErrCostExceedsQuota) || !errors.Is(err, ratelimit.ErrInvalidArgument):
+			t.Errorf("%s: %v, want a CostExceedsQuotaError matching ErrCostExceedsQuota and ErrInvalidArgument", tc.name, err)
+		case ce.Limit != *tc.wantLimit:
+			t.Errorf("%s: error names %v, want %v", tc.name, ce.Limit, *tc.wantLimit)
+		case tc.wantMsg != "" && err.Error() != tc.wantMsg:
+			t.Errorf("%s: message %q, want %q", tc.name, err, tc.wantMsg)
+		}
+	}
+	if errors.Is(ratelimit.InvalidArgument("Request.Cost", "x"), ratelimit.ErrCostExceedsQuota) {
+		t.Error("an InvalidArgumentError matches ErrCostExceedsQuota, want only the cost error to")
+	}
+}
+
 func TestDecision(t *testing.T) {
 	t.Parallel()
 	a := ratelimit.Result{Limit: ratelimit.PerSecond(10), Allowed: true, Used: 2, Remaining: 8}

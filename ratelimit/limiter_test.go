@@ -154,6 +154,37 @@ func TestInvalidLimitIsNeverMasked(t *testing.T) {
 	}
 }
 
+// TestCostAboveQuotaIsAnErrorNeverADenial: a call costing more than the
+// quota can never pass, so every method says so with ErrCostExceedsQuota
+// (never masked by the failure mode) instead of a denial whose RetryAfter
+// a client would honour forever; the store is not asked.
+func TestCostAboveQuotaIsAnErrorNeverADenial(t *testing.T) {
+	t.Parallel()
+	mem, _ := newMem(t)
+	store := &faultyStore{Store: mem}
+	l := mustDefine(t, store, memberScene(map[string]ratelimit.Limit{"export": ratelimit.PerMinute(3)}))
+	in := memberCall{Policy: "export", Member: "42", Cost: 4}
+	ctx := context.Background()
+	for _, down := range []bool{false, true} {
+		store.down.Store(down)
+		if ok, err := l.Allow(ctx, in); ok || !errors.Is(err, ratelimit.ErrCostExceedsQuota) {
+			t.Errorf("store down=%v: Allow = %v, %v; want false and ErrCostExceedsQuota", down, ok, err)
+		}
+		if err := l.Assert(ctx, in); !errors.Is(err, ratelimit.ErrCostExceedsQuota) || errors.Is(err, ratelimit.ErrLimited) {
+			t.Errorf("store down=%v: Assert = %v, want ErrCostExceedsQuota and not ErrLimited", down, err)
+		}
+		if v, err := l.Check(ctx, in); !errors.Is(err, ratelimit.ErrInvalidArgument) || v.Allowed || v.Fault != nil {
+			t.Errorf("store down=%v: Check = %+v, %v; want an ErrInvalidArgument error", down, v, err)
+		}
+		if _, err := l.Consume(ctx, in); !errors.Is(err, ratelimit.ErrCostExceedsQuota) {
+			t.Errorf("store down=%v: Consume err = %v, want ErrCostExceedsQuota", down, err)
+		}
+	}
+	if n := store.calls.Load(); n != 0 {
+		t.Errorf("store called %d times for a cost above the quota, want 0", n)
+	}
+}
+
 func TestSeparateCounters(t *testing.T) {
 	t.Parallel()
 	s, _ := newMem(t)

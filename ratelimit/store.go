@@ -12,11 +12,14 @@ type Request struct {
 	// Limit is the limit to count against.
 	Limit Limit
 	// Cost is what this request uses. 0 peeks without counting; negative is
-	// invalid. A cost above the limit's capacity is always denied.
+	// invalid. A cost above Limit.Capacity() can never be admitted and is
+	// refused with a *CostExceedsQuotaError.
 	Cost int64
 }
 
-// Validate returns an ErrInvalidArgument error naming the field and the rule.
+// Validate returns an ErrInvalidArgument error naming the field and the
+// rule: an *InvalidArgumentError, or a *CostExceedsQuotaError when Cost is
+// above Limit.Capacity().
 func (r Request) Validate() error {
 	if r.Key == "" {
 		return invalidArg("Request.Key", "must not be empty")
@@ -24,11 +27,18 @@ func (r Request) Validate() error {
 	if r.Cost < 0 {
 		return invalidArg("Request.Cost", "must not be negative, got %d", r.Cost)
 	}
-	return r.Limit.Validate()
+	if err := r.Limit.Validate(); err != nil {
+		return err
+	}
+	if r.Cost > r.Limit.Capacity() {
+		return &CostExceedsQuotaError{Cost: r.Cost, Limit: r.Limit}
+	}
+	return nil
 }
 
 // ValidateRequests checks a Consume call's arguments: at least one request,
-// each valid, and no two with the same key and limit ID.
+// each valid (so none costs more than its limit's capacity: the call could
+// never pass), and no two with the same key and limit ID.
 func ValidateRequests(reqs []Request) error {
 	if len(reqs) == 0 {
 		return invalidArg("requests", "must hold at least one request")

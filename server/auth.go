@@ -17,6 +17,9 @@ import (
 type authState struct {
 	open   bool // no tokens and serving anonymously is allowed
 	tokens []tokenEntry
+	// metrics is the digest of metrics.token; nil leaves /metrics public
+	// (authorizeMetrics, metrics_http.go).
+	metrics *[32]byte
 }
 
 type tokenEntry struct {
@@ -30,7 +33,7 @@ type tokenEntry struct {
 var ErrNoTokens = fmt.Errorf("server: no auth tokens configured and server.listen is not a loopback address: add auth.tokens or set auth.allow_anonymous: true")
 
 func buildAuth(cfg *config.Config) (authState, error) {
-	a := authState{}
+	a := authState{metrics: metricsDigest(cfg)}
 	for _, t := range cfg.Auth.Tokens {
 		e := tokenEntry{name: t.Name, digest: sha256.Sum256([]byte(t.Token)), roles: map[config.Role]bool{}}
 		for _, r := range t.Roles {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -119,9 +118,7 @@ func (s *Server) handleLimit(peek bool) http.HandlerFunc {
 		}
 		v, err := pol.limiter.Check(r.Context(), in)
 		if err != nil {
-			// Unreachable with a validated config and input; said plainly
-			// if it happens rather than masked.
-			writeProblem(w, badRequest("%v", err), nil)
+			writeLimitError(w, sc, pol, err)
 			return
 		}
 		s.writeVerdict(w, sc, pol, in.cost, v)
@@ -173,17 +170,9 @@ func (sc *scene) pairs(subject map[string]any) ([]string, *problem) {
 		if !ok {
 			return nil, badRequest("missing subject field %q for scene %q (fields: %s)", f, sc.name, strings.Join(sc.subject, ", "))
 		}
-		var id string
-		switch v := raw.(type) {
-		case string:
-			id = v
-		case json.Number:
-			id = v.String()
-		default:
-			return nil, badRequest("subject field %q must be a string or a number", f)
-		}
-		if id == "" {
-			return nil, badRequest("subject field %q must not be empty", f)
+		id, p := subjectValue(f, raw)
+		if p != nil {
+			return nil, p
 		}
 		pairs = append(pairs, f, id)
 	}

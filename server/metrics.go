@@ -18,7 +18,9 @@ import (
 // metrics are the server's Prometheus series. Label values come from the
 // config (scenes, policies), the route table, or job fields (queue,
 // tenant, state); never from a subject, so cardinality stays bounded by
-// what the operator configured and enqueued.
+// what the operator configured and enqueued. The tenant label is bounded
+// further (tenantSeries): a producer that makes up tenant names adds no
+// series beyond metrics.tenant_series.
 type metrics struct {
 	reg        *prometheus.Registry
 	decisions  *prometheus.CounterVec
@@ -27,12 +29,14 @@ type metrics struct {
 	shadow     *prometheus.CounterVec
 	requests   *prometheus.CounterVec
 	reqLat     *prometheus.HistogramVec
-	enqueued   *prometheus.CounterVec
-	finished   *prometheus.CounterVec
+	enqueued   *tenantVec
+	finished   *tenantVec
 	jobDur     *prometheus.HistogramVec
 	startDelay *prometheus.HistogramVec
 	deliveries *prometheus.CounterVec
 	deliverLat *prometheus.HistogramVec
+	// tenants bounds the tenant label of enqueued and finished.
+	tenants *tenantSeries
 	// activity keeps the last minute per second for the dashboard.
 	activity *dashboard.Activity
 }
@@ -42,15 +46,15 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	m := &metrics{reg: reg}
+	m := &metrics{reg: reg, tenants: newTenantSeries()}
 	m.decisions = counter(reg, "sluice_limit_decisions_total", "Rate-limit decisions by scene, policy and outcome (allowed, denied, shadow_denied, failure_open, failure_closed, invalid).", "scene", "policy", "outcome")
 	m.storeLat = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_limit_store_seconds", Help: "Time spent in the rate-limit store per decision.", Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25}}, []string{"scene"})
 	m.failures = counter(reg, "sluice_limit_failure_mode_total", "Decisions answered by the failure mode because the store failed.", "scene", "policy", "mode")
 	m.shadow = counter(reg, "sluice_limit_shadow_denials_total", "Denials allowed because the scene is in shadow mode.", "scene", "policy")
 	m.requests = counter(reg, "sluice_http_requests_total", "HTTP requests by route and status code.", "route", "code")
 	m.reqLat = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_http_request_seconds", Help: "HTTP request latency by route.", Buckets: prometheus.DefBuckets}, []string{"route"})
-	m.enqueued = counter(reg, "sluice_jobs_enqueued_total", "Jobs enqueued through the API, by queue and tenant.", "queue", "tenant")
-	m.finished = counter(reg, "sluice_jobs_finished_total", "Job attempts ended through the worker protocol, by queue, tenant and resulting state.", "queue", "tenant", "state")
+	m.enqueued = newTenantVec(reg, m.tenants, "sluice_jobs_enqueued_total", "Jobs enqueued through the API, by queue and tenant (the busiest tenants; the others as tenant=\"_other\").", "queue", "tenant")
+	m.finished = newTenantVec(reg, m.tenants, "sluice_jobs_finished_total", "Job attempts ended through the worker protocol, by queue, tenant (as in sluice_jobs_enqueued_total) and resulting state.", "queue", "tenant", "state")
 	m.jobDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_job_duration_seconds", Help: "Time from a job's start to the end of its attempt.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 12)}, []string{"queue"})
 	m.startDelay = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_job_start_delay_seconds", Help: "Time from a job being due (enqueue or run_at) to its start.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 12)}, []string{"queue"})
 	m.deliveries = counter(reg, "sluice_webhook_deliveries_total", "Webhook delivery attempts by subscription, event type and outcome.", "subscription", "event", "outcome")

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"math"
 	"time"
 
@@ -124,7 +125,14 @@ func (g *rls) decide(ctx context.Context, st *state, req *rlsv3.RateLimitRequest
 			return ok, nil
 		}
 		v, err := pol.limiter.Check(ctx, limitInput{pairs: pairs, cost: cost(req, d)})
-		if err != nil {
+		var over *ratelimit.CostExceedsQuotaError
+		switch {
+		case errors.As(err, &over):
+			// hits_addend above a quota can never pass. An error would let
+			// Envoy apply its own failure mode, which allows by default, so
+			// it is OVER_LIMIT, as in envoyproxy/ratelimit.
+			return overQuota(over), nil
+		case err != nil:
 			return nil, status.Errorf(codes.InvalidArgument, "sluice: %v", err)
 		}
 		return descriptorStatus(v), nil
@@ -153,14 +161,27 @@ func descriptorStatus(v ratelimit.Verdict) *rlsv3.RateLimitResponse_DescriptorSt
 	if !ok {
 		return ds // store fault answered by the failure mode
 	}
-	ds.CurrentLimit = &rlsv3.RateLimitResponse_RateLimit{
-		Name:            res.Limit.String(),
-		RequestsPerUnit: uint32(min(res.Limit.Quota, math.MaxUint32)),
-		Unit:            unit(res.Limit.Window),
-	}
+	ds.CurrentLimit = rateLimit(res.Limit)
 	ds.LimitRemaining = uint32(min(res.Remaining, math.MaxUint32))
 	ds.DurationUntilReset = durationpb.New(res.ResetAfter)
 	return ds
+}
+
+// overQuota is the status of a descriptor whose cost exceeds a limit's
+// quota: OVER_LIMIT, naming that limit, with nothing counted.
+func overQuota(over *ratelimit.CostExceedsQuotaError) *rlsv3.RateLimitResponse_DescriptorStatus {
+	return &rlsv3.RateLimitResponse_DescriptorStatus{
+		Code:         rlsv3.RateLimitResponse_OVER_LIMIT,
+		CurrentLimit: rateLimit(over.Limit),
+	}
+}
+
+func rateLimit(l ratelimit.Limit) *rlsv3.RateLimitResponse_RateLimit {
+	return &rlsv3.RateLimitResponse_RateLimit{
+		Name:            l.String(),
+		RequestsPerUnit: uint32(min(l.Quota, math.MaxUint32)),
+		Unit:            unit(l.Window),
+	}
 }
 
 // unit maps a window to Envoy's units; a window that is not exactly one

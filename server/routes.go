@@ -31,7 +31,7 @@ func (s *Server) routeTable() []route {
 	return append([]route{
 		{method: "GET", path: "/healthz", handler: s.handleHealth},
 		{method: "GET", path: "/readyz", handler: s.handleReady},
-		{method: "GET", path: "/metrics", handler: s.metrics.handler().ServeHTTP},
+		{method: "GET", path: "/metrics", handler: s.handleMetrics(s.metrics.handler())}, // metrics.token checked there
 		{method: "GET", path: "/v1/openapi.json", handler: handleOpenAPI},
 		{method: "GET", path: "/v1/whoami", handler: s.handleWhoami},
 

@@ -118,6 +118,7 @@ func (s *Server) Apply(cfg *config.Config) error {
 		return err
 	}
 	s.state.Store(st)
+	s.metrics.tenants.setLimit(cfg.Metrics.TenantSeries)
 	return nil
 }
 

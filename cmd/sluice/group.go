@@ -103,35 +103,28 @@ func groupCall(cmd *cobra.Command, cf *clientFlags, method, path string, body an
 	return nil
 }
 
-// waitGroup polls the group until it is done; the bar's total follows the
-// group's as jobs join it.
+// waitGroup polls the group until it is done, showing its jobs by state;
+// the bar's total follows the group's as jobs join it.
 func waitGroup(cmd *cobra.Command, cf *clientFlags, id string) error {
 	c := cf.client()
-	var bar interface {
-		Set64(int64) error
-		ChangeMax64(int64)
-		Finish() error
-	}
+	p := newProgress(cmd.ErrOrStderr(), "group "+id)
 	for {
 		var g group
 		if _, err := c.callJSON(cmd.Context(), "GET", "/v1/groups/"+pathEscape(id), nil, &g); err != nil {
 			return err
 		}
-		if bar == nil {
-			bar = newBar(cmd.ErrOrStderr(), int(max(g.Total, 1)), "group "+id)
-		}
-		bar.ChangeMax64(max(g.Total, 1))
-		_ = bar.Set64(g.finished())
-		if g.Done {
-			_ = bar.Finish()
-			printGroup(cmd.OutOrStdout(), g)
-			if g.Jobs["failed"] > 0 || g.Jobs["cancelled"] > 0 {
-				return &exitError{code: 1, msg: "not every job of the group completed"}
+		if !g.Done {
+			p.draw(g.Total, g.Jobs)
+			if err := sleep(cmd.Context(), 500*time.Millisecond); err != nil {
+				return err
 			}
-			return nil
+			continue
 		}
-		if err := sleep(cmd.Context(), 500*time.Millisecond); err != nil {
-			return err
+		p.finish(g.Total, g.Jobs)
+		printGroup(cmd.OutOrStdout(), g)
+		if g.Jobs["failed"] > 0 || g.Jobs["cancelled"] > 0 {
+			return &exitError{code: 1, msg: "not every job of the group completed"}
 		}
+		return nil
 	}
 }

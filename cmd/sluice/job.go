@@ -204,13 +204,15 @@ func newBar(w io.Writer, n int, what string) *progressbar.ProgressBar {
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
 }
 
-// waitJobs polls until every job is final, showing progress, and fails
-// when any did not complete.
+// waitJobs polls until every job is final, showing progress (counts by
+// state from the first job read on), and fails when any did not complete.
 func waitJobs(cmd *cobra.Command, cf *clientFlags, ids []string) error {
 	c := cf.client()
-	bar := newBar(cmd.ErrOrStderr(), len(ids), "wait")
+	p := newProgress(cmd.ErrOrStderr(), "wait")
+	total := int64(len(ids))
+	seen := make(map[string]string, len(ids)) // each job's state when last read
+	counts := map[string]int64{}
 	pending := append([]string(nil), ids...)
-	counts := map[string]int{}
 	for len(pending) > 0 {
 		var still []string
 		for _, id := range pending {
@@ -218,23 +220,26 @@ func waitJobs(cmd *cobra.Command, cf *clientFlags, ids []string) error {
 			if _, err := c.callJSON(cmd.Context(), "GET", "/v1/jobs/"+pathEscape(id), nil, &j); err != nil {
 				return err
 			}
-			if !j.final() {
-				still = append(still, id)
-				continue
+			if old, ok := seen[id]; ok {
+				counts[old]--
 			}
 			counts[j.State]++
-			_ = bar.Add(1)
+			seen[id] = j.State
+			if !j.final() {
+				still = append(still, id)
+			}
+			p.show(total, counts)
 		}
-		pending = still
-		if len(pending) > 0 {
+		p.draw(total, counts)
+		if pending = still; len(pending) > 0 {
 			if err := sleep(cmd.Context(), 500*time.Millisecond); err != nil {
 				return err
 			}
 		}
 	}
-	_ = bar.Finish()
+	p.finish(total, counts)
 	fmt.Fprintf(cmd.OutOrStdout(), "completed %d, failed %d, cancelled %d\n", counts["completed"], counts["failed"], counts["cancelled"])
-	if counts["completed"] != len(ids) {
+	if counts["completed"] != total {
 		return &exitError{code: 1, msg: "not every job completed"}
 	}
 	return nil

@@ -111,7 +111,8 @@ func TestMemberTableMatchesTheReference(t *testing.T) {
 
 func TestDemo(t *testing.T) {
 	t.Parallel()
-	// A quarter of a second into a second: retry-after figures are exact.
+	// A quarter of a second into a second: windows start at each subject's
+	// first call, not at the boundary, so a retry waits a whole window.
 	clk := clock.NewFake(time.Date(2025, 6, 1, 12, 0, 0, 250_000_000, time.UTC))
 	store := memlimit.New(memlimit.Options{Clock: clk})
 	defer store.Close()
@@ -121,13 +122,13 @@ func TestDemo(t *testing.T) {
 	}
 	want := `== member scene: one limit per policy, counted per member
 alice redeem-coupon (1 per 1s (fixed-window)): allowed, 0 left
-alice redeem-coupon (1 per 1s (fixed-window)): denied, retry after 750ms
+alice redeem-coupon (1 per 1s (fixed-window)): denied, retry after 1s
 bob redeem-coupon (1 per 1s (fixed-window)): allowed, 0 left
 alice export-usage (1 per 1m0s (fixed-window)): allowed, 0 left
 unknown policy: ratelimit: limits scene "member" policy "no-such-policy" has no limits
 == account verification: 10 per minute per action and account, fails closed
 key: rate-limit:account-verification:code-consume:{account:user%40example.com}
-code-consume: 10 of 11 allowed, the last: ratelimit: account-verification/code-consume limited: 10 every 1m0s, retry after 59.75s
+code-consume: 10 of 11 allowed, the last: ratelimit: account-verification/code-consume limited: 10 every 1m0s, retry after 1m0s
 captcha-create: allowed (its own counter)
 == ip scene: wechat-login-qrcode, 1 every 60 seconds per IP
 192.0.2.1: allowed=true

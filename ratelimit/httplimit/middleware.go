@@ -9,14 +9,23 @@
 //   - allowed: the handler runs, with RateLimit and RateLimit-Policy set;
 //   - over a limit: 429 with Retry-After (whole seconds, rounded up) and an
 //     application/problem+json body, unless Options.Responder says otherwise;
+//   - a cost above a limit's quota (or a token bucket's burst), which no
+//     wait would ever admit: 422 with an application/problem+json body
+//     saying so, and no Retry-After, so a client that honours Retry-After
+//     does not retry forever;
 //   - store down: as the limiter's failure mode says — fail-open passes,
 //     fail-closed answers 503 with Retry-After. 503 rather than 429 because
 //     the client did not exceed anything: it should not think it did, and
 //     an outage must stay visible as one in status-code metrics;
 //   - invalid limit or subject (a programmer error): 500, logged.
+//
+// Fixed windows start at a client's first counted request (see package
+// ratelimit/limittest), so the RateLimit reset and Retry-After count from
+// there, not from a clock boundary.
 package httplimit
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -95,7 +104,10 @@ type middleware struct {
 
 func (m *middleware) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	v, err := m.l.Check(r.Context(), r)
+	var over *ratelimit.CostExceedsQuotaError
 	switch {
+	case errors.As(err, &over):
+		m.respond(w, r, Rejection{Status: http.StatusUnprocessableEntity, Policy: v.Policy, Cost: over})
 	case err != nil:
 		m.log.LogAttrs(r.Context(), slog.LevelError, "httplimit: invalid rate limit, answering 500",
 			slog.String("scene", m.l.Scene()), slog.String("policy", v.Policy), slog.Any("error", err))

@@ -82,21 +82,32 @@ func TestByIPAllowDeny(t *testing.T) {
 	t.Parallel()
 	store := newStore(t)
 	h := httplimit.ByIP(store, "login", ratelimit.PerMinute(2), httplimit.Options{Logger: quietLogger()})(okHandler)
-	store.clock.Advance(20*time.Second + 500*time.Millisecond) // 39.5s left in the window
+	// 20.5s past a minute boundary: windows start at each client's first
+	// request, so the boundary changes nothing.
+	store.clock.Advance(20*time.Second + 500*time.Millisecond)
 	tests := []struct {
+		advance    time.Duration
 		remote     string
 		wantStatus int
 		wantFields map[string]string
 		wantBody   string
 	}{
-		{"192.0.2.1:1", 200, map[string]string{"RateLimit-Policy": `"login";q=2;w=60`, "RateLimit": `"login";r=1;t=40`, "Content-Type": "text/plain"}, "ok"},
-		{"192.0.2.1:2", 200, map[string]string{"RateLimit-Policy": `"login";q=2;w=60`, "RateLimit": `"login";r=0;t=40`, "Content-Type": "text/plain"}, "ok"},
-		{"192.0.2.1:3", 429, map[string]string{"RateLimit-Policy": `"login";q=2;w=60`, "RateLimit": `"login";r=0;t=40`,
-			"Retry-After": "40", "Content-Type": "application/problem+json"},
+		{0, "192.0.2.1:1", 200, map[string]string{"RateLimit-Policy": `"login";q=2;w=60`, "RateLimit": `"login";r=1;t=60`, "Content-Type": "text/plain"}, "ok"},
+		{0, "192.0.2.1:2", 200, map[string]string{"RateLimit-Policy": `"login";q=2;w=60`, "RateLimit": `"login";r=0;t=60`, "Content-Type": "text/plain"}, "ok"},
+		{0, "192.0.2.1:3", 429, map[string]string{"RateLimit-Policy": `"login";q=2;w=60`, "RateLimit": `"login";r=0;t=60`,
+			"Retry-After": "60", "Content-Type": "application/problem+json"},
 			`{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Too Many Requests","status":429,"detail":"Too many requests: 2 every 60 seconds"}` + "\n"},
-		{"192.0.2.2:1", 200, map[string]string{"RateLimit-Policy": `"login";q=2;w=60`, "RateLimit": `"login";r=1;t=40`, "Content-Type": "text/plain"}, "ok"},
+		{0, "192.0.2.2:1", 200, map[string]string{"RateLimit-Policy": `"login";q=2;w=60`, "RateLimit": `"login";r=1;t=60`, "Content-Type": "text/plain"}, "ok"},
+		// Past the minute boundary, 40s after the first request: still
+		// inside its window.
+		{40 * time.Second, "192.0.2.1:4", 429, map[string]string{"RateLimit-Policy": `"login";q=2;w=60`, "RateLimit": `"login";r=0;t=20`,
+			"Retry-After": "20", "Content-Type": "application/problem+json"},
+			`{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","title":"Too Many Requests","status":429,"detail":"Too many requests: 2 every 60 seconds"}` + "\n"},
+		// A minute after the first request: a new window.
+		{20 * time.Second, "192.0.2.1:5", 200, map[string]string{"RateLimit-Policy": `"login";q=2;w=60`, "RateLimit": `"login";r=1;t=60`, "Content-Type": "text/plain"}, "ok"},
 	}
 	for i, tt := range tests {
+		store.clock.Advance(tt.advance)
 		got := serve(h, tt.remote)
 		if got.status != tt.wantStatus || string(got.body) != tt.wantBody {
 			t.Errorf("request %d from %s: status %d body %q, want %d %q", i, tt.remote, got.status, got.body, tt.wantStatus, tt.wantBody)
@@ -105,9 +116,69 @@ func TestByIPAllowDeny(t *testing.T) {
 			t.Errorf("request %d from %s: headers %v, want %v", i, tt.remote, f, tt.wantFields)
 		}
 	}
-	store.clock.Advance(40 * time.Second) // next window
-	if got := serve(h, "192.0.2.1:4"); got.status != 200 || got.header.Get("RateLimit") != `"login";r=1;t=60` {
-		t.Errorf("after the window: status %d RateLimit %q, want 200 %q", got.status, got.header.Get("RateLimit"), `"login";r=1;t=60`)
+}
+
+// TestRequestsStraddlingAClockBoundary: 1 per second admits one request
+// at .900 and refuses another 200ms later, with Retry-After and the
+// RateLimit reset pointing at a second after the first; 1 per minute
+// likewise across a minute boundary.
+func TestRequestsStraddlingAClockBoundary(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		limit      ratelimit.Limit
+		first      time.Duration // past a boundary of the window
+		wantReset  string        // RateLimit of the refused request
+		wantRetry  string
+		wantPolicy string
+	}{
+		{ratelimit.PerSecond(1), 900 * time.Millisecond, `"once";r=0;t=1`, "1", `"once";q=1;w=1`},
+		{ratelimit.PerMinute(1), time.Minute - 100*time.Millisecond, `"once";r=0;t=60`, "60", `"once";q=1;w=60`},
+	}
+	for _, tt := range tests {
+		store := newStore(t)
+		h := httplimit.ByIP(store, "once", tt.limit, httplimit.Options{Logger: quietLogger()})(okHandler)
+		store.clock.Advance(tt.first)
+		if got := serve(h, "192.0.2.1:1"); got.status != 200 {
+			t.Fatalf("%s: first request: status %d, want 200", tt.limit, got.status)
+		}
+		store.clock.Advance(200 * time.Millisecond)
+		got := serve(h, "192.0.2.1:2")
+		want := map[string]string{"RateLimit-Policy": tt.wantPolicy, "RateLimit": tt.wantReset,
+			"Retry-After": tt.wantRetry, "Content-Type": "application/problem+json"}
+		if f := fields(got.header, allFields...); got.status != 429 || !equalFields(f, want) {
+			t.Errorf("%s: request 200ms later across a boundary: %d %v, want 429 %v", tt.limit, got.status, f, want)
+		}
+	}
+}
+
+// TestCostAboveQuotaAnswers422: a request costing more than the quota can
+// never pass: 422 saying so, without Retry-After (a client honouring it
+// would retry forever) or RateLimit fields, counting nothing.
+func TestCostAboveQuotaAnswers422(t *testing.T) {
+	t.Parallel()
+	store := newStore(t)
+	def := httplimit.IPDefinition("bulk", ratelimit.PerMinute(3), httplimit.Options{})
+	def.Cost = func(r *http.Request) int64 { return int64(len(r.URL.Query()["item"])) }
+	l, err := ratelimit.Define(store, def, ratelimit.WithLogger(quietLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httplimit.Middleware(l, httplimit.Options{Logger: quietLogger()})(okHandler)
+	call := func(items int) response {
+		r := httptest.NewRequest(http.MethodGet, "/?"+strings.Repeat("item=x&", items), nil)
+		r.RemoteAddr = "192.0.2.1:1"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return response{w.Code, w.Header(), w.Body.Bytes()}
+	}
+	got := call(4)
+	wantBody := `{"title":"Unprocessable Entity","status":422,"detail":"Cost 4 exceeds the quota: at most 3 every 60 seconds, so the request can never be admitted"}` + "\n"
+	wantFields := map[string]string{"Content-Type": "application/problem+json"}
+	if f := fields(got.header, allFields...); got.status != 422 || string(got.body) != wantBody || !equalFields(f, wantFields) {
+		t.Errorf("cost 4 on a quota of 3: %d %v %s, want 422 %v %s", got.status, f, got.body, wantFields, wantBody)
+	}
+	if got := call(3); got.status != 200 || got.header.Get("RateLimit") != `"bulk";r=0;t=60` {
+		t.Errorf("cost 3 after the refusal: %d %q, want 200 with the whole quota used by it", got.status, got.header.Get("RateLimit"))
 	}
 }
 
@@ -116,8 +187,8 @@ func TestByIPLegacyHeadersAndRounding(t *testing.T) {
 	store := newStore(t)
 	h := httplimit.ByIP(store, "captcha", ratelimit.Per(1, 1500*time.Millisecond),
 		httplimit.Options{LegacyHeaders: true, Logger: quietLogger()})(okHandler)
-	store.clock.Advance(1499 * time.Millisecond) // 1ms left in the window
 	serve(h, "192.0.2.1:1")
+	store.clock.Advance(1499 * time.Millisecond) // 1ms left in the window
 	got := serve(h, "192.0.2.1:1")
 	want := map[string]string{
 		"RateLimit-Policy": `"captcha";q=1;w=2`, "RateLimit": `"captcha";r=0;t=1`, "Retry-After": "1",

@@ -37,9 +37,9 @@ type Options struct {
 	// LegacyHeaders adds X-RateLimit-Limit, X-RateLimit-Remaining and
 	// X-RateLimit-Reset to the IETF fields. Default false.
 	LegacyHeaders bool
-	// Responder writes refused requests (429 over a limit, 503 when a
-	// fail-closed store is down). Nil means DefaultResponder
-	// (application/problem+json).
+	// Responder writes refused requests (429 over a limit, 422 for a cost
+	// above the quota, 503 when a fail-closed store is down). Nil means
+	// DefaultResponder (application/problem+json).
 	Responder Responder
 	// Logger receives programmer errors (invalid limits or subjects) that
 	// the middleware answers with 500. Nil means slog.Default(). ByIP also

@@ -46,23 +46,34 @@ func WriteProblem(w http.ResponseWriter, p Problem) {
 
 // Rejection describes a request the middleware refuses.
 type Rejection struct {
-	// Status is 429 (over a limit) or 503 (the store is down and the
-	// limiter fails closed).
+	// Status is 429 (over a limit), 422 (the request costs more than a
+	// limit ever admits) or 503 (the store is down and the limiter fails
+	// closed).
 	Status int
 	// Policy is the policy the request was counted under.
 	Policy string
-	// Decision is the store's decision; empty on a store fault.
+	// Decision is the store's decision; empty for a 422 or a 503.
 	Decision ratelimit.Decision
-	// Fault is the store fault behind a 503; nil for a 429.
+	// Fault is the store fault behind a 503; nil otherwise.
 	Fault error
+	// Cost names the cost and the limit behind a 422; nil otherwise.
+	Cost *ratelimit.CostExceedsQuotaError
 }
 
 // Detail is the human-readable reason: "Too many requests: N every S
-// seconds" for the limit that denied, or a store-unavailable message.
+// seconds" for the limit that denied, "Cost C exceeds the quota: at most
+// N every S seconds, so the request can never be admitted" for a 422, or a
+// store-unavailable message.
 func (rj Rejection) Detail() string {
 	if res, ok := rj.Decision.Denied(); ok {
-		secs := strconv.FormatFloat(res.Limit.Window.Seconds(), 'f', -1, 64)
-		return "Too many requests: " + strconv.FormatInt(res.Limit.Quota, 10) + " every " + secs + " seconds"
+		return "Too many requests: " + strconv.FormatInt(res.Limit.Quota, 10) + " every " + seconds(res.Limit.Window) + " seconds"
+	}
+	if c := rj.Cost; c != nil {
+		at := "quota: at most " + strconv.FormatInt(c.Limit.Quota, 10) + " every " + seconds(c.Limit.Window) + " seconds"
+		if c.Limit.Capacity() != c.Limit.Quota {
+			at = "burst: at most " + strconv.FormatInt(c.Limit.Capacity(), 10) + " at once"
+		}
+		return "Cost " + strconv.FormatInt(c.Cost, 10) + " exceeds the " + at + ", so the request can never be admitted"
 	}
 	if rj.Fault != nil {
 		return "Rate limit unavailable, retry later"
@@ -70,8 +81,11 @@ func (rj Rejection) Detail() string {
 	return http.StatusText(rj.Status)
 }
 
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+
 // Responder writes a refused request. The RateLimit fields and Retry-After
-// are already set on w; the Responder writes the status and the body.
+// are already set on w for a 429 (Retry-After also for a 503; neither for a
+// 422); the Responder writes the status and the body.
 type Responder func(w http.ResponseWriter, r *http.Request, rj Rejection)
 
 // DefaultResponder writes rj as application/problem+json: for a 429 the

@@ -150,12 +150,30 @@ func testModel(t *testing.T, s *suite) {
 		s.h.Advance(adv)
 		now += us(adv)
 		reqs := randomRequests(rng, keys, limits)
+		if overCapacity(reqs) {
+			_, err := stores[op%2].Consume(t.Context(), reqs...)
+			if !errors.Is(err, ratelimit.ErrCostExceedsQuota) {
+				t.Fatalf("op %d, %v: err = %v, want one matching ratelimit.ErrCostExceedsQuota", op, reqs, err)
+			}
+			continue
+		}
 		got := consumeOn(t, stores[op%2], reqs...)
 		want := m.consume(now, reqs...)
 		if msg := decisionDiff(got, want); msg != "" {
 			t.Fatalf("op %d at +%v since a %v boundary, %v: %s", op, dur(now), origin, reqs, msg)
 		}
 	}
+}
+
+// overCapacity reports whether a request of reqs costs more than its
+// limit's capacity, which makes the whole call an error.
+func overCapacity(reqs []ratelimit.Request) bool {
+	for _, r := range reqs {
+		if r.Cost > r.Limit.Capacity() {
+			return true
+		}
+	}
+	return false
 }
 
 func randomAdvance(rng *rand.Rand) time.Duration {

@@ -207,28 +207,6 @@ func testPeek(t *testing.T, s *suite) {
 	}
 }
 
-// testOverCapacity: a cost above the capacity is always denied, with
-// RetryAfter 0, and moves nothing.
-func testOverCapacity(t *testing.T, s *suite) {
-	limits := append(algorithms(3, time.Minute), ratelimit.PerMinute(3).WithBurst(5))
-	for _, l := range limits {
-		t.Run(l.String(), func(t *testing.T) {
-			s.align(t, time.Minute)
-			key := "over:" + l.String()
-			c := l.Capacity()
-			for _, st := range []ratelimit.Store{s.h.Store, s.second()} {
-				d := consumeOn(t, st, req(key, l, c+1))
-				if d.Allowed || d.Results[0].RetryAfter != 0 || d.Results[0].Used != 0 {
-					t.Fatalf("cost %d on capacity %d: %+v, want denied, RetryAfter 0, Used 0", c+1, c, d.Results[0])
-				}
-			}
-			if d := s.consume(t, req(key, l, c)); !d.Allowed {
-				t.Errorf("cost %d (the capacity) on a fresh key: denied, want allowed", c)
-			}
-		})
-	}
-}
-
 // testSeparateCounters: keys, windows and algorithms count apart; limits
 // differing only in quota share a counter.
 func testSeparateCounters(t *testing.T, s *suite) {

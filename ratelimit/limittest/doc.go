@@ -44,13 +44,20 @@
 // MaxKeys); the suite never fills a store that far.
 //
 // Cost 0 is a peek: allowed, moves nothing, reports the fields above.
-// A cost above Limit.Capacity() can never be allowed: it is denied, moves
-// nothing, and its RetryAfter is 0 because waiting does not help.
 //
 // Invalid arguments (see ratelimit.ValidateRequests) return an error
 // matching ratelimit.ErrInvalidArgument before the store is touched. A
 // context that is already done returns an error matching ctx.Err() and
 // moves nothing.
+//
+// A request whose cost is above its limit's Limit.Capacity() could never
+// be allowed, however long the caller waited; and because a decision is
+// all or nothing, neither could any call holding it. Such a call is not
+// denied but refused: Consume returns a *ratelimit.CostExceedsQuotaError
+// (matching ratelimit.ErrCostExceedsQuota and ratelimit.ErrInvalidArgument)
+// naming the first such request, and moves nothing. A denial always comes
+// with a RetryAfter after which the request can pass; this refusal never
+// does, so a client that honours RetryAfter cannot loop on it.
 //
 // In the formulas below, Allowed is the limit's own verdict
 // (Result.Allowed); "the decision is allowed" means every limit of the call
@@ -58,39 +65,55 @@
 //
 // # Fixed window (ratelimit.FixedWindow)
 //
-// Windows are aligned to multiples of W since the Unix epoch: the window
-// of t starts at s = t - t mod W. Let c be the cost counted in that window
-// (a count from an earlier window is 0).
+// A counter's window starts at the first call it counts, not at a clock
+// boundary: when a decision is allowed and counts cost n > 0 on a counter
+// that holds no current window, a window [s, s+W) starts at s = t. The
+// window is current while t < s + W; after that the counter holds nothing
+// until the next counted call starts a new window. Peeks and denied
+// decisions neither start nor extend a window. So a limit of 1 per W never
+// admits two calls less than W apart. Let c be the cost counted in the
+// current window (0 without one), and s its start (s = t for the window a
+// decision starts).
 //
 //	Allowed    = c + n <= Q
 //	Used       = c + n if the decision is allowed, else c
 //	Remaining  = max(0, Q - Used)
 //	ResetAfter = s + W - t if Used > 0, else 0
-//	RetryAfter = s + W - t when this limit denies (n <= Q)
+//	RetryAfter = s + W - t when this limit denies
 //
 // # Sliding window (ratelimit.SlidingWindow)
 //
-// Windows are aligned as for the fixed window. Let c be the cost counted in
-// the current window, p the cost counted in the window just before it (0
-// when older), and e = t - s the time elapsed in the current window. The
-// estimate weights the previous window by the part of it still inside the
-// sliding window, rounding down:
+// The sliding window estimates the cost counted over the last W from two
+// sub-windows aligned to multiples of W since the Unix epoch: the window
+// of t starts at s = t - t mod W. (Where the sub-windows start does not
+// change what the estimate bounds, so unlike the fixed window they stay
+// aligned, and cost no more state.) Let c be the cost counted in the
+// current sub-window, p the cost counted in the one just before it (0
+// when older), and e = t - s the time elapsed in the current one. The
+// estimate weights the previous sub-window by the part of it still inside
+// the sliding window, rounding up, never in the caller's favour:
 //
-//	E          = floor(p × (W - e) / W) + c
+//	E          = ceil(p × (W - e) / W) + c
 //	Allowed    = E + n <= Q
 //	Used       = E + n if the decision is allowed, else E
 //	Remaining  = max(0, Q - Used)
 //	ResetAfter = s + 2W - t if c > 0 after the decision,
 //	             else s + W - t if p > 0, else 0
 //
-// When this limit denies (n <= Q), RetryAfter is the smallest
-// whole-microsecond d > 0 for which the estimate at t + d, with no other
-// traffic, admits n. Within the current window that needs
-// floor(p × (W - e1) / W) <= A with A = Q - n - c >= 0, first true at
-// e1 = W - floor(((A+1) × W - 1) / p); when A >= 0 and e1 < W,
-// d = e1 - e. Otherwise it falls in the next window, where p becomes c and
-// c becomes 0: with e2 = max(0, W - floor(((Q-n+1) × W - 1) / c)) (0 when
-// c is 0), d = s + W - t + e2.
+// Rounding up makes Allowed the exact comparison
+// p × (W - e) / W + c + n <= Q, so a limit of 1 per W never admits two
+// calls less than W apart either: a call counted in the previous
+// sub-window weighs more than 0 until that sub-window has left the
+// sliding window entirely.
+//
+// When this limit denies, RetryAfter is the smallest whole-microsecond
+// d > 0 for which the estimate at t + d, with no other traffic, admits n.
+// Within the current sub-window that needs
+// ceil(p × (W - e1) / W) <= A with A = Q - n - c >= 0, first true at
+// e1 = W - floor(A × W / p); when A >= 0 and e1 < W, d = e1 - e.
+// Otherwise it falls in the next sub-window, where p becomes c and c
+// becomes 0: with e2 = max(0, W - floor((Q - n) × W / c)) (0 when c is
+// 0), d = s + W - t + e2.
 //
 // # Token bucket (ratelimit.TokenBucket)
 //
@@ -105,14 +128,14 @@
 //	Used       = ceil((tat' - t) / T)
 //	Remaining  = max(0, C - Used)
 //	ResetAfter = tat' - t
-//	RetryAfter = new - t - τ when this limit denies (n <= C)
+//	RetryAfter = new - t - τ when this limit denies
 //
 // So a fresh bucket admits C at once and then one unit of cost every T.
 // A token bucket cannot admit more than one unit per microsecond.
 //
 // Every formula is exact integer arithmetic: a store must not let a product
-// such as p × (W - e) lose precision (Lua numbers are doubles, exact only
-// up to 2^53) or overflow.
+// such as p × (W - e), or a quotient of two, lose precision (Lua numbers
+// are doubles, exact only up to 2^53) or overflow.
 //
 // # Stores in several processes
 //

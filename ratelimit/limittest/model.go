@@ -9,8 +9,8 @@ import (
 // model is a direct transcription of the package documentation: the
 // reference every store's answers are compared with. It is written for
 // clarity, not speed, and works on microseconds since an origin that is a
-// multiple of every window it sees (so window alignment is the same as the
-// store's).
+// multiple of every window it sees (so the sliding window's sub-windows
+// are aligned as the store's are).
 type model struct {
 	counters map[counterID]*modelCounter
 }
@@ -18,9 +18,10 @@ type model struct {
 type counterID struct{ key, limit string }
 
 type modelCounter struct {
-	window int64 // index of the window c was counted in (window algorithms)
+	start  int64 // start of the fixed window c was counted in
+	window int64 // index of the sub-window c was counted in (sliding window)
 	c      int64 // cost counted in that window
-	prev   int64 // cost counted in the window before it (sliding window)
+	prev   int64 // cost counted in the sub-window before it (sliding window)
 	tat    int64 // theoretical arrival time (token bucket)
 }
 
@@ -81,7 +82,7 @@ func (m *model) judge(t int64, r ratelimit.Request, commit bool) ratelimit.Resul
 	return res
 }
 
-// roll moves the counter to the window of t.
+// roll moves the sliding-window counter to the sub-window of t.
 func roll(st *modelCounter, t, w int64) (s int64) {
 	k := t / w
 	switch {
@@ -97,17 +98,22 @@ func roll(st *modelCounter, t, w int64) (s int64) {
 
 func fixed(st *modelCounter, t int64, r ratelimit.Request) ratelimit.Result {
 	q, w, n := r.Limit.Quota, us(r.Limit.Window), r.Cost
-	s := roll(st, t, w)
-	res := ratelimit.Result{Limit: r.Limit, Allowed: n <= q && st.c+n <= q}
-	if res.Allowed {
+	if st.c > 0 && t >= st.start+w {
+		st.c = 0 // the window is over: the counter holds nothing
+	}
+	res := ratelimit.Result{Limit: r.Limit, Allowed: st.c+n <= q}
+	if res.Allowed && n > 0 {
+		if st.c == 0 {
+			st.start = t // the first counted call starts the window
+		}
 		st.c += n
-	} else if n <= q {
-		res.RetryAfter = dur(s + w - t)
+	} else if !res.Allowed {
+		res.RetryAfter = dur(st.start + w - t)
 	}
 	res.Used = st.c
 	res.Remaining = max(0, q-st.c)
 	if st.c > 0 {
-		res.ResetAfter = dur(s + w - t)
+		res.ResetAfter = dur(st.start + w - t)
 	}
 	return res
 }
@@ -116,12 +122,12 @@ func sliding(st *modelCounter, t int64, r ratelimit.Request) ratelimit.Result {
 	q, w, n := r.Limit.Quota, us(r.Limit.Window), r.Cost
 	s := roll(st, t, w)
 	e := t - s
-	est := st.prev*(w-e)/w + st.c
-	res := ratelimit.Result{Limit: r.Limit, Allowed: n <= q && est+n <= q}
+	est := ceilDiv(st.prev*(w-e), w) + st.c
+	res := ratelimit.Result{Limit: r.Limit, Allowed: est+n <= q}
 	if res.Allowed {
 		st.c += n
 		est += n
-	} else if n <= q {
+	} else {
 		res.RetryAfter = dur(slidingRetry(st.prev, st.c, q, n, w, e, s, t))
 	}
 	res.Used = est
@@ -137,13 +143,13 @@ func sliding(st *modelCounter, t int64, r ratelimit.Request) ratelimit.Result {
 
 func slidingRetry(p, c, q, n, w, e, s, t int64) int64 {
 	if a := q - n - c; a >= 0 && p > 0 {
-		if e1 := w - ((a+1)*w-1)/p; e1 < w {
+		if e1 := w - a*w/p; e1 < w {
 			return e1 - e
 		}
 	}
 	var e2 int64
 	if c > 0 {
-		e2 = max(0, w-((q-n+1)*w-1)/c)
+		e2 = max(0, w-(q-n)*w/c)
 	}
 	return s + w - t + e2
 }
@@ -153,14 +159,12 @@ func bucket(st *modelCounter, t int64, r ratelimit.Request) ratelimit.Result {
 	tau := c * T
 	base := max(st.tat, t)
 	next := base + n*T
-	res := ratelimit.Result{Limit: r.Limit, Allowed: n <= c && next-t <= tau}
+	res := ratelimit.Result{Limit: r.Limit, Allowed: next-t <= tau}
 	if res.Allowed {
 		st.tat = next
 	} else {
 		st.tat = base
-		if n <= c {
-			res.RetryAfter = dur(next - t - tau)
-		}
+		res.RetryAfter = dur(next - t - tau)
 	}
 	res.Used = ceilDiv(st.tat-t, T)
 	res.Remaining = max(0, c-res.Used)

@@ -36,8 +36,13 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"DeniedDoNotConsume", testDeniedDoNotConsume},
 		{"Cost", testCost},
 		{"Peek", testPeek},
-		{"OverCapacity", testOverCapacity},
+		{"CostExceedsQuota", testCostExceedsQuota},
+		{"CostExceedsQuotaMultiLimit", testCostExceedsQuotaMultiLimit},
 		{"FixedWindowExpiry", testFixedWindowExpiry},
+		{"FixedWindowStartsAtFirstCall", testFixedWindowStartsAtFirstCall},
+		{"FixedWindowPerKey", testFixedWindowPerKey},
+		{"WindowNotStartedByDenialOrPeek", testWindowNotStartedByDenialOrPeek},
+		{"QuotaOneNeverTwiceWithinWindow", testQuotaOneNeverTwiceWithinWindow},
 		{"SlidingWindowExpiry", testSlidingWindowExpiry},
 		{"SlidingWindowWeighting", testSlidingWindowWeighting},
 		{"TokenBucketRefill", testTokenBucketRefill},
@@ -101,18 +106,19 @@ func (s *suite) peek(t *testing.T, key string, l ratelimit.Limit) ratelimit.Resu
 	return d.Results[0]
 }
 
-// align moves time to the start of a window of length w (a multiple of w
-// since the Unix epoch) and returns the duration advanced. It learns where
-// the store's clock stands from a fixed-window probe's ResetAfter, so it
+// align moves time to the start of a sliding window's sub-window of length
+// w (a multiple of w since the Unix epoch). It learns where the store's
+// clock stands from a sliding-window probe: with cost counted in the
+// current sub-window, ResetAfter is W plus the time left in it. So it
 // works whatever time the harness starts at.
 func (s *suite) align(t *testing.T, w time.Duration) {
 	t.Helper()
-	probe := ratelimit.Request{Key: "limittest:align", Limit: ratelimit.Per(1<<40, w), Cost: 1}
+	probe := ratelimit.Request{Key: "limittest:align", Limit: ratelimit.Per(1<<40, w).With(ratelimit.SlidingWindow), Cost: 1}
 	r := s.consume(t, probe).Results[0]
-	if r.ResetAfter <= 0 || r.ResetAfter > w {
-		t.Fatalf("align: fixed-window ResetAfter = %v, want in (0, %v]", r.ResetAfter, w)
+	if r.ResetAfter <= w || r.ResetAfter > 2*w {
+		t.Fatalf("align: sliding-window ResetAfter = %v, want in (%v, %v]", r.ResetAfter, w, 2*w)
 	}
-	s.h.Advance(r.ResetAfter)
+	s.h.Advance(r.ResetAfter - w)
 }
 
 // algorithms lists one limit of quota q per window w for each algorithm.

@@ -12,13 +12,15 @@ import (
 // cache line. All times are microseconds since the Unix epoch; the zero
 // value is an empty counter for every algorithm.
 //
-// The window algorithms use win (the index of the window cur was counted
-// in), cur (the cost counted in it) and prev (the cost counted in window
-// win-1, sliding window only). The token bucket keeps its theoretical
-// arrival time in win, and caches its emission interval in cur together
-// with the quota it was computed for in prev, saving a division per call
-// while the quota stays the same (the window cannot change: it is part of
-// the counter's identity).
+// The fixed window keeps the start of its window in win and the cost
+// counted in it in cur (a window exists only while cur > 0). The sliding
+// window uses win (the index of the clock-aligned sub-window cur was
+// counted in), cur (the cost counted in it) and prev (the cost counted in
+// sub-window win-1). The token bucket keeps its theoretical arrival time
+// in win, and caches its emission interval in cur together with the quota
+// it was computed for in prev, saving a division per call while the quota
+// stays the same (the window cannot change: it is part of the counter's
+// identity).
 type state struct {
 	win, cur, prev int64
 }
@@ -29,7 +31,7 @@ func (s state) expires(l ratelimit.Limit) int64 {
 	w := l.Window.Microseconds()
 	switch l.Algorithm {
 	case ratelimit.FixedWindow:
-		return (s.win + 1) * w
+		return s.win + w
 	case ratelimit.SlidingWindow:
 		return (s.win + 2) * w
 	}
@@ -58,7 +60,8 @@ func unchanged(s state, l *ratelimit.Limit, now int64, r *ratelimit.Result) {
 	decide(&s, l, 0, now, r)
 }
 
-// roll moves s to the window of now and returns the window's start.
+// roll moves a sliding-window counter to the sub-window of now and returns
+// the sub-window's start.
 func roll(s *state, now, w int64) int64 {
 	if start := s.win * w; now >= start && now-start < w {
 		return start // still in the same window: no division needed
@@ -84,18 +87,26 @@ func dur(us int64) time.Duration {
 	return time.Duration(us) * time.Microsecond
 }
 
+// fixed decides on a window started by the first counted call: the
+// window [win, win+w) is current while cur > 0 and now is inside it.
 func fixed(s *state, l *ratelimit.Limit, n, now int64, r *ratelimit.Result) {
 	q, w := l.Quota, l.Window.Microseconds()
-	start := roll(s, now, w)
+	if s.cur > 0 && now-s.win >= w {
+		s.cur = 0 // the window is over
+	}
 	r.Limit, r.Allowed, r.RetryAfter, r.ResetAfter = *l, n <= q && s.cur <= q-n, 0, 0
-	if r.Allowed {
+	switch {
+	case r.Allowed && n > 0:
+		if s.cur == 0 {
+			s.win = now // the first counted call starts the window
+		}
 		s.cur += n
-	} else if n <= q {
-		r.RetryAfter = dur(start + w - now)
+	case !r.Allowed && n <= q:
+		r.RetryAfter = dur(s.win + w - now)
 	}
 	r.Used, r.Remaining = s.cur, max(0, q-s.cur)
 	if s.cur > 0 {
-		r.ResetAfter = dur(start + w - now)
+		r.ResetAfter = dur(s.win + w - now)
 	}
 }
 
@@ -103,7 +114,7 @@ func sliding(s *state, l *ratelimit.Limit, n, now int64, r *ratelimit.Result) {
 	q, w := l.Quota, l.Window.Microseconds()
 	start := roll(s, now, w)
 	e := now - start
-	est := satAdd(mulDiv(s.prev, w-e, w), s.cur)
+	est := satAdd(mulDivCeil(s.prev, w-e, w), s.cur)
 	r.Limit, r.Allowed, r.RetryAfter, r.ResetAfter = *l, n <= q && est <= q-n, 0, 0
 	if r.Allowed {
 		s.cur += n
@@ -120,17 +131,19 @@ func sliding(s *state, l *ratelimit.Limit, n, now int64, r *ratelimit.Result) {
 	}
 }
 
-// slidingRetry returns the offset from the current window's start at which
-// cost n first fits, given no other traffic.
+// slidingRetry returns the offset from the current sub-window's start at
+// which cost n first fits, given no other traffic: the first e1 in this
+// sub-window with ceil(prev × (w-e1) / w) <= q-n-cur, else the first e2 in
+// the next with ceil(cur × (w-e2) / w) <= q-n.
 func slidingRetry(s *state, q, n, w, e int64) int64 {
 	if a := q - n - s.cur; a >= 0 && s.prev > 0 {
-		if e1 := w - mulDivDec(a+1, w, s.prev); e1 < w {
+		if e1 := w - mulDiv(a, w, s.prev); e1 < w {
 			return e1
 		}
 	}
 	var e2 int64
 	if s.cur > 0 {
-		e2 = max(0, w-mulDivDec(q-n+1, w, s.cur))
+		e2 = max(0, w-mulDiv(q-n, w, s.cur))
 	}
 	return w + e2
 }
@@ -165,11 +178,12 @@ func mulDiv(a, b, d int64) int64 {
 	return div128(hi, lo, d)
 }
 
-// mulDivDec returns floor((a×b - 1) / d) for a×b >= 1, as mulDiv.
-func mulDivDec(a, b, d int64) int64 {
+// mulDivCeil returns ceil(a×b / d) for non-negative a, b and positive d,
+// as mulDiv.
+func mulDivCeil(a, b, d int64) int64 {
 	hi, lo := bits.Mul64(uint64(a), uint64(b))
-	lo, borrow := bits.Sub64(lo, 1, 0)
-	return div128(hi-borrow, lo, d)
+	lo, carry := bits.Add64(lo, uint64(d-1), 0)
+	return div128(hi+carry, lo, d)
 }
 
 func div128(hi, lo uint64, d int64) int64 {

@@ -55,18 +55,21 @@ func TestHugeValuesDoNotOverflow(t *testing.T) {
 
 func TestMulDiv(t *testing.T) {
 	t.Parallel()
-	tests := []struct{ a, b, d, want, wantDec int64 }{
-		{3, 667_000, 1_000_000, 2, 2},
-		{30, 1_000_000, 1_000_000, 30, 29},
-		{math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64 - 1},
+	tests := []struct{ a, b, d, want, wantCeil int64 }{
+		{3, 667_000, 1_000_000, 2, 3},
+		{30, 1_000_000, 1_000_000, 30, 30},
+		{30, 1, 1_000_000, 0, 1},
+		{0, 5, 7, 0, 0},
+		{math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64},
 		{math.MaxInt64, 2, 1, math.MaxInt64, math.MaxInt64},
+		{math.MaxInt64, 3, 4, 6917529027641081855, 6917529027641081856}, // 3×(2^63-1)/4, past 64 bits
 	}
 	for _, tc := range tests {
 		if got := mulDiv(tc.a, tc.b, tc.d); got != tc.want {
 			t.Errorf("mulDiv(%d, %d, %d) = %d, want %d", tc.a, tc.b, tc.d, got, tc.want)
 		}
-		if got := mulDivDec(tc.a, tc.b, tc.d); got != tc.wantDec {
-			t.Errorf("mulDivDec(%d, %d, %d) = %d, want %d", tc.a, tc.b, tc.d, got, tc.wantDec)
+		if got := mulDivCeil(tc.a, tc.b, tc.d); got != tc.wantCeil {
+			t.Errorf("mulDivCeil(%d, %d, %d) = %d, want %d", tc.a, tc.b, tc.d, got, tc.wantCeil)
 		}
 	}
 }

@@ -18,12 +18,16 @@
 -- and reports allowed -1 for that request and -2 for its others, so that
 -- one bad key never aborts the other decisions of the run half-way.
 --
--- Counter values carry their own window or time ("<window> <count>",
--- "<window> <count> <previous count>", "<theoretical arrival time>"), so a
+-- Counter values carry their own window or time ("<window start> <count>"
+-- for a fixed window, "<sub-window index> <count> <previous count>" for a
+-- sliding window, "<theoretical arrival time>" for a token bucket), so a
 -- value from an earlier window reads as stale whatever the key's expiry
--- says. Arithmetic stays in integers below 2^53, where Lua numbers are
--- exact. The code is written inline, with two tables per run, because
--- this script is the server-side cost of every decision.
+-- says. A fixed window starts at the first call it counts; the sliding
+-- window's sub-windows are aligned to multiples of the window. Arithmetic
+-- stays in integers below 2^53, where Lua numbers are exact; quotients go
+-- through fdiv, which corrects the rounding of a double division. The code
+-- is otherwise written inline, with two tables per run, because this
+-- script is the server-side cost of every decision.
 
 local now = tonumber(ARGV[1])
 if not now then
@@ -31,6 +35,17 @@ if not now then
   now = t[1] * 1000000 + t[2]
 end
 local floor = math.floor
+-- floor(x / y) for integers 0 <= x < 2^53 and 0 < y: the double quotient
+-- x / y may round up to the next integer, which a plain floor would keep.
+local function fdiv(x, y)
+  local q = floor(x / y)
+  if q * y > x then
+    q = q - 1
+  elseif (q + 1) * y <= x then
+    q = q + 1
+  end
+  return q
+end
 local decisions = tonumber(ARGV[3])
 local out = {} -- the reply, filled with the state before each decision
 local after = {} -- per request: used, reset, value, lifetime once counted
@@ -69,39 +84,51 @@ for d = 1, decisions do
       rb, ra = tat - now, new - now
       val, ttl = string.format('%.0f', new), new - now
     else
-      local w = floor(now / win)
-      local e = now - w * win
-      local c, p = 0, 0
+      local sw, sc, sp
       if raw then
-        local sw, sc, sp = string.match(raw, '^(%d+) (%d+) ?(%d*)$')
-        if not sw then bad, sw = i, -2 end
-        sw = tonumber(sw)
-        if sw == w then
-          c, p = tonumber(sc), tonumber(sp) or 0
-        elseif sw == w - 1 then
-          p = tonumber(sc)
-        end
+        sw, sc, sp = string.match(raw, '^(%d+) (%d+) ?(%d*)$')
+        if not sw then bad, sw, sc = i, '-2', '0' end
+        sw, sc, sp = tonumber(sw), tonumber(sc), tonumber(sp) or 0
       end
       retry = 0
       if alg == '0' then
+        -- The window [s, s + win) was started by the first counted call;
+        -- without a current one, this call starts it (if it counts).
+        local s, c = now, 0
+        if raw and sc > 0 and now - sw < win then s, c = sw, sc end
         ok = c + cost <= q
-        if not ok and cost <= q then retry = win - e end
+        if not ok and cost <= q then retry = s + win - now end
         ub, ua, rb, ra = c, c + cost, 0, 0
-        if c > 0 then rb = win - e end
-        if c + cost > 0 then ra = win - e end
-        val, ttl = string.format('%.0f %.0f', w, c + cost), win - e
+        if c > 0 then rb = s + win - now end
+        if c + cost > 0 then ra = s + win - now end
+        val, ttl = string.format('%.0f %.0f', s, c + cost), s + win - now
       else
-        -- The previous window weighs by the part of it still inside the
-        -- sliding window, rounded down.
-        local est = floor(p * (win - e) / win) + c
+        local w = floor(now / win)
+        local e = now - w * win
+        local c, p = 0, 0
+        if raw then
+          if sw == w then
+            c, p = sc, sp
+          elseif sw == w - 1 then
+            p = sc
+          end
+        end
+        -- The previous sub-window weighs by the part of it still inside
+        -- the sliding window, rounded up: never in the caller's favour.
+        local x = p * (win - e)
+        local est = fdiv(x, win)
+        if est * win < x then est = est + 1 end
+        est = est + c
         ok = est + cost <= q
         if not ok and cost <= q then
           local room = q - cost - c
-          if room >= 0 and p > 0 and win - floor(((room + 1) * win - 1) / p) < win then
-            retry = win - floor(((room + 1) * win - 1) / p) - e
+          local e1 = win
+          if room >= 0 and p > 0 then e1 = win - fdiv(room * win, p) end
+          if e1 < win then
+            retry = e1 - e
           else
             local e2 = 0
-            if c > 0 then e2 = math.max(0, win - floor(((q - cost + 1) * win - 1) / c)) end
+            if c > 0 then e2 = math.max(0, win - fdiv((q - cost) * win, c)) end
             retry = win - e + e2
           end
         end

@@ -3,6 +3,7 @@ package redislimit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,35 @@ func testServerClock(t *testing.T, b backend) {
 				t.Errorf("%s: allowed %v, want %v", l, allowed, want)
 			}
 		}
+		// On the server's clock too, a fixed window starts at its first
+		// counted call, whatever the time of day: it lasts exactly W.
+		l := ratelimit.PerMinute(1)
+		d, err := s.Consume(t.Context(), req("clock:{first}", l, 1))
+		if err != nil || !d.Allowed || d.Results[0].ResetAfter != time.Minute {
+			t.Errorf("first call on the server clock: %+v, %v; want allowed with ResetAfter exactly 1m", d, err)
+		}
+		d, err = s.Consume(t.Context(), req("clock:{first}", l, 1))
+		if r := d.Results; err != nil || d.Allowed || r[0].RetryAfter <= 50*time.Second || r[0].RetryAfter > time.Minute {
+			t.Errorf("second call on the server clock: %+v, %v; want denied until a minute after the first", d, err)
+		}
+	}
+}
+
+// TestEarlierFixedWindowValueReadsAsEnded: a fixed-window counter written
+// by a version that aligned windows to the clock ("<window index> <count>")
+// reads as a window that has ended, so the subject starts afresh once.
+func TestEarlierFixedWindowValueReadsAsEnded(t *testing.T) {
+	t.Parallel()
+	b := miniBackend(t)
+	clk := fakeClock()
+	s := b.store(t, redislimit.Options{Clock: clk})
+	index := clk.Now().UnixMicro() / time.Minute.Microseconds()
+	if err := b.mini.Set("sluice:k:{a}:f60000", fmt.Sprintf("%d 5", index)); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.Consume(t.Context(), req("k:{a}", ratelimit.PerMinute(5), 1))
+	if err != nil || !d.Allowed || d.Results[0].Used != 1 || d.Results[0].ResetAfter != time.Minute {
+		t.Errorf("Consume over an earlier value = %+v, %v; want allowed, Used 1, a new 1m window", d, err)
 	}
 }
 

@@ -29,6 +29,8 @@ type Config struct {
 	Queues Queues `yaml:"queues"`
 	// Webhooks holds the webhook subscriptions.
 	Webhooks Webhooks `yaml:"webhooks"`
+	// Metrics protects GET /metrics and bounds its tenant label.
+	Metrics Metrics `yaml:"metrics"`
 }
 
 // Server configures the listeners and logging.
@@ -361,6 +363,7 @@ func (c *Config) applyDefaults() {
 		c.Limits.Timeout = Duration(100 * time.Millisecond)
 	}
 	c.Queues.applyDefaults()
+	c.Metrics.applyDefaults()
 	if c.Webhooks.Lane != "" && c.Webhooks.LaneQueue == "" {
 		c.Webhooks.LaneQueue = DefaultWebhookLaneQueue
 	}

@@ -119,6 +119,7 @@ func (v *validator) config(c *Config) {
 	v.queues(&c.Queues)
 	v.placement(c)
 	v.webhooks(&c.Webhooks)
+	v.metrics(&c.Metrics)
 }
 
 func (v *validator) server(s *Server) {
