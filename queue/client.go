@@ -80,7 +80,7 @@ func (c *Client) EnqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued,
 	}
 	// A spec that needs a feature the backend lacks is refused here, before
 	// admission counts it, so no backend can silently ignore a field.
-	if err := CheckSpecs(c.b, norm); err != nil {
+	if err := checkPlaced(c.b, norm); err != nil {
 		return nil, err
 	}
 	rsv, err := c.adm.admit(ctx, c.b, norm)

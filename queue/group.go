@@ -155,7 +155,7 @@ func CompletionJob(p GroupProgress) (JobSpec, bool) {
 	return s, true
 }
 
-// GroupBackend is what a Backend with CapGroups implements besides Backend.
+// GroupBackend is the part a Backend with CapGroups serves (Features.Groups).
 //
 // A job joins a group by JobSpec.Group. A group named by a job but never
 // created is created with the zero GroupSpec (no limits, no completion
@@ -190,13 +190,13 @@ type GroupBackend interface {
 	CancelGroup(ctx context.Context, id string) (*GroupProgress, error)
 }
 
-// groups returns b as a GroupBackend, or an *UnsupportedError.
+// groups returns b's groups, or an *UnsupportedError.
 func (c *Client) groups() (GroupBackend, error) {
-	gb, ok := c.b.(GroupBackend)
-	if !ok || !CapabilitiesOf(c.b).Has(CapGroups) {
-		return nil, &UnsupportedError{Backend: BackendName(c.b), Feature: CapGroups}
+	f := c.b.Features()
+	if f.Groups == nil {
+		return nil, f.unsupported(CapGroups)
 	}
-	return gb, nil
+	return f.Groups, nil
 }
 
 // CreateGroup creates a group. Create it before enqueuing its jobs: a job

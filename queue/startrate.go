@@ -131,8 +131,8 @@ func (w *Worker) admitStart(l Lease) bool {
 // and gives the job back without spending its attempt.
 func (w *Worker) deferStart(ctx context.Context, l Lease, checks []rateCheck, d ratelimit.Decision) {
 	log := w.cfg.Logger
-	tb, paused := w.b.(TenantBackend)
-	paused = paused && CapabilitiesOf(w.b).Has(CapTenants)
+	tb := w.b.Features().Tenants
+	paused := tb != nil
 	for i, res := range d.Results {
 		if res.Allowed || !paused {
 			continue

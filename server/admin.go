@@ -143,10 +143,11 @@ func (s *Server) handleWebhookDeliveries(w http.ResponseWriter, r *http.Request)
 // deliveries answers one page of the delivery log, newest first, with
 // ?limit (1 to 1000, default 100) and ?cursor (a previous page's next).
 func (s *Server) deliveries(w http.ResponseWriter, r *http.Request, f queue.DeliveryFilter) {
-	ob, ok := s.backend.(queue.Outbox)
-	if !ok {
+	feat := s.backend.Features()
+	ob := feat.Outbox
+	if ob == nil {
 		writeProblem(w, &problem{Status: http.StatusNotImplemented,
-			Detail: queue.BackendName(s.backend) + " keeps no webhook delivery log"}, nil)
+			Detail: feat.Name + " keeps no webhook delivery log"}, nil)
 		return
 	}
 	q := r.URL.Query()

@@ -129,8 +129,8 @@ func (s *Server) applyTenants(ctx context.Context, t config.Tenants) error {
 	if !set || s.jobs == nil {
 		return nil
 	}
-	if !queue.CapabilitiesOf(s.backend).Has(queue.CapTenants) {
-		s.log.Warn("server: queues.tenants is set but the job backend has no tenant scheduling; it is ignored", "backend", queue.BackendName(s.backend))
+	if f := s.backend.Features(); f.Tenants == nil {
+		s.log.Warn("server: queues.tenants is set but the job backend has no tenant scheduling; it is ignored", "backend", f.Name)
 		return nil
 	}
 	if err := s.jobs.SetTenantDefaults(ctx, tenantConfig(t.Default)); err != nil {

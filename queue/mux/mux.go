@@ -46,13 +46,15 @@ type Backend struct {
 }
 
 var (
-	_ queue.Backend               = (*Backend)(nil)
-	_ queue.Router                = (*Backend)(nil)
-	_ queue.Notifier              = (*Backend)(nil)
-	_ queue.Capable               = (*Backend)(nil)
-	_ queue.TenantBackend         = (*Backend)(nil)
-	_ queue.GroupBackend          = (*Backend)(nil)
-	_ queue.Outbox                = (*Backend)(nil)
+	_ queue.Backend       = (*Backend)(nil)
+	_ queue.Router        = (*Backend)(nil)
+	_ queue.Notifier      = (*Backend)(nil)
+	_ queue.TenantBackend = (*Backend)(nil)
+	_ queue.TenantLister  = (*Backend)(nil)
+	_ queue.GroupBackend  = (*Backend)(nil)
+	_ queue.Retrier       = (*Backend)(nil)
+	_ queue.Outbox        = (*Backend)(nil)
+
 	_ error                       = (*PartialError)(nil)
 	_ interface{ Unwrap() error } = (*PartialError)(nil)
 )
@@ -119,16 +121,41 @@ func (m *Backend) Backends() []queue.Backend {
 // Default returns the backend of the queues no route names.
 func (m *Backend) Default() queue.Backend { return m.routes[0].b }
 
-// Capabilities implements queue.Capable: the default backend's, which
-// serves tenants, groups and the outbox, without CapAtomicBatch when there
-// are routes (a batch over several backends is stored per backend). What
-// one queue has is queue.CapabilitiesFor.
-func (m *Backend) Capabilities() queue.Capabilities {
-	c := queue.CapabilitiesOf(m.Default())
+// Features implements queue.Backend. The router is named "mux" and has
+// the parts and capabilities of its default backend, which serves tenant
+// settings, groups and the outbox, without CapAtomicBatch when there are
+// routes (a batch over several backends is stored per backend); it
+// notifies when any routed backend does. Its parts are the router itself,
+// whose methods forward (see their docs), and its Router part answers what
+// one queue has (queue.CapabilitiesFor).
+func (m *Backend) Features() queue.Features {
+	def := m.Default().Features()
+	f := queue.Features{Name: "mux", Capabilities: queue.CapabilitiesOf(m.Default()), Router: m}
 	if len(m.routes) > 1 {
-		c = c.Without(queue.CapAtomicBatch)
+		f.Capabilities = f.Capabilities.Without(queue.CapAtomicBatch)
 	}
-	return c
+	if def.Tenants != nil {
+		f.Tenants = m
+	}
+	if def.TenantList != nil {
+		f.TenantList = m
+	}
+	if def.Groups != nil {
+		f.Groups = m
+	}
+	if def.Retry != nil {
+		f.Retry = m
+	}
+	if def.Outbox != nil {
+		f.Outbox = m
+	}
+	for _, r := range m.routes {
+		if r.b.Features().Notify != nil {
+			f.Notify = m
+			break
+		}
+	}
+	return f
 }
 
 func (m *Backend) index(q string) int {

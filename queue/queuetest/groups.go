@@ -34,9 +34,6 @@ func RunGroups(t *testing.T, f Factory) {
 func (h *Harness) needGroups(t *testing.T) {
 	t.Helper()
 	h.Need(t, queue.CapGroups)
-	if _, ok := h.Backend.(queue.GroupBackend); !ok {
-		t.Skipf("%s does not implement queue.GroupBackend", queue.BackendName(h.Backend))
-	}
 }
 
 func (h *Harness) createGroup(t *testing.T, g queue.GroupSpec) {

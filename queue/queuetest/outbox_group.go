@@ -16,9 +16,6 @@ func testOutboxGroup(t *testing.T, f Factory) {
 	t.Parallel()
 	h := newOutboxHarness(t, f)
 	h.Need(t, queue.CapGroups)
-	if _, ok := h.Backend.(queue.GroupBackend); !ok {
-		t.Skipf("%s does not implement queue.GroupBackend", queue.BackendName(h.Backend))
-	}
 	ctx := context.Background()
 	if _, err := h.Client.CreateGroup(ctx, queue.GroupSpec{ID: "crawl-1", CompletionKind: "report", CompletionQueue: "reports"}); err != nil {
 		t.Fatalf("CreateGroup: %v", err)

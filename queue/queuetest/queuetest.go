@@ -53,6 +53,7 @@ func NewHarness(t *testing.T, f Factory) *Harness {
 
 // Run runs the whole suite against backends made by f.
 func Run(t *testing.T, f Factory) {
+	t.Run("Features", func(t *testing.T) { RunFeatures(t, f) })
 	t.Run("Enqueue", func(t *testing.T) { testEnqueue(t, f) })
 	t.Run("BadInput", func(t *testing.T) { testBadInput(t, f) })
 	t.Run("StateMachine", func(t *testing.T) { testStateMachine(t, f) })

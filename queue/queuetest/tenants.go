@@ -40,11 +40,7 @@ func RunTenants(t *testing.T, f Factory) {
 func (h *Harness) needTenants(t *testing.T) queue.TenantBackend {
 	t.Helper()
 	h.Need(t, queue.CapTenants)
-	tb, ok := h.Backend.(queue.TenantBackend)
-	if !ok {
-		t.Skipf("%s does not implement queue.TenantBackend", queue.BackendName(h.Backend))
-	}
-	return tb
+	return h.Backend.Features().Tenants
 }
 
 func (h *Harness) setTenant(t *testing.T, tenant string, cfg queue.TenantConfig) {

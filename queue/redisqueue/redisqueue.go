@@ -101,7 +101,7 @@
 //	sluice:outbox:delivery:<seq>    a log entry (a hash)
 //	sluice:outbox:log:seq           the last log sequence
 //
-// Event ids have queue.NewEventID's form, "evt_" and 32 hex digits: the
+// Event ids have backend.NewEventID's form, "evt_" and 32 hex digits: the
 // event's number in this store (16 digits) and a random nonce per call, so
 // they are unique across stores and, within one, sort in the order the
 // events were made. A claim sets the event's token and moves its due time
@@ -221,22 +221,9 @@ type Backend struct {
 var (
 	_ queue.Backend       = (*Backend)(nil)
 	_ queue.Notifier      = (*Backend)(nil)
-	_ queue.Capable       = (*Backend)(nil)
 	_ queue.TenantBackend = (*Backend)(nil)
 	_ queue.GroupBackend  = (*Backend)(nil)
 )
-
-// Capabilities implements queue.Capable: every capability on a single
-// Redis (or Sentinel). On a Redis Cluster client it lacks
-// queue.CapAtomicBatch, queue.CapTenants, queue.CapGroups and
-// queue.CapTenantList (see the package doc): tenants and groups span
-// queues, so their keys cannot live in one queue's slot.
-func (b *Backend) Capabilities() queue.Capabilities {
-	if b.cluster {
-		return queue.AllCapabilities.Without(queue.CapAtomicBatch, queue.CapTenants, queue.CapGroups, queue.CapTenantList)
-	}
-	return queue.AllCapabilities
-}
 
 // errClosed is returned by calls after Close.
 var errClosed = fmt.Errorf("redisqueue: %w", queue.ErrClosed)

@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // needSched returns an *queue.UnsupportedError for feature when the
 // scheduler is off (a Redis Cluster client).
 func (b *Backend) needSched(feature queue.Capability) error {
 	if b.schedPrefix == "" {
-		return queue.Unsupported("redisqueue", feature)
+		return backend.Unsupported("redisqueue", feature)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 var _ queue.Outbox = (*Backend)(nil)
@@ -45,11 +46,11 @@ var (
 // job id having just reached s. Call it inside the transition's write,
 // after the job's row has its new state, so both commit or neither does.
 func (b *Backend) emitState(tx *wtx, id int64, s queue.State, now int64) error {
-	typ, ok := queue.EventForState(s)
+	typ, ok := backend.EventForState(s)
 	if !ok || !b.outbox {
 		return nil
 	}
-	_, err := tx.exec(qEmitJob, queue.NewEventID(), string(typ), now, id)
+	_, err := tx.exec(qEmitJob, backend.NewEventID(), string(typ), now, id)
 	return err
 }
 
@@ -73,7 +74,7 @@ func (b *Backend) emitEvent(tx *wtx, e queue.Event, now int64) error {
 	if len(e.Data) > 0 {
 		data = e.Data
 	}
-	_, err := tx.exec(qEmitEvent, queue.NewEventID(), string(e.Type), e.JobID, e.Queue, e.Kind,
+	_, err := tx.exec(qEmitEvent, backend.NewEventID(), string(e.Type), e.JobID, e.Queue, e.Kind,
 		e.Tenant, e.Group, string(e.State), e.Attempt, e.Error, data, now)
 	return err
 }
