@@ -1,7 +1,6 @@
 package amqpqueue
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -22,12 +21,7 @@ func TestConformance(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
-				b := open(t, Options{Clock: clk, Priorities: m.priorities, Consumers: m.consumers, LeaseWait: 300 * time.Millisecond})
-				if strings.HasSuffix(t.Name(), "/Concurrency") {
-					// It enqueues jobs with priorities.
-					queuetest.SkipUnless(t, b, queue.CapPriority)
-				}
-				return b
+				return open(t, Options{Clock: clk, Priorities: m.priorities, Consumers: m.consumers, LeaseWait: 300 * time.Millisecond})
 			})
 		})
 	}

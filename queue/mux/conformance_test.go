@@ -1,7 +1,6 @@
 package mux_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/clock"
@@ -35,14 +34,9 @@ var laneQueues = []string{"q", "mail", "x", "r", "w", "c", "b", "p", "s"}
 func TestConformanceLane(t *testing.T) {
 	amqptest.URL(t, "the tests on the RabbitMQ lane")
 	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
-		m := newMux(t, openSQLite(t, clk, sqlitequeue.Options{}), mux.Route{
+		return newMux(t, openSQLite(t, clk, sqlitequeue.Options{}), mux.Route{
 			Name: "rabbitmq", Backend: openLane(t, clk, laneQueues), Queues: laneQueues,
 		})
-		if strings.HasSuffix(t.Name(), "/Concurrency") {
-			// It enqueues jobs with priorities.
-			queuetest.SkipUnless(t, m, queue.CapPriority)
-		}
-		return m
 	})
 }
 

@@ -79,7 +79,7 @@ func testRetries(t *testing.T, f Factory) {
 func testCancel(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapCancelPending)
+	h.Need(t, queue.CapCancelPending, queue.CapDelay)
 	ctx := context.Background()
 	pending := h.enqueue(t, spec("q", "k"))
 	sched := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", RunAt: Epoch.Add(time.Hour)})
