@@ -317,4 +317,3 @@ func (b *Backend) Cleanup(_ context.Context, req queue.CleanupRequest) (int, err
 	}
 	return len(old), nil
 }
-
