@@ -85,7 +85,8 @@ type Backend interface {
 	List(ctx context.Context, f ListFilter) (*Page, error)
 
 	// Stats returns the number of jobs per state for every queue that has
-	// jobs, sorted by queue name. It must not read every job's record
+	// jobs or a pause in force (a paused queue without jobs has no
+	// counts), sorted by queue name. It must not read every job's record
 	// (count from indexes or per-state sets).
 	Stats(ctx context.Context) ([]QueueStats, error)
 

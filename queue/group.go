@@ -73,13 +73,15 @@ func (g GroupSpec) Validate(maxPayload int) error {
 			return err
 		}
 	}
+	if err := validDuration("GroupSpec.MinInterval", g.MinInterval); err != nil {
+		return err
+	}
+	if err := validDuration("GroupSpec.TTL", g.TTL); err != nil {
+		return err
+	}
 	switch {
 	case g.MaxConcurrency < 0:
 		return InvalidArgument("GroupSpec.MaxConcurrency", "must not be negative, got %d", g.MaxConcurrency)
-	case g.MinInterval < 0:
-		return InvalidArgument("GroupSpec.MinInterval", "must not be negative, got %s", g.MinInterval)
-	case g.TTL < 0:
-		return InvalidArgument("GroupSpec.TTL", "must not be negative, got %s", g.TTL)
 	case len(g.CompletionPayload) > maxPayload:
 		return InvalidArgument("GroupSpec.CompletionPayload", "must be at most %d bytes, got %d", maxPayload, len(g.CompletionPayload))
 	case g.CompletionKind == "" && (g.CompletionQueue != "" || len(g.CompletionPayload) > 0):

@@ -129,23 +129,26 @@ type JobSpec struct {
 	// priorities run in enqueue order. 0 (the default) is the most urgent;
 	// at most MaxPriority.
 	Priority int
-	// RunAt delays the job: it stays scheduled until then. The zero value
-	// (or a time not after now) makes it pending at once.
+	// RunAt delays the job: it stays scheduled until then, at most
+	// MaxDuration (100 years) ahead. The zero value (or a time not after
+	// now) makes it pending at once.
 	RunAt time.Time
 	// MaxAttempts is how many times the handler may run before the job
-	// fails for good. Zero means DefaultMaxAttempts (25). Attempts
-	// given back by Snooze, graceful shutdown or a stall do not count.
+	// fails for good, at most MaxAttemptsLimit (1000). Zero means
+	// DefaultMaxAttempts (25). Attempts given back by Snooze, graceful
+	// shutdown or a stall do not count.
 	MaxAttempts int
 	// Timeout bounds one attempt: the handler's context ends after it and
 	// the attempt fails (and may be retried). Zero means no limit other
-	// than the lease.
+	// than the lease; at most MaxDuration.
 	Timeout time.Duration
 	// UniqueKey, when set, makes the job unique within its queue: enqueuing
 	// another job with the same Queue and UniqueKey while the key is held
 	// returns the existing job and ErrDuplicate.
 	UniqueKey string
-	// UniqueFor is how long the key is held, from enqueue. Zero holds it
-	// until the job reaches a final state. Requires UniqueKey.
+	// UniqueFor is how long the key is held, from enqueue, at most
+	// MaxDuration. Zero holds it until the job reaches a final state.
+	// Requires UniqueKey.
 	UniqueFor time.Duration
 	// Group ties jobs together (such as the pages of one crawl). Optional;
 	// the group scheduler uses it for per-group limits and completion.

@@ -72,10 +72,7 @@ func (c TenantConfig) Validate() error {
 	if c.Backlog < Unlimited {
 		return InvalidArgument("TenantConfig.Backlog", "must be -1 (unlimited), 0 (default) or positive, got %d", c.Backlog)
 	}
-	if c.MaxWait < 0 {
-		return InvalidArgument("TenantConfig.MaxWait", "must not be negative, got %s", c.MaxWait)
-	}
-	return nil
+	return validDuration("TenantConfig.MaxWait", c.MaxWait)
 }
 
 // Effective returns the settings that apply to a tenant whose own settings

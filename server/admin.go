@@ -11,10 +11,11 @@ import (
 )
 
 // PauseIndefinitely is how long POST /v1/queues/{queue}/pause pauses a
-// queue when the body names no duration: a hundred years, which is "until
+// queue when the body names no duration: a hundred years
+// (queue.MaxDuration, also the longest duration_ms), which is "until
 // resumed" in practice. The queue API has pauses that end, not pauses that
 // do not; a very long one reads the same everywhere (stats, dashboard).
-const PauseIndefinitely = 100 * 365 * 24 * time.Hour
+const PauseIndefinitely = queue.MaxDuration
 
 // handleRetryJob is POST /v1/jobs/{id}/retry: a failed or cancelled job
 // runs again with fresh attempts (queue.Retrier).
@@ -59,12 +60,12 @@ func (s *Server) handlePauseQueue(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, nil)
 		return
 	}
-	if body.DurationMS < 0 {
-		writeProblem(w, badRequest("duration_ms must not be negative, got %d (0 or absent pauses until resumed)", body.DurationMS), nil)
+	d, p := millis("duration_ms", body.DurationMS)
+	if p != nil {
+		writeProblem(w, p, nil)
 		return
 	}
-	d := time.Duration(body.DurationMS) * time.Millisecond
-	if body.DurationMS == 0 || body.DurationMS > PauseIndefinitely.Milliseconds() {
+	if d == 0 {
 		d = PauseIndefinitely
 	}
 	s.pauseQueue(w, r, d)
@@ -79,6 +80,10 @@ func (s *Server) handleResumeQueue(w http.ResponseWriter, r *http.Request) {
 func (s *Server) pauseQueue(w http.ResponseWriter, r *http.Request, d time.Duration) {
 	name := r.PathValue("queue")
 	until, err := s.jobs.BackOff(r.Context(), queue.QueueScope(name), d)
+	var ia *queue.InvalidArgumentError
+	if errors.As(err, &ia) && ia.Field == "Scope.Name" {
+		err = &queue.InvalidArgumentError{Field: "queue", Rule: ia.Rule} // the path's {queue}
+	}
 	if err != nil {
 		s.jobError(w, r, err)
 		return

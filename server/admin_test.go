@@ -119,8 +119,8 @@ func TestPauseThroughTheAPI(t *testing.T) {
 		t.Fatalf("leased %d jobs after resume, want 1", n)
 	}
 	bad := []struct{ path, body, detail string }{
-		{"/v1/queues/q/pause", `{"duration_ms":-1}`, "duration_ms must not be negative, got -1 (0 or absent pauses until resumed)"},
-		{"/v1/queues/q/pause", `{"for":"1m"}`, `unknown field "for"`},
+		{"/v1/queues/q/pause", `{"duration_ms":-1}`, "duration_ms must be between 0 and 3153600000000 (100 years; 0 or absent pauses until resumed), got -1"},
+		{"/v1/queues/q/pause", `{"for":"1m"}`, `unknown field "for" (fields: duration_ms)`},
 	}
 	for _, b := range bad {
 		if r := h.do("POST", b.path, "", b.body); r.status != 400 || r.body["detail"] != b.detail {

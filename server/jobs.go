@@ -29,30 +29,46 @@ type jobSpecBody struct {
 	Group   string          `json:"group,omitempty"`
 	// Priority: lower runs first; default 0.
 	Priority int `json:"priority,omitempty"`
-	// RunAt (RFC 3339) or DelayMS delays the job.
-	RunAt       *time.Time `json:"run_at,omitempty"`
-	DelayMS     int64      `json:"delay_ms,omitempty"`
-	MaxAttempts int        `json:"max_attempts,omitempty"`
-	TimeoutMS   int64      `json:"timeout_ms,omitempty"`
-	UniqueKey   string     `json:"unique_key,omitempty"`
-	UniqueForMS int64      `json:"unique_for_ms,omitempty"`
+	// RunAt (RFC 3339) or DelayMS delays the job, at most 100 years.
+	// RunAt is read here rather than by encoding/json, so a bad one is
+	// refused in the API's words.
+	RunAt       *string `json:"run_at,omitempty"`
+	DelayMS     int64   `json:"delay_ms,omitempty"`
+	MaxAttempts int     `json:"max_attempts,omitempty"`
+	TimeoutMS   int64   `json:"timeout_ms,omitempty"`
+	UniqueKey   string  `json:"unique_key,omitempty"`
+	UniqueForMS int64   `json:"unique_for_ms,omitempty"`
 }
 
-func (b jobSpecBody) spec(now time.Time, field string) (queue.JobSpec, *problem) {
+// spec turns the body into a JobSpec; path prefixes the fields named in a
+// problem ("jobs[3]" in a batch). Queue's own rules (ValidateSpec) are
+// checked by the Client; these are the API's: its units and its times.
+func (b jobSpecBody) spec(now time.Time, path string) (queue.JobSpec, *problem) {
 	s := queue.JobSpec{
 		Queue: b.Queue, Kind: b.Kind, Payload: b.Payload, Tenant: b.Tenant, Group: b.Group,
 		Priority: b.Priority, MaxAttempts: b.MaxAttempts, UniqueKey: b.UniqueKey,
-		Timeout: time.Duration(b.TimeoutMS) * time.Millisecond, UniqueFor: time.Duration(b.UniqueForMS) * time.Millisecond,
 	}
+	var p *problem
+	if s.Timeout, p = millis(joinPath(path, "timeout_ms"), b.TimeoutMS); p != nil {
+		return s, p
+	}
+	if s.UniqueFor, p = millis(joinPath(path, "unique_for_ms"), b.UniqueForMS); p != nil {
+		return s, p
+	}
+	delay, p := millis(joinPath(path, "delay_ms"), b.DelayMS)
 	switch {
+	case p != nil:
+		return s, p
 	case b.RunAt != nil && b.DelayMS != 0:
-		return s, badRequest("%srun_at and delay_ms must not both be set", field)
-	case b.DelayMS < 0:
-		return s, badRequest("%sdelay_ms must not be negative, got %d", field, b.DelayMS)
+		return s, badRequest("%s and %s must not both be set", joinPath(path, "run_at"), joinPath(path, "delay_ms"))
 	case b.RunAt != nil:
-		s.RunAt = *b.RunAt
-	case b.DelayMS > 0:
-		s.RunAt = now.Add(time.Duration(b.DelayMS) * time.Millisecond)
+		t, err := time.Parse(time.RFC3339, *b.RunAt)
+		if err != nil {
+			return s, badRequest("%s must be RFC 3339 (such as 2030-01-02T15:04:05Z), got %q", joinPath(path, "run_at"), clip(*b.RunAt))
+		}
+		s.RunAt = t
+	case delay > 0:
+		s.RunAt = now.Add(delay)
 	}
 	return s, nil
 }
@@ -133,11 +149,11 @@ func (s *Server) jobError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, queue.ErrInvalidArgument):
 		p = badRequest("%s", invalidDetail(err))
 	case errors.Is(err, queue.ErrNotFound):
-		p = notFound("unknown job %q", r.PathValue("id"))
+		p = notFound("unknown job %q", clip(r.PathValue("id")))
 	case errors.Is(err, queue.ErrGroupNotFound):
-		p = notFound("unknown group %q", r.PathValue("group"))
+		p = notFound("unknown group %q", clip(r.PathValue("group")))
 	case errors.Is(err, queue.ErrGroupExists):
-		p = &problem{Status: http.StatusConflict, Detail: "a group with this id already exists"}
+		p = &problem{Status: http.StatusConflict, Detail: "a group with this id already exists (a job that names a group creates it: create a group before its jobs)"}
 	case errors.Is(err, queue.ErrGroupClosed):
 		p = &problem{Status: http.StatusConflict, Detail: "the job's group is done or cancelled: nothing was stored"}
 	case errors.Is(err, queue.ErrUnsupported):
@@ -163,7 +179,7 @@ func (s *Server) jobError(w http.ResponseWriter, r *http.Request, err error) {
 // specFields names JobSpec fields as the JSON API does.
 var specFields = strings.NewReplacer(
 	"JobSpec.Queue", "queue", "JobSpec.Kind", "kind", "JobSpec.Payload", "payload",
-	"JobSpec.Tenant", "tenant", "JobSpec.Group", "group", "JobSpec.Priority", "priority",
+	"JobSpec.Tenant", "tenant", "JobSpec.Group", "group", "JobSpec.Priority", "priority", "JobSpec.RunAt", "run_at",
 	"JobSpec.MaxAttempts", "max_attempts", "JobSpec.Timeout", "timeout_ms",
 	"JobSpec.UniqueKey", "unique_key", "JobSpec.UniqueFor", "unique_for_ms", "specs[", "jobs[",
 	"GroupSpec.ID", "id", "GroupSpec.Tenant", "tenant", "GroupSpec.MaxConcurrency", "max_concurrency",
@@ -210,8 +226,9 @@ func (s *Server) handleEnqueue(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, enqueuedBody{Job: toJobBody(res[0].Job), Duplicate: res[0].Duplicate})
 }
 
+// batchBody is read job by job (decodePart), so a problem names the job.
 type batchBody struct {
-	Jobs []jobSpecBody `json:"jobs"`
+	Jobs []json.RawMessage `json:"jobs"`
 }
 
 type batchResult struct {
@@ -230,13 +247,17 @@ func (s *Server) handleEnqueueBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.now()
 	specs := make([]queue.JobSpec, len(body.Jobs))
-	for i, b := range body.Jobs {
-		spec, p := b.spec(now, fmt.Sprintf("jobs[%d]: ", i))
+	for i, raw := range body.Jobs {
+		var b jobSpecBody
+		path := fmt.Sprintf("jobs[%d]", i)
+		p := decodePart(raw, &b, path)
+		if p == nil {
+			specs[i], p = b.spec(now, path)
+		}
 		if p != nil {
 			writeProblem(w, p, nil)
 			return
 		}
-		specs[i] = spec
 	}
 	res, err := s.jobs.EnqueueBatch(r.Context(), specs)
 	var partial *mux.PartialError
@@ -332,7 +353,7 @@ func (s *Server) handleListJobs(w http.ResponseWriter, r *http.Request) {
 	for _, v := range q["state"] {
 		for _, st := range strings.Split(v, ",") {
 			if !queue.State(st).Valid() {
-				writeProblem(w, badRequest("unknown state %q (states: %s)", st, stateNames()), nil)
+				writeProblem(w, badRequest("unknown state %q (states: %s)", clip(st), stateNames()), nil)
 				return
 			}
 			f.States = append(f.States, queue.State(st))
@@ -363,7 +384,7 @@ func pageLimit(q url.Values, limit *int) *problem {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > queue.MaxListLimit {
-		return badRequest("limit must be an integer from 1 to %d, got %q", queue.MaxListLimit, v)
+		return badRequest("limit must be an integer from 1 to %d, got %q", queue.MaxListLimit, clip(v))
 	}
 	*limit = n
 	return nil

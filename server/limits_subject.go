@@ -96,11 +96,3 @@ func parseExponent(s string) int64 {
 	}
 	return min(max(e, -bound), bound)
 }
-
-// clip shortens s for an error message.
-func clip(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
-}

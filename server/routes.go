@@ -90,7 +90,7 @@ func (s *Server) routes() http.Handler {
 			writeProblem(w, &problem{Status: http.StatusMethodNotAllowed, Detail: fmt.Sprintf("%s is not allowed on %s (allowed: %s)", r.Method, pattern, strings.Join(methods[pattern], ", "))}, nil)
 			return
 		}
-		writeProblem(w, notFound("no route for %s %s: see /v1/openapi.json", r.Method, r.URL.Path), nil)
+		writeProblem(w, notFound("no route for %s %s: see /v1/openapi.json", clip(r.Method), clip(r.URL.Path)), nil)
 	}))
 	return mux
 }

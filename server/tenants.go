@@ -27,8 +27,9 @@ func toSettings(c queue.TenantConfig) tenantSettings {
 	return tenantSettings{Limit: c.Limit, Weight: c.Weight, Backlog: c.Backlog, MaxWaitMS: c.MaxWait.Milliseconds()}
 }
 
-func (t tenantSettings) config() queue.TenantConfig {
-	return queue.TenantConfig{Limit: t.Limit, Weight: t.Weight, Backlog: t.Backlog, MaxWait: time.Duration(t.MaxWaitMS) * time.Millisecond}
+func (t tenantSettings) config() (queue.TenantConfig, *problem) {
+	wait, p := millis("max_wait_ms", t.MaxWaitMS)
+	return queue.TenantConfig{Limit: t.Limit, Weight: t.Weight, Backlog: t.Backlog, MaxWait: wait}, p
 }
 
 type tenantBody struct {
@@ -114,7 +115,12 @@ func (s *Server) handleSetTenant(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, nil)
 		return
 	}
-	if err := s.jobs.SetTenant(r.Context(), r.PathValue("tenant"), body.config()); err != nil {
+	cfg, p := body.config()
+	if p != nil {
+		writeProblem(w, p, nil)
+		return
+	}
+	if err := s.jobs.SetTenant(r.Context(), r.PathValue("tenant"), cfg); err != nil {
 		s.jobError(w, r, err)
 		return
 	}
@@ -188,26 +194,32 @@ func toGroupBody(g *queue.GroupProgress) groupBody {
 	}
 }
 
+// spec turns the body into a GroupSpec, its milliseconds checked.
+func (b groupSpecBody) spec() (queue.GroupSpec, *problem) {
+	g := queue.GroupSpec{
+		ID: b.ID, Tenant: b.Tenant, MaxConcurrency: b.MaxConcurrency,
+		CompletionKind: b.CompletionKind, CompletionQueue: b.CompletionQueue, CompletionPayload: b.CompletionPayload,
+	}
+	var p *problem
+	if g.MinInterval, p = millis("min_interval_ms", b.MinIntervalMS); p != nil {
+		return g, p
+	}
+	g.TTL, p = millis("ttl_ms", b.TTLMS)
+	return g, p
+}
+
 func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
 	var b groupSpecBody
 	if p := decodeJSON(r, &b, false); p != nil {
 		writeProblem(w, p, nil)
 		return
 	}
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{{"min_interval_ms", b.MinIntervalMS}, {"ttl_ms", b.TTLMS}} {
-		if f.v < 0 {
-			writeProblem(w, badRequest("%s must not be negative, got %d", f.name, f.v), nil)
-			return
-		}
+	spec, p := b.spec()
+	if p != nil {
+		writeProblem(w, p, nil)
+		return
 	}
-	g, err := s.jobs.CreateGroup(r.Context(), queue.GroupSpec{
-		ID: b.ID, Tenant: b.Tenant, MaxConcurrency: b.MaxConcurrency,
-		MinInterval: time.Duration(b.MinIntervalMS) * time.Millisecond, TTL: time.Duration(b.TTLMS) * time.Millisecond,
-		CompletionKind: b.CompletionKind, CompletionQueue: b.CompletionQueue, CompletionPayload: b.CompletionPayload,
-	})
+	g, err := s.jobs.CreateGroup(r.Context(), spec)
 	if err != nil {
 		s.jobError(w, r, err)
 		return

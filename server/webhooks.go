@@ -57,6 +57,7 @@ func (s *Server) startWebhooks(ctx context.Context, wg *sync.WaitGroup) {
 	}
 	guard := webhookGuard
 	guard.Allow = append(slices.Clip(guard.Allow), cfg.Webhooks.AllowedPrefixes()...)
+	guard.AllowSetting = "webhooks.allow_networks" // a refusal names the key that allows it
 	d, err := webhook.New(ob, webhook.Config{Subscriptions: webhookSubscriptions(cfg.Webhooks), Guard: guard, Logger: s.log,
 		OnDelivery: s.metrics.observeDelivery})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,22 +65,28 @@ type leasesBody struct {
 }
 
 func (b *leaseRequestBody) check(defaultLease time.Duration) (queue.LeaseRequest, time.Duration, *problem) {
-	req := queue.LeaseRequest{Queues: b.Queues, WorkerID: b.WorkerID, Max: b.Max, LeaseFor: time.Duration(b.LeaseMS) * time.Millisecond}
+	req := queue.LeaseRequest{Queues: b.Queues, WorkerID: b.WorkerID, Max: b.Max}
 	switch {
 	case len(b.Queues) == 0:
 		return req, 0, badRequest("queues must name at least one queue")
 	case b.WorkerID == "":
 		return req, 0, badRequest("worker_id is required")
-	case b.Max < 0 || b.Max > MaxLeaseBatch:
-		return req, 0, badRequest("max must be from 1 to %d, got %d", MaxLeaseBatch, b.Max)
-	case b.LeaseMS < 0:
-		return req, 0, badRequest("lease_ms must not be negative, got %d", b.LeaseMS)
-	case b.WaitMS < 0 || time.Duration(b.WaitMS)*time.Millisecond > MaxLeaseWait:
-		return req, 0, badRequest("wait_ms must be from 0 to %d, got %d", MaxLeaseWait.Milliseconds(), b.WaitMS)
+	case strings.TrimSpace(b.WorkerID) == "":
+		return req, 0, badRequest("worker_id must not be blank (only spaces), got %q", clip(b.WorkerID))
+	}
+	if p := fieldBounds["max"].check("max", int64(b.Max)); p != nil {
+		return req, 0, p
+	}
+	if p := fieldBounds["wait_ms"].check("wait_ms", b.WaitMS); p != nil {
+		return req, 0, p
+	}
+	var p *problem
+	if req.LeaseFor, p = millis("lease_ms", b.LeaseMS); p != nil {
+		return req, 0, p
 	}
 	for i, q := range b.Queues {
-		if q == "" {
-			return req, 0, badRequest("queues[%d] must not be empty", i)
+		if strings.TrimSpace(q) == "" {
+			return req, 0, badRequest("queues[%d] must not be empty or blank (only spaces), got %q", i, clip(q))
 		}
 	}
 	if req.Max == 0 {
@@ -178,11 +185,11 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 	if !decodeTokenBody(w, r, &body) {
 		return
 	}
-	if body.LeaseMS < 0 {
-		writeProblem(w, badRequest("lease_ms must not be negative, got %d", body.LeaseMS), nil)
+	d, p := millis("lease_ms", body.LeaseMS)
+	if p != nil {
+		writeProblem(w, p, nil)
 		return
 	}
-	d := time.Duration(body.LeaseMS) * time.Millisecond
 	if d == 0 {
 		d = s.Config().Queues.Lease.D()
 	}
@@ -257,8 +264,9 @@ func (s *Server) handleFail(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, badRequest("error is required: say why the attempt failed"), nil)
 		return
 	}
-	if body.RetryInMS < 0 {
-		writeProblem(w, badRequest("retry_in_ms must not be negative, got %d", body.RetryInMS), nil)
+	retry, p := millis("retry_in_ms", body.RetryInMS)
+	if p != nil {
+		writeProblem(w, p, nil)
 		return
 	}
 	if len(body.Error) > queue.MaxErrorLen {
@@ -266,7 +274,6 @@ func (s *Server) handleFail(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	job := s.peekJob(r.Context(), id)
-	retry := time.Duration(body.RetryInMS) * time.Millisecond
 	if retry == 0 && job != nil {
 		retry = queue.DefaultBackoff(job.Attempt, nil)
 	}
@@ -291,8 +298,9 @@ func (s *Server) handleRequeue(w http.ResponseWriter, r *http.Request) {
 	if !decodeTokenBody(w, r, &body) {
 		return
 	}
-	if body.DelayMS < 0 {
-		writeProblem(w, badRequest("delay_ms must not be negative, got %d", body.DelayMS), nil)
+	delay, p := millis("delay_ms", body.DelayMS)
+	if p != nil {
+		writeProblem(w, p, nil)
 		return
 	}
 	id := r.PathValue("id")
@@ -300,8 +308,8 @@ func (s *Server) handleRequeue(w http.ResponseWriter, r *http.Request) {
 		st  queue.State
 		err error
 	)
-	if body.DelayMS > 0 {
-		st, err = s.backend.Snooze(r.Context(), id, body.Token, time.Duration(body.DelayMS)*time.Millisecond)
+	if delay > 0 {
+		st, err = s.backend.Snooze(r.Context(), id, body.Token, delay)
 	} else {
 		st, err = s.backend.Requeue(r.Context(), id, body.Token)
 	}

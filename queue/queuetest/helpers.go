@@ -19,6 +19,7 @@ func (h *Harness) enqueue(t *testing.T, s queue.JobSpec) *queue.Job {
 	if err != nil {
 		t.Fatalf("Enqueue(%+v): %v", s, err)
 	}
+	CheckID(t, "Enqueue", j.ID)
 	return j
 }
 
@@ -30,6 +31,9 @@ func (h *Harness) lease(t *testing.T, max int, queues ...string) []queue.Lease {
 	})
 	if err != nil {
 		t.Fatalf("Lease(%v, %d): %v", queues, max, err)
+	}
+	for _, l := range ls {
+		CheckID(t, "Lease", l.Job.ID)
 	}
 	return ls
 }
@@ -50,6 +54,7 @@ func (h *Harness) get(t *testing.T, id string) *queue.Job {
 	if err != nil {
 		t.Fatalf("Get(%s): %v", id, err)
 	}
+	CheckID(t, "Get", j.ID)
 	return j
 }
 

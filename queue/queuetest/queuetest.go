@@ -72,5 +72,7 @@ func Run(t *testing.T, f Factory) {
 	t.Run("Groups", func(t *testing.T) { RunGroups(t, f) })
 	t.Run("Retry", func(t *testing.T) { RunRetry(t, f) })
 	t.Run("Listing", func(t *testing.T) { RunListing(t, f) })
+	t.Run("IDs", func(t *testing.T) { RunIDs(t, f) })
+	t.Run("GroupRetention", func(t *testing.T) { RunGroupRetention(t, f) })
 
 }

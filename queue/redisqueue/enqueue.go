@@ -6,17 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
 )
-
-// syncSet is a set of strings safe for concurrent use.
-type syncSet struct{ m sync.Map }
-
-func (s *syncSet) has(v string) bool { _, ok := s.m.Load(v); return ok }
-func (s *syncSet) add(v string)      { s.m.Store(v, struct{}{}) }
 
 // group returns the KEYS and the leading ARGV every script takes for qs:
 // now, the key prefix for the scheduler (empty when it is off), the number of
@@ -32,27 +25,37 @@ func (b *Backend) group(qs []*qkeys, extra int) (keys []string, args []any) {
 	return keys, args
 }
 
-// register adds queue names to the registry before their first job is
-// stored, so calls on all queues (Stats, List, RescueExpired, Cleanup) see
-// them. It runs once per queue per Backend; the registry lives outside the
-// queues' slots, so it cannot be written by the enqueue script itself.
+// register adds queue names to the registry of queues, which calls on
+// every queue read (Stats, RescueExpired, Cleanup), on a Redis Cluster
+// client only: there the registry is in no queue's slot, so the scripts
+// cannot write it, and this runs before every Enqueue and after every
+// Lease or Retry that gave a queue a job. Off Cluster the scripts
+// themselves register the queues they give jobs to, in the same step (see
+// register in lua/sched.lua). Either way it happens on every such call,
+// not once per process, so a registry Redis lost (a restart without
+// persistence, FLUSHDB, a failover that lost a write) heals at the next
+// call that gives the queue a job.
 func (b *Backend) register(ctx context.Context, qs []*qkeys) error {
-	var add []any
-	for _, k := range qs {
-		if !b.known.has(k.name) {
-			add = append(add, k.name)
-		}
-	}
-	if len(add) == 0 {
+	if !b.cluster || len(qs) == 0 {
 		return nil
 	}
-	if err := b.client.SAdd(ctx, b.keys.registry, add...).Err(); err != nil {
-		return b.fault("enqueue", err)
+	names := make([]any, len(qs))
+	for i, k := range qs {
+		names[i] = k.name
 	}
-	for _, q := range add {
-		b.known.add(q.(string))
+	if err := b.client.SAdd(ctx, b.keys.registry, names...).Err(); err != nil {
+		return b.fault("register queues", err)
 	}
 	return nil
+}
+
+// registerAfter registers qs after a call that already gave them jobs: a
+// fault is logged, not returned, because the call's work is done and the
+// next call registers the queues again.
+func (b *Backend) registerAfter(ctx context.Context, qs []*qkeys) {
+	if err := b.register(ctx, qs); err != nil {
+		b.log.Warn("redisqueue: registering queues failed", "err", err)
+	}
 }
 
 // specFields is how many arguments each spec takes in the enqueue script.

@@ -1,6 +1,8 @@
 package redisqueue
 
 import (
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/sluicehq/sluice/keyspace"
@@ -16,7 +18,7 @@ var queueKeyNames = [...]string{
 	"scheduled", // delayed or snoozed jobs; score = RunAt (µs)
 	"retrying",  // failed attempts waiting for their retry; score = RunAt (µs)
 	"active",    // leased jobs; score = LeaseUntil (µs): the rescue index
-	"completed", // finished jobs; score = FinishedAt (µs): retention and stats
+	"completed", // finished jobs; score = when retention starts (µs): FinishedAt, later for a group's job (lua/cleanup.lua)
 	"failed",
 	"cancelled",
 	"waiting", // jobs held back by a tenant or group (queue.StateWaiting); ordered as pending
@@ -44,7 +46,7 @@ type qkeys struct {
 	// channel is the pub/sub channel that says "jobs may be ready".
 	channel string
 	// idSuffix is what follows the sequence in a job id: "-" and the
-	// escaped queue name.
+	// queue name in id form (see idQueue).
 	idSuffix string
 }
 
@@ -115,7 +117,7 @@ func (r *keyring) queue(q string) *qkeys {
 		keys:      make([]string, nk),
 		jobPrefix: r.key(q, "job") + ":",
 		channel:   r.key(q, "ready"),
-		idSuffix:  "-" + keyspace.Escape(q),
+		idSuffix:  "-" + idQueue(q),
 	}
 	for i, n := range queueKeyNames {
 		k.keys[i] = r.key(q, n)
@@ -139,6 +141,60 @@ func (k *qkeys) id(seq string) string { return seq + k.idSuffix }
 // until 2255.
 const seqLen = 16
 
+// idEscape is the escape byte of a queue name in a job id. Ids go into
+// URL paths (/v1/jobs/{id}), so they use only the characters RFC 3986
+// leaves unreserved: A-Z a-z 0-9 - . _ ~. keyspace.Escape's '%' is not one
+// of them, so an id writes the same escapes with '~' instead, and '~'
+// itself as "~7E".
+const idEscape = '~'
+
+// idQueue returns queue name q in id form: keyspace.Escape(q) with every
+// '~' written "~7E" and then every '%' written '~'. A name of letters,
+// digits, '-', '.' and '_' is its own id form ("mail"); "c:d" is "c~3Ad".
+// lua/events.lua's id_part does the same from the escaped name.
+func idQueue(q string) string {
+	e := keyspace.Escape(q)
+	if !strings.ContainsAny(e, "%~") {
+		return e
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(e, "~", "~7E"), "%", "~")
+}
+
+// queueOfID reverses idQueue. It accepts only what idQueue produces, so a
+// queue has exactly one id form. An id made before ids were URL-safe
+// carries keyspace.Escape's form ('%'): it is read as such.
+func queueOfID(s string) (string, error) {
+	if strings.IndexByte(s, '%') >= 0 {
+		return keyspace.Unescape(s)
+	}
+	if strings.IndexByte(s, idEscape) < 0 {
+		return keyspace.Unescape(s) // no escapes: checks every byte is unreserved
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != idEscape {
+			b.WriteByte(c)
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", queue.ErrNotFound
+		}
+		v, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+		if err != nil || strings.ToUpper(s[i+1:i+3]) != s[i+1:i+3] {
+			return "", queue.ErrNotFound
+		}
+		b.WriteByte(byte(v))
+		i += 2
+	}
+	q := b.String()
+	if idQueue(q) != s {
+		return "", queue.ErrNotFound // not the one id form of q
+	}
+	return q, nil
+}
+
 // parseID splits a job id into its sequence and queue. A malformed id
 // names no job.
 func parseID(id string) (seq, q string, err error) {
@@ -151,7 +207,7 @@ func parseID(id string) (seq, q string, err error) {
 			return "", "", queue.ErrNotFound
 		}
 	}
-	q, err = keyspace.Unescape(id[seqLen+1:])
+	q, err = queueOfID(id[seqLen+1:])
 	if err != nil || q == "" {
 		return "", "", queue.ErrNotFound
 	}

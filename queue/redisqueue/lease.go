@@ -29,7 +29,7 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 		}
 	}
 	max := min(req.Max, maxLease)
-	if !b.cluster || len(qs) == 1 {
+	if !b.cluster {
 		return b.leaseFrom(ctx, qs, req, max)
 	}
 	var out []queue.Lease
@@ -37,6 +37,9 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 		ls, err := b.leaseFrom(ctx, []*qkeys{k}, req, max-len(out))
 		if err != nil {
 			return out, err
+		}
+		if len(ls) > 0 {
+			b.registerAfter(ctx, []*qkeys{k})
 		}
 		if out = append(out, ls...); len(out) >= max {
 			break

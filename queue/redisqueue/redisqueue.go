@@ -23,7 +23,7 @@
 //	sluice:queue:{mail}:scheduled   delayed and snoozed jobs; score = RunAt
 //	sluice:queue:{mail}:retrying    jobs waiting to retry; score = RunAt
 //	sluice:queue:{mail}:active      leased jobs; score = lease deadline (the rescue index)
-//	sluice:queue:{mail}:completed   and :failed, :cancelled; score = FinishedAt (retention, stats)
+//	sluice:queue:{mail}:completed   and :failed, :cancelled; score = when retention starts (see Memory)
 //	sluice:queue:{mail}:waiting     jobs held back by a tenant or group; ordered as pending
 //	sluice:queue:{mail}:sched       the fair order: virtual time, aging step, finish tags
 //	sluice:queue:{mail}:paused      the end of the queue's pause (Pause of a queue scope)
@@ -32,7 +32,7 @@
 //	sluice:queue:{mail}:job:<seq>   a job (a hash); :errors its error history (a list)
 //	sluice:queue:{mail}:unique:<k>  the job holding unique key k
 //	sluice:queue:{mail}:ready       pub/sub channel: jobs may be ready
-//	sluice:queues                   the set of queue names (for calls on all queues)
+//	sluice:queues                   the set of queue names (for calls on all queues; see Registry)
 //	sluice:outbox:...               the event outbox, with Options.Outbox (see below)
 //	sluice:sched:t:<tenant>         a tenant's settings, pause and job counts per state
 //	sluice:sched:tenants            the tenants with unfinished jobs or settings (Tenants)
@@ -67,10 +67,29 @@
 // backend's clock), or one more than the queue's previous sequence when
 // that is not smaller, written as 16 digits. It is unique and increasing
 // within a queue and follows enqueue time across queues, until the year
-// 2255. The id is the sequence, "-" and the escaped queue name, such as
+// 2255. The id is the sequence, "-" and the queue name, such as
 // "1893553445000000-mail": ids sort by enqueue time, and Get finds the
 // queue (and so the Cluster slot) in the id itself, with no index to keep
-// in step.
+// in step. Ids go into URL paths (/v1/jobs/{id}), so they hold only the
+// characters RFC 3986 leaves unreserved (A-Z a-z 0-9 - . _ ~): the queue
+// name is written as in keys (keyspace.Escape) but with '~' in place of
+// '%', and a '~' of the name as "~7E". Queue "c:d" gives
+// "1893553445000000-c~3Ad"; a name of letters, digits, '-', '.' and '_'
+// appears as it is. Ids made before this form, with '%' escapes, are still
+// read; those of a queue whose name holds '~' are not.
+//
+// # Registry
+//
+// Calls on every queue (Stats, RescueExpired, Cleanup) find the queues in
+// the registry, sluice:queues. Every script that gives a queue a job it
+// may not have had (enqueue, lease, retry, a group's completion job) adds
+// the queue's name there in the same step; adding a name already there
+// changes nothing. So when Redis loses the registry (a restart without
+// persistence, FLUSHDB, a failover that lost a write), the next such call
+// writes it again, and a queue's expired leases are rescued and its counts
+// shown. On a Redis Cluster client the registry is in no queue's slot, so
+// a script cannot write it: Enqueue adds the names before its scripts, and
+// Lease and Retry after theirs, with one SADD per call.
 //
 // # Time
 //
@@ -81,7 +100,13 @@
 // # Memory
 //
 // Finished jobs are deleted by Cleanup (the worker's cleaner) after their
-// retention; unique keys held for a window also expire on their own.
+// retention; unique keys held for a window also expire on their own. The
+// jobs of a group are kept until the group has ended (it is done and its
+// completion job has finished), and their retention starts then: the
+// cleaner moves such a job it finds too early later in its state's index
+// (to the group's end, or to now while the group has not ended), so it
+// looks at it again one retention later and it never stands in front of
+// jobs that may go. A done group is deleted a retention after it ended.
 // Redis must not evict keys: New logs a warning when maxmemory-policy is
 // not noeviction, because an evicted job or index entry is a lost job.
 //
@@ -209,7 +234,6 @@ type Backend struct {
 	batch   *batcher
 	notes   *notifier
 	closed  atomic.Bool
-	known   syncSet // queues already in the registry
 	// outbox is the outbox's key prefix ("sluice:outbox:"); empty when
 	// Options.Outbox is off.
 	outbox string

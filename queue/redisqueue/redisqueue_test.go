@@ -69,7 +69,8 @@ func TestKeyLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 		esc := keyspace.Escape(q)
-		if want := regexp.MustCompile(`^[0-9]{16}-` + regexp.QuoteMeta(esc) + `$`); !want.MatchString(j.ID) {
+		// In the id, '~' stands for the key's '%': ids go into URL paths.
+		if want := regexp.MustCompile(`^[0-9]{16}-mail~2Feu~7B1~7D$`); !want.MatchString(j.ID) {
 			t.Errorf("id %q does not match %s", j.ID, want)
 		}
 		tagged := string(s.prefix) + "queue:{" + esc + "}:"
@@ -90,7 +91,8 @@ func TestBadIDs(t *testing.T) {
 	s := miniServer(t)
 	b := s.backend(t, redisqueue.Options{})
 	ctx := context.Background()
-	for _, id := range []string{"", "1", "abc", "123456789012345-q", "12345678901234567q", "123456789012345x-q", "1234567890123456-", "1234567890123456-%zz"} {
+	for _, id := range []string{"", "1", "abc", "123456789012345-q", "12345678901234567q", "123456789012345x-q", "1234567890123456-", "1234567890123456-%zz",
+		"1234567890123456-a~3a", "1234567890123456-a~41", "1234567890123456-a~3", "1234567890123456-a~", "1234567890123456-a:b"} {
 		if _, err := b.Get(ctx, id); !errors.Is(err, queue.ErrNotFound) {
 			t.Errorf("Get(%q) error = %v, want ErrNotFound", id, err)
 		}
@@ -322,14 +324,15 @@ func TestStoreFault(t *testing.T) {
 }
 
 // TestExtremes checks that scores and times keep their exact values at the
-// ends of their ranges: the largest priority, a run time centuries ahead.
+// ends of their ranges: the largest priority, a run time near the end of
+// the century a spec may reach (queue.MaxDuration).
 func TestExtremes(t *testing.T) {
 	forEachServer(t, func(t *testing.T, s server) {
 		clk := clock.NewFake(epoch)
 		b := s.backend(t, withClock(clk))
 		cl := queue.NewClient(b)
 		ctx := context.Background()
-		far := time.Date(2200, 7, 8, 9, 10, 11, 123456000, time.UTC)
+		far := time.Date(2120, 7, 8, 9, 10, 11, 123456000, time.UTC)
 		low := mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k", Priority: queue.MaxPriority})
 		high := mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k", Priority: queue.MaxPriority - 1})
 		later := mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k", RunAt: far})

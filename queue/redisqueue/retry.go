@@ -43,5 +43,6 @@ func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 	}
 	woken, _ := l[2].([]any)
 	b.wakeLocal([]*qkeys{k}, woken)
+	b.registerAfter(ctx, []*qkeys{k})
 	return j, nil
 }

@@ -29,7 +29,7 @@ var (
 	scriptGiveBack = loadScript("giveback")
 	scriptCancel   = loadScript("cancel")
 	scriptRescue   = loadScript("rescue")
-	scriptCleanup  = loadPlainScript("cleanup")
+	scriptCleanup  = loadScript("cleanup") // reads groups through the scheduler
 	scriptGet      = loadPlainScript("get")
 	scriptList     = loadPlainScript("list")
 	scriptStats    = loadPlainScript("stats")

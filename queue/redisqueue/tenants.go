@@ -113,6 +113,14 @@ func (b *Backend) Pause(ctx context.Context, scope queue.Scope, d time.Duration)
 	case queue.ScopeQueue:
 		k := b.keys.queue(scope.Name)
 		key, extra = k.keys[keyPaused], []any{k.channel}
+		// Stats lists registered queues: a queue paused before its first
+		// job must be among them, or its pause could not be seen (nor
+		// lifted) from the dashboard. SADD is idempotent.
+		if d > 0 {
+			if err := b.client.SAdd(ctx, b.keys.registry, scope.Name).Err(); err != nil {
+				return time.Time{}, b.fault("pause", err)
+			}
+		}
 	default:
 		return time.Time{}, queue.InvalidArgument("Scope.Kind", "must be tenant, group or queue, got %q", scope.Kind)
 	}

@@ -39,7 +39,8 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
-// Stats implements queue.Backend. It counts from the (queue, state) index.
+// Stats implements queue.Backend. It counts from the (queue, state) index
+// and lists a paused queue even when it has no jobs.
 func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	if b.closed.Load() {
 		return nil, b.wrap("stats", queue.ErrClosed)
@@ -67,6 +68,13 @@ func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	paused, err := b.pausedQueues(ctx)
 	if err != nil {
 		return nil, b.wrap("stats", err)
+	}
+	// A paused queue is listed without jobs too: the pause is what an
+	// operator must see to lift it.
+	for q := range paused {
+		if byQueue[q] == nil {
+			byQueue[q] = map[queue.State]int64{}
+		}
 	}
 	out := make([]queue.QueueStats, 0, len(byQueue))
 	for q, c := range byQueue {
@@ -240,38 +248,4 @@ func rescueOne(tx *wtx, j *queue.Job, now int64, maxStalls int) (queue.State, er
 			attempt = attempt - 1, updated_at = ?2, `+clearLease+` WHERE id = ?3`, stalls, now, id)
 		return queue.StatePending, err
 	}
-}
-
-// Cleanup implements queue.Backend.
-func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, error) {
-	limit := req.Limit
-	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
-	}
-	now := b.now()
-	deleted := 0
-	err := b.write(ctx, "cleanup", func(tx *wtx) error {
-		deleted = 0
-		qf, qargs := queueFilter(req.Queues)
-		for _, s := range []queue.State{queue.StateCompleted, queue.StateFailed, queue.StateCancelled} {
-			keep, _ := req.Retention.For(s)
-			if keep < 0 || deleted >= limit {
-				continue
-			}
-			args := append([]any{string(s), now - int64(keep)}, qargs...)
-			res, err := tx.exec(`DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
-				WHERE state = ? AND finished_at <= ?`+qf+` ORDER BY finished_at LIMIT ?)`,
-				append(args, limit-deleted)...)
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			deleted += int(n)
-		}
-		return cleanScheduling(tx, now, groupRetention(req.Retention), limit)
-	})
-	return deleted, err
 }

@@ -45,7 +45,11 @@ var (
 	qInsertGroup = hot(`INSERT INTO job_groups (id, tenant, max_conc, min_interval, ttl, deadline,
 		completion_kind, completion_queue, completion_payload, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
-	qGroupDone = hot(`UPDATE job_groups SET done_at = ?1, deadline = 0, wake_at = 0
+	// A group without a completion job ends when it is done; one with a
+	// completion job ends when that job finishes (a trigger, see
+	// migrations/0005_group_retention.sql).
+	qGroupDone = hot(`UPDATE job_groups SET done_at = ?1, deadline = 0, wake_at = 0,
+		ended_at = CASE WHEN completion_kind = '' THEN ?1 ELSE 0 END
 		WHERE id = ?2 AND done_at = 0`)
 	qGroupCompletion = hot(`UPDATE job_groups SET completion_job = ? WHERE id = ?`)
 	qGroupCancel     = hot(`UPDATE job_groups SET cancel_requested = 1, deadline = 0, wake_at = 0 WHERE id = ?`)
@@ -272,8 +276,12 @@ func (b *Backend) CancelGroup(ctx context.Context, id string) (*queue.GroupProgr
 }
 
 var (
-	qOldGroups = hot(`DELETE FROM job_groups WHERE id IN (SELECT id FROM job_groups
-		WHERE done_at > 0 AND done_at <= ? ORDER BY done_at LIMIT ?) RETURNING id`)
+	// A group goes once its retention has passed since it ended and its
+	// jobs are gone: until then it holds its jobs' end (see Cleanup).
+	qOldGroups = hot(`DELETE FROM job_groups WHERE id IN (SELECT id FROM job_groups g
+		WHERE ended_at > 0 AND ended_at <= ?
+		AND NOT EXISTS (SELECT 1 FROM jobs WHERE grp = g.id AND grp != '')
+		ORDER BY ended_at LIMIT ?) RETURNING id`)
 	qGroupCounts = hot(`DELETE FROM scope_counts WHERE kind = 'g' AND name = ?`)
 	// A tenant's rows at zero and finish tags at or behind their queue's
 	// virtual time say nothing a missing row does not.
@@ -296,9 +304,9 @@ func groupRetention(r queue.Retention) time.Duration {
 	return keep
 }
 
-// cleanScheduling deletes, inside Cleanup's step, groups done longer than
-// keep ago (negative: never) with their counts, and rows that hold
-// nothing.
+// cleanScheduling deletes, inside Cleanup's step, groups that ended longer
+// than keep ago (negative: never) and have no jobs left, with their
+// counts, and rows that hold nothing.
 func cleanScheduling(tx *wtx, now int64, keep time.Duration, limit int) error {
 	if keep >= 0 {
 		rows, err := tx.query(qOldGroups, now-int64(keep), limit)

@@ -14,10 +14,17 @@ var ErrRefused = errors.New("webhook: address refused")
 type RefusedError struct {
 	Addr   netip.Addr
 	Reason string // such as "loopback"
+	// Setting is what allows the address (Guard.AllowSetting); empty
+	// means "Guard.Allow".
+	Setting string
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("webhook: refusing to connect to %s (%s address; allow it with Guard.Allow)", e.Addr, e.Reason)
+	setting := e.Setting
+	if setting == "" {
+		setting = "Guard.Allow"
+	}
+	return fmt.Sprintf("webhook: refusing to connect to %s (%s address; allow it with %s)", e.Addr, e.Reason, setting)
 }
 
 // Is makes errors.Is(err, ErrRefused) true.
@@ -33,6 +40,11 @@ type Guard struct {
 	// AllowAll turns the guard off. Meant for tests whose receivers listen
 	// on 127.0.0.1; never set it for URLs from users.
 	AllowAll bool
+	// AllowSetting names, in a refusal, where whoever runs the program
+	// allows an address: a program that fills Allow from its own
+	// configuration names that key (the server says
+	// "webhooks.allow_networks"). Default "Guard.Allow".
+	AllowSetting string
 }
 
 // Range is one refused address range.
@@ -87,11 +99,11 @@ func (g Guard) Check(a netip.Addr) error {
 		}
 	}
 	if !a.IsValid() {
-		return &RefusedError{Addr: a, Reason: "invalid"}
+		return &RefusedError{Addr: a, Reason: "invalid", Setting: g.AllowSetting}
 	}
 	for _, r := range Refused {
 		if r.Prefix.Contains(a) {
-			return &RefusedError{Addr: a, Reason: r.Reason}
+			return &RefusedError{Addr: a, Reason: r.Reason, Setting: g.AllowSetting}
 		}
 	}
 	return nil

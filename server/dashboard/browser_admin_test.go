@@ -98,32 +98,32 @@ func TestBrowserAdminActions(t *testing.T) {
 		t.Errorf("job after retry: state %v attempt %v, want pending and 0", job["state"], job["attempt"])
 	}
 
-	card := `section[data-queue="emails"]`
+	row := `#queues tr[data-queue="emails"]`
 	do(t, ctx, "pause",
 		chromedp.Navigate(srv.url+"/?refresh=0.3#/overview"),
-		waitText(card+` button[data-action="pause"]`, "Pause"),
-		chromedp.Click(chromedp.CSS(card+` button[data-action="pause"]`)),
+		waitText(row+` button[data-action="pause"]`, "Pause"),
+		chromedp.Click(chromedp.CSS(row+` button[data-action="pause"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#confirm-minutes")),
 		chromedp.Click(chromedp.CSS("#confirm-ok")),
 		waitContains("#notice-text", "Queue emails paused until resumed."),
-		waitContains(card+" header .paused", "paused until resumed"),
-		waitText(card+` button[data-action="pause"]`, "Resume"),
+		waitContains(row+" .paused", "paused until resumed"),
+		waitText(row+` button[data-action="pause"]`, "Resume"),
 	)
 	// Paused: a worker gets nothing, though the retried job is pending.
 	if _, l := srv.call("POST", "/v1/worker/lease", map[string]any{"queues": []string{"emails"}, "worker_id": "w-2"}); len(l["leases"].([]any)) != 0 {
 		t.Errorf("leased %d jobs from a paused queue", len(l["leases"].([]any)))
 	}
 	do(t, ctx, "phone width, paused", chromedp.EmulateViewport(390, 844), chromedp.Navigate(srv.url+"/?refresh=0.3#/overview"),
-		waitContains(card+" header .paused", "paused until resumed"))
+		waitContains(row+" .paused", "paused until resumed"))
 	checkPage(t, ctx, 390)
 	do(t, ctx, "resume",
 		chromedp.EmulateViewport(1280, 900),
-		chromedp.Click(chromedp.CSS(card+` button[data-action="pause"]`)),
+		chromedp.Click(chromedp.CSS(row+` button[data-action="pause"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#confirm-ok")),
 		chromedp.Click(chromedp.CSS("#confirm-ok")),
 		waitContains("#notice-text", "Queue emails resumed."),
-		waitJS(fmt.Sprintf(`document.querySelector(%s).hidden`, jsString(card+" header .paused"))),
-		waitText(card+` button[data-action="pause"]`, "Pause"),
+		waitJS(fmt.Sprintf(`document.querySelector(%s).hidden`, jsString(row+" .paused"))),
+		waitText(row+` button[data-action="pause"]`, "Pause"),
 	)
 	if _, l := srv.call("POST", "/v1/worker/lease", map[string]any{"queues": []string{"emails"}, "worker_id": "w-2"}); len(l["leases"].([]any)) != 1 {
 		t.Errorf("leased %d jobs after resume, want the retried one", len(l["leases"].([]any)))
@@ -148,8 +148,8 @@ func TestBrowserAdminActions(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#login-form button[type="submit"]`)),
 		waitContains("#who", "Signed in as shop (producer)"),
 		chromedp.Navigate(srv.url+"/?refresh=0.3#/overview"),
-		waitText(card+` .tile[data-state="cancelled"] .n`, "1"),
-		waitJS(fmt.Sprintf(`!document.querySelector(%s)`, jsString(card+` button[data-action="pause"]`))),
+		waitText(row+` td[data-col="cancelled"]`, "1"),
+		waitJS(fmt.Sprintf(`!document.querySelector(%s)`, jsString(row+` button[data-action="pause"]`))),
 		chromedp.Navigate(srv.url+"/?refresh=0.3#/job/"+cancelled),
 		waitText("#job-state", "cancelled"),
 		waitText(`#deliveries tbody tr:first-child td[data-col="event"]`, "job.cancelled"),

@@ -14,7 +14,8 @@ import (
 
 // TestBrowserTenantsOnRedis runs the binary on Redis storage and checks
 // that the tenant table fills from GET /v1/tenants there: counts from the
-// scheduler, and a tenant known only by its settings. It needs a Redis
+// scheduler, and a tenant known only by its settings; and that a paused
+// queue without jobs stays on the overview. It needs a Redis
 // (SLUICE_REDIS_URL); its keys get a prefix of their own, deleted after.
 func TestBrowserTenantsOnRedis(t *testing.T) {
 	url := os.Getenv("SLUICE_REDIS_URL")
@@ -63,6 +64,17 @@ func TestBrowserTenantsOnRedis(t *testing.T) {
 		// initech has no jobs: only the tenant list knows it.
 		waitText(row("initech", "limit"), "3"),
 		waitText(row("initech", "total"), "0"),
+	)
+	// A queue paused before its first job is on the overview: Redis lists
+	// it from its queue registry, which the pause joins.
+	if status, out := srv.call("POST", "/v1/queues/idle/pause", nil); status != http.StatusOK {
+		t.Fatalf("pause idle: %d %v", status, out)
+	}
+	do(t, ctx, "paused empty queue",
+		chromedp.Click(chromedp.CSS(`nav a[data-view="overview"]`)),
+		waitContains(`#queues tr[data-queue="idle"] .paused`, "paused until resumed"),
+		waitText(`#queues tr[data-queue="idle"] .total`, "0 jobs"),
+		waitText(`#queues tr[data-queue="emails"] .total`, "4 jobs"),
 	)
 }
 

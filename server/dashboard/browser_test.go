@@ -50,11 +50,11 @@ func TestBrowser(t *testing.T) {
 	srv.enqueue("emails", "acme", "", 3)
 	globex := srv.enqueue("emails", "globex", "", 2)
 	do(t, ctx, "overview counts",
-		waitText(`section[data-queue="emails"] .tile[data-state="pending"] .n`, "5"),
+		waitText(`#queues tr[data-queue="emails"] td[data-col="pending"]`, "5"),
 	)
 	// Counts follow new jobs without a reload.
 	srv.enqueue("emails", "acme", "", 2)
-	do(t, ctx, "overview update", waitText(`section[data-queue="emails"] .tile[data-state="pending"] .n`, "7"))
+	do(t, ctx, "overview update", waitText(`#queues tr[data-queue="emails"] td[data-col="pending"]`, "7"))
 
 	// A worker takes acme's oldest job: the tenant table shows it active.
 	status, leased := srv.call("POST", "/v1/worker/lease", map[string]any{"queues": []string{"emails"}, "worker_id": "w-1"})
@@ -143,18 +143,18 @@ func TestBrowser(t *testing.T) {
 	}
 	do(t, ctx, "limits view",
 		waitContains("#try-verdict", "HTTP 429"),
-		waitText(`[data-policy="api/call"] [data-stat="denied"] .n`, "1"),
-		waitText(`[data-policy="api/call"] [data-stat="allowed"] .n`, "2"),
+		waitText(`#policies tr[data-policy="api/call"] td[data-col="denied"]`, "1"),
+		waitText(`#policies tr[data-policy="api/call"] td[data-col="allowed"]`, "2"),
 	)
 	// A denial from another client shows up too.
 	if status, _ := srv.call("POST", "/v1/limits/api/call", map[string]any{"subject": map[string]any{"user": "u-42"}}); status != http.StatusTooManyRequests {
 		t.Fatalf("limit over HTTP: %d, want 429", status)
 	}
-	do(t, ctx, "limits update", waitText(`[data-policy="api/call"] [data-stat="denied"] .n`, "2"))
+	do(t, ctx, "limits update", waitText(`#policies tr[data-policy="api/call"] td[data-col="denied"]`, "2"))
 
 	checkPage(t, ctx, 1280)
 	do(t, ctx, "phone width", chromedp.EmulateViewport(390, 844), chromedp.Navigate(srv.url+"/?refresh=0.3#/overview"),
-		waitText(`section[data-queue="emails"] .tile[data-state="cancelled"] .n`, "1"))
+		waitText(`#queues tr[data-queue="emails"] td[data-col="cancelled"]`, "1"))
 	checkPage(t, ctx, 390)
 
 	if e := errs(); len(e) > 0 {

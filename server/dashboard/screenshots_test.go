@@ -91,7 +91,11 @@ webhooks:
 	if status, _ := srv.call("POST", "/v1/queues/crawl/pause", map[string]any{"duration_ms": 30 * 60 * 1000}); status != http.StatusOK {
 		t.Fatalf("pause crawl: %d", status)
 	}
-	shoot("overview", "#/overview", `section[data-queue="crawl"] header .paused:not([hidden])`)
+	// So is imports, which has no jobs yet: it is listed all the same.
+	if status, _ := srv.call("POST", "/v1/queues/imports/pause", nil); status != http.StatusOK {
+		t.Fatalf("pause imports: %d", status)
+	}
+	shoot("overview", "#/overview", `#queues tr[data-queue="crawl"] .paused:not([hidden])`)
 	shoot("tenants", "#/tenants", "#tenants tbody tr")
 	shoot("groups", "#/groups", "#groups tbody tr")
 	shoot("jobs", "#/jobs?queue=emails", "#jobs tbody tr")
@@ -106,9 +110,9 @@ webhooks:
 		shoot("job-failed", "#/job/"+jobs[0].(map[string]any)["id"].(string), "#deliveries tbody tr[data-outcome]")
 		do(t, b, "back", chromedp.EmulateViewport(1280, 900))
 	}
-	shoot("limits", "#/limits", `[data-policy="ip/api"] svg`)
+	shoot("limits", "#/limits", `#policies tr[data-policy="ip/api"] svg`)
 	do(t, b, "phone", chromedp.EmulateViewport(390, 844))
-	shoot("phone", "#/overview", `section[data-queue="emails"] svg`)
+	shoot("phone", "#/overview", `#queues tr[data-queue="emails"] svg`)
 }
 
 // demoTraffic enqueues jobs for four tenants, runs them through the
@@ -126,6 +130,8 @@ func demoTraffic(ctx context.Context, wg *sync.WaitGroup, srv *instance) {
 		}
 	}
 	srv.enqueue("crawl", "globex", "crawl-news.site", 25)
+	srv.enqueue("exports", "acme", "", 4)
+	srv.enqueue("reports", "globex", "", 1)
 	loop := func(every time.Duration, fn func()) {
 		wg.Add(1)
 		go func() {

@@ -183,6 +183,7 @@ end
 for _, q in ipairs(qs) do
   if q.last then
     redis.call('SET', q.seq, n2s(q.last))
+    register(q)
   end
   if #q.add.pending > 0 and redis.call('ZCARD', q.pending) == 0 then
     q.wake = true

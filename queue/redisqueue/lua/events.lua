@@ -46,6 +46,29 @@ local function esc(s)
   end))
 end
 
+-- id_part turns a queue name escaped as keyspace.Escape does into its
+-- form in job ids (keyspace.Escape with '~' for '%', and '~' itself as
+-- '~7E': only URL-unreserved characters), as keys.go's idQueue does.
+local function id_part(escaped)
+  if not string.find(escaped, '[%%~]') then
+    return escaped
+  end
+  local s = string.gsub(string.gsub(escaped, '~', '~7E'), '%%', '~')
+  return s
+end
+
+-- queue_tag returns the escaped name of the queue whose job keys start
+-- with jp ('<prefix>queue:{<escaped name>}:job:') and the name itself:
+-- scripts reach jobs of other queues than their own (a tenant's or
+-- group's), so the queue comes from the job's key.
+local function queue_tag(jp)
+  local tag = string.match(jp, '{([^{}]*)}:job:$')
+  local name = string.gsub(tag, '%%(%x%x)', function(h)
+    return string.char(tonumber(h, 16))
+  end)
+  return tag, name
+end
+
 -- EV holds the helpers that append events, built by events() on first
 -- use: a script with the outbox off never needs them, and Lua makes a
 -- script's closures and tables on every run.
@@ -108,17 +131,11 @@ local function events()
     return id
   end
 
-  -- ref returns the id suffix ("-" and the escaped queue name) and the
-  -- queue name of the queue whose job keys start with jp
-  -- ('<prefix>queue:{<escaped name>}:job:'): scripts reach jobs of other
-  -- queues than their own (a tenant's or group's), so the queue comes
-  -- from the job's key, not from the script's arguments.
+  -- ref returns the id suffix ("-" and the queue name in id form) and
+  -- the queue name of the queue whose job keys start with jp.
   function EV.ref(jp)
-    local tag = string.match(jp, '{([^{}]*)}:job:$')
-    local name = string.gsub(tag, '%%(%x%x)', function(h)
-      return string.char(tonumber(h, 16))
-    end)
-    return '-' .. tag, name
+    local tag, name = queue_tag(jp)
+    return '-' .. id_part(tag), name
   end
   return EV
 end

@@ -177,6 +177,7 @@ for round = 1, 4 do
       local l = left[i]
       l[#l + 1] = m
       if job then
+        register(qs[i])
         local ad = added[i]
         ad[#ad + 1] = until_
         ad[#ad + 1] = string.sub(m, -16)

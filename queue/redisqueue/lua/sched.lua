@@ -15,8 +15,10 @@
 --                                 pause end pu, job counts n:<state>
 --   P..'sched:g:'..esc(group)    hash: spec tn mc mi ttl ck cq cp, created ca,
 --                                 cancel requested cr, done da, completion
---                                 job cj, last start ls, pause end pu, and
---                                 n:<state> for every state
+--                                 job cj and its key cjk, its end ea once
+--                                 that job is deleted, last start ls,
+--                                 pause end pu, and n:<state> for every
+--                                 state
 --   <scope>:pending, :waiting    sorted sets of the scope's jobs in that
 --                                 state: score band, member rank .. job key
 --   <group>:open                 set of the group's unfinished job keys
@@ -31,6 +33,8 @@
 --                                 tenant list), kept by enter, settle,
 --                                 settenant.lua and pause.lua
 --   P..'sched:done'              sorted set of done groups, score = done at
+--                                 (moved later by cleangroups.lua until
+--                                 the group has ended)
 -- Counts and sets change only in move (scope_hook), called by every
 -- transition of a job with a tenant or group, in the transition's script.
 -- These keys and the keys of other queues are derived inside the scripts
@@ -50,6 +54,23 @@
 
 local P = ARGV[2] or ''
 local QUEUED = {pending = true, waiting = true}
+
+-- register adds queue table q's name to the registry of queues,
+-- P..'queues', that calls on every queue read (Stats, RescueExpired,
+-- Cleanup). Every script that can give a queue a job it did not have
+-- (enqueue, lease, retry, a group's completion job) calls it in the same
+-- step, so the registry heals itself when Redis lost it. SADD of a member
+-- already there changes nothing and is not replicated. On a Cluster
+-- client (P '') the registry is in another slot: enqueue.go's register
+-- adds the names instead.
+local function register(q)
+  if P == '' or q.registered then
+    return
+  end
+  q.registered = true
+  local _, name = queue_tag(q.jp)
+  redis.call('SADD', P .. 'queues', name)
+end
 
 local function num(v) return tonumber(v or '0') or 0 end
 

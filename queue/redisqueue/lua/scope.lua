@@ -365,8 +365,9 @@ scoped = function()
   end
 
   -- store_new stores a job in queue name (of any slot) that is ready now,
-  -- as an enqueue without a backlog check would, and returns its id. A job
-  -- holding the unique key uk and not finished is returned instead.
+  -- as an enqueue without a backlog check would, and returns its id and
+  -- key. A job holding the unique key uk and not finished is returned
+  -- instead.
   function X.store_new(name, kind, payload, tn, uk, ma)
     local base = P .. 'queue:{' .. X.esc(name) .. '}:'
     local q = X.qbase(base)
@@ -375,10 +376,10 @@ scoped = function()
     if held then
       local st = redis.call('HGET', q.jp .. held, 'st')
       if st and not final(st) then
-        return held .. '-' .. X.esc(name)
+        return held .. '-' .. id_part(X.esc(name)), q.jp .. held
       end
     end
-    redis.call('SADD', P .. 'queues', name)
+    register(q)
     local last = num(redis.call('GET', q.seq))
     local s = math.max(NOW, last + 1)
     redis.call('SET', q.seq, n2s(s))
@@ -394,7 +395,7 @@ scoped = function()
     redis.call('SET', ukk, seq)
     ready(J, nil, h)
     redis.call('HSET', J.jk, unpack(h))
-    return seq .. '-' .. X.esc(name)
+    return seq .. '-' .. id_part(X.esc(name)), J.jk
   end
 
   X.GROUP_COUNTS = {'n:scheduled', 'n:pending', 'n:waiting', 'n:active', 'n:retrying',
@@ -428,7 +429,7 @@ scoped = function()
       report = report .. ',"cancel_requested":true'
     end
     report = report .. '}'
-    local jid, cq
+    local jid, jk, cq
     if s[1] then
       local payload = s[3]
       if not payload or payload == '' then
@@ -438,10 +439,54 @@ scoped = function()
       if not cq or cq == '' then
         cq = 'default'
       end
-      jid = X.store_new(cq, s[1], payload, s[4] or '', 'group:' .. id, '__MAX_ATTEMPTS__')
-      redis.call('HSET', g.k, 'cj', jid)
+      jid, jk = X.store_new(cq, s[1], payload, s[4] or '', 'group:' .. id, '__MAX_ATTEMPTS__')
+      -- cjk, the completion job's key, tells the cleaner when it has
+      -- finished (see ended).
+      redis.call('HSET', g.k, 'cj', jid, 'cjk', jk)
     end
     events().append('group.completed', SNOW, {g = id, tn = s[4], j = jid, q = cq, d = report})
+  end
+
+  -- ended returns when group id ended, which is when the retention of its
+  -- jobs and its own starts: when it was done, or, with a completion job,
+  -- when that job finished (ea, kept by keep_end once the job is gone).
+  -- It returns nil while the group has not ended, and 0 when the group is
+  -- gone (its jobs keep their own retention). Read once per script.
+  X.ENDED = {}
+  function X.ended(id)
+    local e = X.ENDED[id]
+    if e == nil then
+      local v = redis.call('HMGET', X.gkey(id), 'ca', 'da', 'cjk', 'ea')
+      if not v[1] then
+        e = 0
+      elseif not v[2] then
+        e = false
+      elseif v[4] then
+        e = tonumber(v[4])
+      else
+        e = tonumber(v[2])
+        if v[3] then
+          local c = redis.call('HMGET', v[3], 'st', 'fa')
+          if c[1] and not final(c[1]) then
+            e = false
+          elseif c[1] then
+            e = math.max(e, num(c[2]))
+          end
+        end
+      end
+      X.ENDED[id] = e
+    end
+    return e or nil
+  end
+
+  -- keep_end records in group id, before its completion job (hash jk,
+  -- finished at fa) is deleted, the end that job gave it.
+  function X.keep_end(id, jk, fa)
+    local k = X.gkey(id)
+    local v = redis.call('HMGET', k, 'cjk', 'da', 'ea')
+    if v[1] == jk and v[2] and not v[3] then
+      redis.call('HSET', k, 'ea', n2s(math.max(tonumber(v[2]), fa)))
+    end
   end
 
   -- cancel_group marks group id cancel-requested, cancels its jobs that have

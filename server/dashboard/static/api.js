@@ -30,7 +30,7 @@ export async function request(path, { method = 'GET', body, token = session.toke
   const init = { method, headers, cache: 'no-store', credentials: 'omit', signal };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(body);
+    init.body = stringifyJSON(body);
   }
   let res;
   try {
@@ -42,10 +42,50 @@ export async function request(path, { method = 'GET', body, token = session.toke
   const text = await res.text();
   let data = null;
   if (text) {
-    try { data = JSON.parse(text); } catch { data = text; }
+    try { data = parseJSON(text); } catch { data = text; }
   }
   if (res.status === 401 && token === session.token) listeners.forEach((fn) => fn());
   return { ok: res.ok, status: res.status, data, headers: res.headers };
+}
+
+// The server's integers are 64-bit; JSON.parse turns every number into a
+// double, exact only up to 2^53, so a quota of 9007199254740993 would
+// show as ...992 and MaxInt64 as 9223372036854775808. parseJSON keeps
+// such integers exact as BigInt: outside strings, an integer of 16 or
+// more digits that a double cannot hold is swapped for a marked string
+// before parsing and turned into a BigInt after. The mark holds a fresh
+// random part, so no string the server sends can pass for one.
+const LONG_INT = /"(?:[^"\\]|\\.)*"|(?<![\w.+-])-?\d{16,}(?![\w.])/g;
+
+function freshMark() {
+  const r = crypto.getRandomValues(new Uint32Array(2));
+  return `\u0001int${r[0].toString(36)}${r[1].toString(36)}:`;
+}
+
+export function parseJSON(text) {
+  if (!/\d{16}/.test(text)) return JSON.parse(text);
+  const mark = freshMark();
+  let found = false;
+  const marked = text.replace(LONG_INT, (m) => {
+    if (m[0] === '"' || Number.isSafeInteger(Number(m))) return m;
+    found = true;
+    return `"\\u0001${mark.slice(1)}${m}"`;
+  });
+  if (!found) return JSON.parse(text);
+  return JSON.parse(marked, (k, v) => (typeof v === 'string' && v.startsWith(mark) ? BigInt(v.slice(mark.length)) : v));
+}
+
+// stringifyJSON is JSON.stringify that writes BigInts as plain integers.
+export function stringifyJSON(value, space) {
+  const mark = freshMark();
+  let found = false;
+  const out = JSON.stringify(value, (k, v) => {
+    if (typeof v !== 'bigint') return v;
+    found = true;
+    return mark + v;
+  }, space);
+  if (!found) return out;
+  return out.replaceAll(new RegExp(`"\\\\u0001${mark.slice(1)}(-?\\d+)"`, 'g'), '$1');
 }
 
 // api is request that throws ApiError unless the answer is 2xx.

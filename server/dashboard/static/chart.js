@@ -62,6 +62,30 @@ export function lineChart({ label, series: all, seconds = 60, height = 110, unit
   return svg;
 }
 
+// sparkline draws series ({name, values, color, dashed}) as a small
+// chart without axes, for a table cell: the shape of the last minute at a
+// glance, with the same text equivalent as lineChart. All series share
+// one scale; a flat zero line sits on the bottom edge.
+export function sparkline({ label, series: all, unit = '', width = 80, height = 24 }) {
+  const series = all.map((x) => ({ ...x, values: x.values.slice(0, -1) }));
+  const n = Math.max(2, ...series.map((x) => x.values.length));
+  let max = 0;
+  for (const x of series) for (const v of x.values) if (v !== null && v > max) max = v;
+  const top = max > 0 ? max : 1;
+  const px = (i) => 1 + (i * (width - 2)) / (n - 1);
+  const py = (v) => height - 2 - (height - 4) * (v / top);
+  const svg = s('svg', { class: 'spark', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': `${label}. ${summary(series, unit)}` });
+  svg.append(s('title', {}, `${label}: ${summary(series, unit)}`));
+  svg.append(s('line', { class: 'base', x1: 0, x2: width, y1: height - 1.5, y2: height - 1.5 }));
+  for (const x of series) {
+    const d = path(x.values, px, py);
+    if (d) {
+      svg.append(s('path', { d, fill: 'none', stroke: x.color, 'stroke-width': 1.5, 'stroke-linejoin': 'round', 'stroke-linecap': 'round', 'stroke-dasharray': x.dashed ? '3 2' : null }));
+    }
+  }
+  return svg;
+}
+
 function path(values, px, py) {
   let d = ''; let pen = false;
   values.forEach((v, i) => {

@@ -34,7 +34,43 @@ export function replace(el, ...children) {
 }
 
 const nf = new Intl.NumberFormat('en');
+// num formats a count. The API's integers beyond 2^53 arrive as BigInt
+// (see parseJSON in api.js), which Intl formats exactly.
 export function num(n) { return n === undefined || n === null ? '–' : nf.format(n); }
+
+// plural is a count with its noun: "1 job", "2 jobs", "1,000 jobs".
+export function plural(n, one, many = `${one}s`) {
+  return `${num(n)} ${Number(n) === 1 ? one : many}`;
+}
+
+// MAX_INT64 is the largest number the server's 64-bit integers hold; a
+// limit set to it limits nothing.
+export const MAX_INT64 = 2n ** 63n - 1n;
+
+// unlimited reports whether a limit is so high it can never be reached.
+export function unlimited(n) {
+  return typeof n === 'bigint' ? n >= MAX_INT64 : typeof n === 'number' && n >= 2 ** 63;
+}
+
+// limitNum formats a limit: "no limit" when it cannot be reached.
+export function limitNum(n) { return unlimited(n) ? 'no limit' : num(n); }
+
+// toNumber turns a BigInt into a Number for arithmetic where exactness
+// does not matter (ratios, durations, chart scales).
+export function toNumber(n) { return typeof n === 'bigint' ? Number(n) : n; }
+
+// exactInt reads an integer typed into a form, as a BigInt past 2^53 so
+// that it is sent exactly (see stringifyJSON in api.js).
+export function exactInt(text) {
+  const v = Number(text || 0);
+  return /^-?\d+$/.test(text) && !Number.isSafeInteger(v) ? BigInt(text) : v;
+}
+
+// plus adds two API integers, exactly when either is a BigInt.
+export function plus(a, b) {
+  if (typeof a === 'bigint' || typeof b === 'bigint') return BigInt(a || 0) + BigInt(b || 0);
+  return (a || 0) + (b || 0);
+}
 
 export function rate(n) {
   if (n === undefined || n === null) return '–';
@@ -43,12 +79,14 @@ export function rate(n) {
 
 export function ms(v) {
   if (v === undefined || v === null) return '–';
+  v = toNumber(v);
   if (v < 1) return `${v.toFixed(2)} ms`;
   if (v < 1000) return `${Math.round(v)} ms`;
   return duration(v);
 }
 
 export function duration(msv) {
+  msv = toNumber(msv);
   if (msv === undefined || msv === null || Number.isNaN(msv)) return '–';
   const s = msv / 1000;
   if (s < 1) return `${Math.round(msv)} ms`;
@@ -139,9 +177,17 @@ export function sortRows(rows, columns, sort) {
   const val = col.value || ((r) => r[col.key]);
   return [...rows].sort((a, b) => {
     const x = val(a); const y = val(b);
-    const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x ?? '').localeCompare(String(y ?? ''));
-    return c * sort.dir;
+    return compare(x, y) * sort.dir;
   });
+}
+
+const numeric = (v) => typeof v === 'number' || typeof v === 'bigint';
+
+// compare orders numbers (and BigInts, exactly) by value, anything else
+// as text.
+export function compare(x, y) {
+  if (numeric(x) && numeric(y)) return x < y ? -1 : x > y ? 1 : 0;
+  return String(x ?? '').localeCompare(String(y ?? ''));
 }
 
 // bar is a stacked horizontal bar: parts {cls, value, label}; total is
@@ -151,7 +197,7 @@ export function bar(parts, total, label) {
   for (const p of parts) {
     if (!p.value || !total) continue;
     const seg = h('span', { class: p.cls, title: `${p.label}: ${p.value}` });
-    seg.style.width = `${Math.min(100, (100 * p.value) / total)}%`; // CSSOM: allowed by the CSP, unlike style=""
+    seg.style.width = `${Math.min(100, (100 * toNumber(p.value)) / toNumber(total))}%`; // CSSOM: allowed by the CSP, unlike style=""
     el.append(seg);
   }
   return el;

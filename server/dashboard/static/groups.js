@@ -1,7 +1,7 @@
 // Groups: progress of each job group (completed / failed / remaining)
 // counted from the job list; cancel a group when the server offers it.
 import { api, request, available, offers, enc, q } from './api.js';
-import { h, replace, num, table, sortRows, bar, notice, confirm } from './dom.js';
+import { h, replace, num, plural, table, sortRows, bar, notice, confirm } from './dom.js';
 
 export default {
   mount(root, route, ctx) {
@@ -22,7 +22,7 @@ export default {
         id: 'groups', caption: 'Groups', columns: cols, rows: sortRows(last.rows, cols, sort), sort, onSort,
         rowAttrs: (r) => ({ 'data-group': r.group }), empty: 'No jobs with a group yet. Enqueue jobs with "group": "name".',
       }));
-      if (last.truncated) out.append(h('p', { class: 'note warn' }, `Stopped counting at its bound, after ${num(last.scanned)} jobs: each number is at least what is shown.`));
+      if (last.truncated) out.append(h('p', { class: 'note warn' }, `Stopped counting at its bound, after ${plural(last.scanned, 'job')}: each number is at least what is shown.`));
     }
 
     async function update() {
@@ -90,7 +90,7 @@ function stateOf(r) {
 async function cancelGroup(r, ctx) {
   const ok = await confirm({
     title: `Cancel group ${r.group}?`,
-    message: `Its ${r.remaining} unfinished jobs will not run; running ones are asked to stop.`,
+    message: `Its ${plural(r.remaining, 'unfinished job')} will not run; running ones are asked to stop.`,
     ok: 'Cancel group', danger: true,
   });
   if (!ok) return;

@@ -1,8 +1,8 @@
 // One job: its fields, payload and result pretty-printed, attempts with
 // their errors, the lease holder, its webhook deliveries; cancel and
 // retry with confirmation, offered to tokens that may take them.
-import { api, request, offers, can, enc, q, ApiError } from './api.js';
-import { h, replace, time, badge, kv, duration, ms, notice, confirm, table, announce } from './dom.js';
+import { api, request, offers, can, enc, q, ApiError, stringifyJSON } from './api.js';
+import { h, replace, time, badge, kv, duration, ms, notice, confirm, table, announce, plural } from './dom.js';
 
 export default {
   mount(root, route, ctx) {
@@ -28,7 +28,7 @@ export default {
         }
         throw err;
       }
-      const key = JSON.stringify([j, hooks]);
+      const key = stringifyJSON([j, hooks]);
       if (key === lastKey) return; // unchanged: keep focus and selection where they are
       lastKey = key;
       if (lastState && lastState !== j.state) announce(`Job state is now ${j.state}`);
@@ -110,7 +110,7 @@ function attempts(j) {
 }
 
 function pretty(json, b64, what) {
-  if (json !== undefined && json !== null) return h('pre', { id: `job-${what}-json`, tabindex: '0' }, JSON.stringify(json, null, 2));
+  if (json !== undefined && json !== null) return h('pre', { id: `job-${what}-json`, tabindex: '0' }, stringifyJSON(json, 2));
   if (b64) return h('div', {}, h('p', { class: 'hint' }, `Not JSON: ${what} bytes as base64.`), h('pre', { tabindex: '0' }, b64));
   return h('p', { class: 'hint' }, `No ${what}.`);
 }
@@ -178,10 +178,15 @@ async function cancelJob(j, ctx) {
   ctx.refresh();
 }
 
+function kept(n) {
+  if (!n) return 'It has no recorded errors.';
+  return n === 1 ? 'Its recorded error stays in the history.' : `Its ${plural(n, 'recorded error')} stay in the history.`;
+}
+
 async function retryJob(j, ctx) {
   const ok = await confirm({
     title: `Retry job ${j.id}?`,
-    message: `It runs again with ${j.max_attempts} fresh attempts, under the same id. Its ${j.errors ? j.errors.length : 0} recorded error(s) stay in the history.`,
+    message: `It runs again with ${plural(j.max_attempts, 'fresh attempt')}, under the same id. ${kept((j.errors || []).length)}`,
     ok: 'Retry job',
   });
   if (!ok) return;

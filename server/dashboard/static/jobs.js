@@ -2,7 +2,7 @@
 // Every filter (queue, state, tenant, kind, group) and the order are the
 // API's own: the server filters, the view only shows what it returns.
 import { api, q } from './api.js';
-import { h, replace, num, table, time, badge } from './dom.js';
+import { h, replace, plural, table, time, badge } from './dom.js';
 import { STATES } from './overview.js';
 
 const PAGE = 50;
@@ -50,7 +50,7 @@ export default {
 function caption(f, page) {
   const parts = ['queue', 'state', 'tenant', 'kind', 'group'].filter((k) => f[k]).map((k) => `${k} ${f[k]}`);
   const order = f.order === 'oldest' ? 'oldest first' : 'newest first';
-  return `${num(page.jobs.length)} jobs${parts.length ? ` (${parts.join(', ')})` : ''}, ${order}`;
+  return `${plural(page.jobs.length, 'job')}${parts.length ? ` (${parts.join(', ')})` : ''}, ${order}`;
 }
 
 function link(f, cursor, back) {

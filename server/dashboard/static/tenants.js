@@ -4,7 +4,7 @@
 // one queue, and on a server whose job store cannot list tenants, counts
 // come from GET /v1/queues/counts and limits from the tenant API.
 import { api, request, available, offers, enc, q } from './api.js';
-import { h, replace, num, table, sortRows, bar, notice, confirm } from './dom.js';
+import { h, replace, num, plural, table, sortRows, bar, notice, confirm, unlimited, toNumber, exactInt } from './dom.js';
 
 const LIVE = 'scheduled,pending,waiting,active,retrying';
 const PER_TENANT_LOOKUPS = 25; // GET /v1/tenants/{t} calls per refresh, at most
@@ -46,8 +46,8 @@ export default {
         id: 'tenants', caption: queue ? `Tenants in queue ${queue}` : 'Tenants in every queue', columns: cols, rows: sorted, sort, onSort,
         rowAttrs: (r) => ({ 'data-tenant': r.tenant }), empty: 'No unfinished jobs.',
       }));
-      if (last.truncated) out.append(h('p', { class: 'note warn' }, `Stopped counting at its bound, after ${num(last.scanned)} unfinished jobs: each number is at least what is shown.`));
-      if (last.more) out.append(h('p', { class: 'note', id: 'tenants-more' }, `Showing the ${num(rows.length)} busiest tenants.`));
+      if (last.truncated) out.append(h('p', { class: 'note warn' }, `Stopped counting at its bound, after ${plural(last.scanned, 'unfinished job')}: each number is at least what is shown.`));
+      if (last.more) out.append(h('p', { class: 'note', id: 'tenants-more' }, `Showing the ${plural(rows.length, 'busiest tenant')}.`));
     }
 
     async function update() {
@@ -151,9 +151,12 @@ function merge(row, t) {
 }
 
 // limitOf is the limit in force: a positive number, or 0 for none (the
-// API's -1, unlimited).
+// API's -1, or a limit no tenant can reach, such as MaxInt64). A limit
+// beyond 2^53 stays a BigInt, shown exactly.
 function limitOf(t) {
   const lim = t.effective ? t.effective.limit : undefined;
+  if (unlimited(lim)) return 0;
+  if (typeof lim === 'bigint') return lim;
   return typeof lim === 'number' ? Math.max(lim, 0) : null;
 }
 
@@ -162,7 +165,7 @@ function columns(limitsOn, ctx) {
     { key: 'tenant', label: 'Tenant', render: (r) => (r.tenant ? h('a', { href: `#/jobs${q({ tenant: r.tenant })}` }, r.tenant) : h('span', { class: 'hint' }, '(no tenant)')) },
     { key: 'active', label: 'Active', num: true, render: (r) => num(r.active) },
     { key: 'limit', label: 'Limit', num: true, value: (r) => r.limit ?? -1, render: (r) => (r.limit === null ? (limitsOn ? 'none' : 'n/a') : r.limit === 0 ? 'none' : num(r.limit)) },
-    { key: 'usage', label: 'Active vs limit', value: (r) => (r.limit ? r.active / r.limit : -1), render: usage },
+    { key: 'usage', label: 'Active vs limit', value: (r) => (r.limit ? r.active / Number(r.limit) : -1), render: usage },
     { key: 'waiting', label: 'Waiting', num: true, render: (r) => num(r.waiting) },
     { key: 'pending', label: 'Pending', num: true, render: (r) => num(r.pending) },
     { key: 'later', label: 'Scheduled / retrying', num: true, render: (r) => num(r.later) },
@@ -180,8 +183,8 @@ function columns(limitsOn, ctx) {
 
 function usage(r) {
   if (!r.limit) return h('span', { class: 'hint' }, r.limit === 0 ? 'no limit' : '–');
-  return bar([{ cls: r.active > r.limit ? 'over' : 'used', value: Math.min(r.active, r.limit), label: 'active' }], r.limit,
-    `${r.active} of ${r.limit} active`);
+  return bar([{ cls: r.active > r.limit ? 'over' : 'used', value: Math.min(r.active, toNumber(r.limit)), label: 'active' }], r.limit,
+    `${num(r.active)} of ${num(r.limit)} active`);
 }
 
 async function setLimit(row, ctx) {
@@ -192,7 +195,7 @@ async function setLimit(row, ctx) {
     fields: [{ name: 'concurrency', label: 'Concurrency', type: 'number', min: 0, value: row.limit ?? '', required: true }],
   });
   if (!v) return;
-  const n = Number(v.concurrency);
+  const n = exactInt(v.concurrency);
   const r = await request(`/v1/tenants/${enc(row.tenant)}/limit`, { method: 'PUT', body: { concurrency: n } });
   notice(r.ok ? 'ok' : 'error', r.ok ? `Limit of ${row.tenant} set to ${n}.` : `Could not change the limit of ${row.tenant}: ${r.status} ${(r.data && r.data.detail) || ''}`);
   ctx.refresh();
