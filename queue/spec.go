@@ -117,14 +117,3 @@ func (s JobSpec) withDefaults() JobSpec {
 	}
 	return s
 }
-
-// clampDuration keeps d within [lo, hi].
-func clampDuration(d, lo, hi time.Duration) time.Duration {
-	if d < lo {
-		return lo
-	}
-	if d > hi {
-		return hi
-	}
-	return d
-}

@@ -76,14 +76,6 @@ func (h *Harness) complete(t *testing.T, l queue.Lease) {
 	}
 }
 
-func jobIDs(js []*queue.Job) []string {
-	out := make([]string, len(js))
-	for i, j := range js {
-		out[i] = j.ID
-	}
-	return out
-}
-
 // testTenantLimitWaits: over its limit a tenant's jobs wait, visibly, and
 // are released in priority order as slots free; another tenant is not held.
 func testTenantLimitWaits(t *testing.T, f Factory) {
