@@ -193,7 +193,12 @@ func testWorkerLeaseLost(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	started, cause := make(chan struct{}, 2), make(chan error, 2)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	// A lease ten times the suite's usual one beats every 300 ms of real
+	// time, so on a busy machine a heartbeat rarely lands between the test
+	// moving the clock and rescuing, yet lease loss is still seen at once.
+	cfg := workerConfig("q")
+	cfg.LeaseFor = 900 * time.Millisecond
+	w := queue.NewWorker(h.Backend, cfg)
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		started <- struct{}{}
 		if j.Stalls > 0 {

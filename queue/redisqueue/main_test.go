@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -38,7 +39,7 @@ type server struct {
 func miniServer(t testing.TB) server {
 	t.Helper()
 	m := miniredis.RunT(t)
-	return server{opts: &redis.Options{Addr: m.Addr()}, prefix: randomPrefix(), mini: m}
+	return server{opts: testClientOptions(&redis.Options{Addr: m.Addr()}), prefix: randomPrefix(), mini: m}
 }
 
 func realServer(t testing.TB) server {
@@ -51,9 +52,18 @@ func realServer(t testing.TB) server {
 	if err != nil {
 		t.Fatalf("SLUICE_REDIS_URL: %v", err)
 	}
-	s := server{opts: opts, prefix: randomPrefix()}
+	s := server{opts: testClientOptions(opts), prefix: randomPrefix()}
 	t.Cleanup(func() { s.cleanup(t) })
 	return s
+}
+
+// testClientOptions gives the tests' clients a read timeout a loaded test
+// machine cannot reach and no retries: go-redis retries a command whose
+// reply timed out, and a retried enqueue script would store its jobs twice.
+func testClientOptions(o *redis.Options) *redis.Options {
+	o.ReadTimeout = 30 * time.Second
+	o.MaxRetries = -1
+	return o
 }
 
 func randomPrefix() keyspace.Prefix {
