@@ -233,19 +233,22 @@ func (o ListOrder) Valid() bool { return o == "" || o == OldestFirst || o == New
 // name longer than MaxNameLen or holding control characters.
 func (f ListFilter) Validate() error {
 	if f.Limit < 0 {
-		return InvalidArgument("ListFilter.Limit", "must not be negative, got %d", f.Limit)
+		return invalid(Field("ListFilter", "Limit"), "must not be negative, got %d", f.Limit)
 	}
 	for _, s := range f.States {
 		if !s.Valid() {
-			return InvalidArgument("ListFilter.States", "has unknown state %q", s)
+			return invalid(Field("ListFilter", "States"), "has unknown state %q", s)
 		}
 	}
 	if !f.Order.Valid() {
-		return InvalidArgument("ListFilter.Order", "must be %q or %q, got %q", OldestFirst, NewestFirst, f.Order)
+		return invalid(Field("ListFilter", "Order"), "must be %q or %q, got %q", OldestFirst, NewestFirst, f.Order)
 	}
-	names := []struct{ field, v string }{
-		{"ListFilter.Queue", f.Queue}, {"ListFilter.Tenant", f.Tenant},
-		{"ListFilter.Kind", f.Kind}, {"ListFilter.Group", f.Group},
+	names := []struct {
+		field FieldPath
+		v     string
+	}{
+		{Field("ListFilter", "Queue"), f.Queue}, {Field("ListFilter", "Tenant"), f.Tenant},
+		{Field("ListFilter", "Kind"), f.Kind}, {Field("ListFilter", "Group"), f.Group},
 	}
 	for _, n := range names {
 		if err := validName(n.field, n.v, false); err != nil {

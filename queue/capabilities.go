@@ -134,6 +134,8 @@ type UnsupportedError struct {
 	// Field is the JobSpec field that asked for it, such as
 	// "JobSpec.UniqueKey"; empty when a method call asked for it.
 	Field string
+	// Path is Field in parts (zero when Field is empty).
+	Path FieldPath
 }
 
 func (e *UnsupportedError) Error() string {

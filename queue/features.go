@@ -1,7 +1,5 @@
 package queue
 
-import "fmt"
-
 // Features is what a backend says about itself (Backend.Features): its
 // name, the capabilities of its Backend methods, and the optional parts it
 // serves. It is the one way to ask a backend for an optional feature: a
@@ -88,17 +86,17 @@ func CapabilitiesOf(b Backend) Capabilities { return b.Features().capabilities()
 type specNeed struct {
 	set   bool
 	cap   Capability
-	field string
+	field FieldPath
 }
 
 // specNeeds lists the JobSpec fields that ask for a capability: the rule
 // CheckSpecs applies.
 func specNeeds(s JobSpec) [4]specNeed {
 	return [4]specNeed{
-		{s.UniqueKey != "", CapUnique, "JobSpec.UniqueKey"},
-		{s.Group != "", CapGroups, "JobSpec.Group"},
-		{s.Priority > 0, CapPriority, "JobSpec.Priority"},
-		{!s.RunAt.IsZero(), CapDelay, "JobSpec.RunAt"},
+		{s.UniqueKey != "", CapUnique, Field("JobSpec", "UniqueKey")},
+		{s.Group != "", CapGroups, Field("JobSpec", "Group")},
+		{s.Priority > 0, CapPriority, Field("JobSpec", "Priority")},
+		{!s.RunAt.IsZero(), CapDelay, Field("JobSpec", "RunAt")},
 	}
 }
 
@@ -141,11 +139,11 @@ func checkSpec(caps Capabilities, name string, s JobSpec, i, n int) error {
 		if !need.set || caps.Has(need.cap) {
 			continue
 		}
-		field := need.field
+		at := need.field
 		if n > 1 {
-			field = fmt.Sprintf("specs[%d].%s", i, field)
+			at = at.At("specs", i)
 		}
-		return &UnsupportedError{Backend: name, Feature: need.cap, Field: field}
+		return &UnsupportedError{Backend: name, Feature: need.cap, Field: at.String(), Path: at}
 	}
 	return nil
 }

@@ -93,7 +93,7 @@ func (c *Client) Retry(ctx context.Context, id string) (*Job, error) {
 	if r == nil {
 		return nil, f.unsupported(CapRetry)
 	}
-	if err := validName("id", id, true); err != nil {
+	if err := validName(Field("", "id"), id, true); err != nil {
 		return nil, err
 	}
 	return r.Retry(ctx, id)

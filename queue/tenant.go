@@ -64,15 +64,15 @@ type TenantConfig struct {
 // breaks a rule.
 func (c TenantConfig) Validate() error {
 	if c.Limit < Unlimited {
-		return InvalidArgument("TenantConfig.Limit", "must be -1 (unlimited), 0 (default) or positive, got %d", c.Limit)
+		return invalid(Field("TenantConfig", "Limit"), "must be -1 (unlimited), 0 (default) or positive, got %d", c.Limit)
 	}
 	if c.Weight < 0 || c.Weight > MaxWeight {
-		return InvalidArgument("TenantConfig.Weight", "must be between 0 (default) and %d, got %d", MaxWeight, c.Weight)
+		return invalid(Field("TenantConfig", "Weight"), "must be between 0 (default) and %d, got %d", MaxWeight, c.Weight)
 	}
 	if c.Backlog < Unlimited {
-		return InvalidArgument("TenantConfig.Backlog", "must be -1 (unlimited), 0 (default) or positive, got %d", c.Backlog)
+		return invalid(Field("TenantConfig", "Backlog"), "must be -1 (unlimited), 0 (default) or positive, got %d", c.Backlog)
 	}
-	return validDuration("TenantConfig.MaxWait", c.MaxWait)
+	return validDuration(Field("TenantConfig", "MaxWait"), c.MaxWait)
 }
 
 // Effective returns the settings that apply to a tenant whose own settings
@@ -156,9 +156,9 @@ func (s Scope) Validate() error {
 	switch s.Kind {
 	case ScopeTenant, ScopeGroup, ScopeQueue:
 	default:
-		return InvalidArgument("Scope.Kind", "must be tenant, group or queue, got %q", s.Kind)
+		return invalid(Field("Scope", "Kind"), "must be tenant, group or queue, got %q", s.Kind)
 	}
-	return validName("Scope.Name", s.Name, true)
+	return validName(Field("Scope", "Name"), s.Name, true)
 }
 
 // ErrBacklogFull is matched by *BacklogFullError, and is the error of a job
@@ -279,7 +279,7 @@ func (c *Client) SetTenant(ctx context.Context, tenant string, cfg TenantConfig)
 	if err != nil {
 		return err
 	}
-	if err := validName("tenant", tenant, true); err != nil {
+	if err := validName(Field("", "tenant"), tenant, true); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -309,7 +309,7 @@ func (c *Client) Tenant(ctx context.Context, tenant string) (*TenantInfo, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := validName("tenant", tenant, true); err != nil {
+	if err := validName(Field("", "tenant"), tenant, true); err != nil {
 		return nil, err
 	}
 	return tb.Tenant(ctx, tenant)
@@ -325,11 +325,11 @@ func (c *Client) SetAging(ctx context.Context, queue string, step int) error {
 	if err != nil {
 		return err
 	}
-	if err := validName("queue", queue, true); err != nil {
+	if err := validName(Field("", "queue"), queue, true); err != nil {
 		return err
 	}
 	if step < 0 || step > MaxAgingStep {
-		return InvalidArgument("aging step", "must be between 0 and %d, got %d", MaxAgingStep, step)
+		return invalid(Field("", "aging step"), "must be between 0 and %d, got %d", MaxAgingStep, step)
 	}
 	return tb.SetAging(ctx, queue, step)
 }

@@ -31,12 +31,12 @@ type TenantFilter struct {
 // that breaks a rule.
 func (f TenantFilter) Validate() error {
 	if f.Limit < 0 {
-		return InvalidArgument("TenantFilter.Limit", "must not be negative, got %d", f.Limit)
+		return invalid(Field("TenantFilter", "Limit"), "must not be negative, got %d", f.Limit)
 	}
 	switch f.Order {
 	case "", TenantsByName, TenantsBusiest:
 	default:
-		return InvalidArgument("TenantFilter.Order", "must be %q or %q, got %q", TenantsByName, TenantsBusiest, f.Order)
+		return invalid(Field("TenantFilter", "Order"), "must be %q or %q, got %q", TenantsByName, TenantsBusiest, f.Order)
 	}
 	return nil
 }

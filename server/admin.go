@@ -80,11 +80,8 @@ func (s *Server) handleResumeQueue(w http.ResponseWriter, r *http.Request) {
 func (s *Server) pauseQueue(w http.ResponseWriter, r *http.Request, d time.Duration) {
 	name := r.PathValue("queue")
 	until, err := s.jobs.BackOff(r.Context(), queue.QueueScope(name), d)
-	var ia *queue.InvalidArgumentError
-	if errors.As(err, &ia) && ia.Field == "Scope.Name" {
-		err = &queue.InvalidArgumentError{Field: "queue", Rule: ia.Rule} // the path's {queue}
-	}
 	if err != nil {
+		err = asField(err, queue.Field("Scope", "Name"), "queue") // the path's {queue}
 		s.jobError(w, r, err)
 		return
 	}

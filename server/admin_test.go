@@ -274,3 +274,33 @@ func TestWhoami(t *testing.T) {
 		t.Errorf("open server: %d %s", r.status, r.raw)
 	}
 }
+
+// noUnique is a store without unique keys, as the RabbitMQ lane is.
+type noUnique struct{ *sqlitequeue.Backend }
+
+func (n noUnique) Features() queue.Features {
+	f := n.Backend.Features()
+	f.Name, f.Capabilities = "lane", f.Capabilities.Without(queue.CapUnique)
+	return f
+}
+
+// A job field the backend cannot honour is refused with 501 naming the
+// field as the request wrote it, and nothing is stored.
+func TestUnsupportedFieldInAPIWords(t *testing.T) {
+	t.Parallel()
+	h := newHarnessOn(t, testConfig, noUnique{openQueue(t, sqlitequeue.Options{})})
+	cases := []struct{ path, body, detail string }{
+		{"/v1/jobs", `{"queue":"q","kind":"k","unique_key":"u"}`, "lane does not support unique keys (unique_key is set)"},
+		{"/v1/jobs/batch", `{"jobs":[{"queue":"q","kind":"k"},{"queue":"q","kind":"k","unique_key":"u"}]}`,
+			"lane does not support unique keys (jobs[1].unique_key is set)"},
+	}
+	for _, c := range cases {
+		r := h.do("POST", c.path, "", c.body)
+		if r.status != 501 || r.body["detail"] != c.detail {
+			t.Errorf("POST %s: %d %s; want 501 %q", c.path, r.status, r.raw, c.detail)
+		}
+	}
+	if r := h.do("GET", "/v1/jobs", "", ""); r.status != 200 || len(r.body["jobs"].([]any)) != 0 {
+		t.Errorf("GET /v1/jobs after refusals: %d %s; want no jobs", r.status, r.raw)
+	}
+}

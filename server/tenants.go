@@ -102,7 +102,7 @@ func (s *Server) handleSetTenantLimit(w http.ResponseWriter, r *http.Request) {
 	}
 	tenant := r.PathValue("tenant")
 	if err := s.jobs.SetTenantLimit(r.Context(), tenant, *body.Concurrency); err != nil {
-		s.jobError(w, r, err)
+		s.jobError(w, r, asField(err, queue.Field("TenantConfig", "Limit"), "concurrency"))
 		return
 	}
 	s.handleGetTenant(w, r)

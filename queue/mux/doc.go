@@ -22,7 +22,7 @@
 // stores a batch (all or nothing on SQLite and Redis). A batch spread over
 // several backends is stored backend by backend: when one fails, the specs
 // already stored on the others stay stored, and the error (a
-// *PartialError) says which. So the router lacks queue.CapAtomicBatch;
+// *queue.PartialError) says which. So the router lacks queue.CapAtomicBatch;
 // queue.CapabilitiesFor tells what one queue's backend has.
 //
 // # Capabilities

@@ -54,9 +54,6 @@ var (
 	_ queue.GroupBackend  = (*Backend)(nil)
 	_ queue.Retrier       = (*Backend)(nil)
 	_ queue.Outbox        = (*Backend)(nil)
-
-	_ error                       = (*PartialError)(nil)
-	_ interface{ Unwrap() error } = (*PartialError)(nil)
 )
 
 // New returns a router holding every queue on def except those a route
@@ -204,32 +201,3 @@ func (m *Backend) split(queues []string) map[int][]string {
 	}
 	return out
 }
-
-// PartialError is an Enqueue spread over several backends that stored the
-// specs of some and then failed on another.
-type PartialError struct {
-	// Results has one entry per spec, in order: the outcome of the specs
-	// stored, and a zero Enqueued (Job nil) for the rest.
-	Results []queue.Enqueued
-	// Route names the backend that failed ("" for the default).
-	Route string
-	// Err is its error.
-	Err error
-}
-
-func (e *PartialError) Error() string {
-	stored := 0
-	for _, r := range e.Results {
-		if r.Job != nil {
-			stored++
-		}
-	}
-	where := "the default backend"
-	if e.Route != "" {
-		where = fmt.Sprintf("route %q", e.Route)
-	}
-	return fmt.Sprintf("mux: %d of %d jobs stored, then %s failed: %v", stored, len(e.Results), where, e.Err)
-}
-
-// Unwrap returns the backend's error.
-func (e *PartialError) Unwrap() error { return e.Err }

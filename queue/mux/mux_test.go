@@ -164,9 +164,9 @@ func TestEnqueuePartial(t *testing.T) {
 	m := newMux(t, a, mux.Route{Name: "lane", Backend: b, Queues: []string{"fast"}})
 	b.Close()
 	_, err := m.Enqueue(ctx, []queue.JobSpec{{Queue: "fast", Kind: "k", MaxAttempts: 1}, {Queue: "slow", Kind: "k", MaxAttempts: 1}})
-	var pe *mux.PartialError
+	var pe *queue.PartialError
 	if !errors.As(err, &pe) || pe.Route != "lane" || !errors.Is(err, queue.ErrClosed) {
-		t.Fatalf("Enqueue = %v, want a *PartialError from route lane matching ErrClosed", err)
+		t.Fatalf("Enqueue = %v, want a *queue.PartialError from route lane matching ErrClosed", err)
 	}
 	if pe.Results[0].Job != nil || pe.Results[1].Job == nil || pe.Results[1].Job.Queue != "slow" {
 		t.Fatalf("Results = %+v, want only the slow job stored", pe.Results)

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Defaults of Options.
@@ -99,17 +100,17 @@ var errClosed = fmt.Errorf("redisqueue: %w", queue.ErrClosed)
 // command) and logs a warning unless it is noeviction.
 func New(client redis.UniversalClient, opts Options) (*Backend, error) {
 	if client == nil {
-		return nil, queue.InvalidArgument("client", "must not be nil")
+		return nil, backend.InvalidArgument(queue.Field("", "client"), "must not be nil")
 	}
 	if opts.Prefix == "" {
 		opts.Prefix = keyspace.DefaultPrefix
 	}
 	keys, err := newKeyring(opts.Prefix)
 	if err != nil {
-		return nil, queue.InvalidArgument("Options.Prefix", "%v", err)
+		return nil, backend.InvalidArgument(queue.Field("Options", "Prefix"), "%v", err)
 	}
 	if opts.MaxBatch < 0 || opts.Senders < 0 {
-		return nil, queue.InvalidArgument("Options", "MaxBatch and Senders must not be negative, got %d and %d", opts.MaxBatch, opts.Senders)
+		return nil, backend.InvalidArgument(queue.Field("", "Options"), "MaxBatch and Senders must not be negative, got %d and %d", opts.MaxBatch, opts.Senders)
 	}
 	if opts.MaxBatch == 0 {
 		opts.MaxBatch = DefaultMaxBatch
@@ -122,7 +123,7 @@ func New(client redis.UniversalClient, opts Options) (*Backend, error) {
 	}
 	_, cluster := client.(*redis.ClusterClient)
 	if opts.Outbox && cluster {
-		return nil, queue.InvalidArgument("Options.Outbox", "is not supported on a Redis Cluster client: the outbox's keys are global, not in one queue's slot")
+		return nil, backend.InvalidArgument(queue.Field("Options", "Outbox"), "is not supported on a Redis Cluster client: the outbox's keys are global, not in one queue's slot")
 	}
 	b := &Backend{client: client, keys: keys, clk: opts.Clock, log: opts.Logger, cluster: cluster}
 	if opts.Outbox {

@@ -122,7 +122,7 @@ func (b *Backend) Pause(ctx context.Context, scope queue.Scope, d time.Duration)
 			}
 		}
 	default:
-		return time.Time{}, queue.InvalidArgument("Scope.Kind", "must be tenant, group or queue, got %q", scope.Kind)
+		return time.Time{}, backend.InvalidArgument(queue.Field("Scope", "Kind"), "must be tenant, group or queue, got %q", scope.Kind)
 	}
 	_, args := b.group(nil, 4)
 	args = append(append(args, string(scope.Kind), scope.Name, us(max(d, 0))), extra...)

@@ -82,7 +82,7 @@ func (b *Backend) emitEvent(tx *wtx, e queue.Event, now int64) error {
 // ClaimEvents implements queue.Outbox.
 func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]queue.ClaimedEvent, error) {
 	if max < 1 || leaseFor <= 0 {
-		return nil, queue.InvalidArgument("ClaimEvents", "needs max >= 1 and leaseFor > 0, got max %d, leaseFor %s", max, leaseFor)
+		return nil, backend.InvalidArgument(queue.Field("", "ClaimEvents"), "needs max >= 1 and leaseFor > 0, got max %d, leaseFor %s", max, leaseFor)
 	}
 	if !b.outbox {
 		return nil, queue.ErrOutboxOff
@@ -205,7 +205,7 @@ func (b *Backend) RecordDelivery(ctx context.Context, d queue.Delivery) error {
 		return queue.ErrOutboxOff
 	}
 	if d.EventID == "" || d.Subscription == "" || d.Attempt < 1 || d.Outcome == "" {
-		return queue.InvalidArgument("Delivery", "needs EventID, Subscription, Attempt >= 1 and Outcome, got %q, %q, %d, %q",
+		return backend.InvalidArgument(queue.Field("", "Delivery"), "needs EventID, Subscription, Attempt >= 1 and Outcome, got %q, %q, %d, %q",
 			d.EventID, d.Subscription, d.Attempt, d.Outcome)
 	}
 	now := b.now()
@@ -258,7 +258,7 @@ func (b *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queu
 	if f.Cursor != "" {
 		n, err := strconv.ParseInt(f.Cursor, 10, 64)
 		if err != nil || n <= 0 {
-			return nil, queue.InvalidArgument("DeliveryFilter.Cursor", "is not a cursor from this backend: %q", f.Cursor)
+			return nil, backend.InvalidArgument(queue.Field("DeliveryFilter", "Cursor"), "is not a cursor from this backend: %q", f.Cursor)
 		}
 		where, args = append(where, "seq < ?"), append(args, n)
 	}
