@@ -47,9 +47,12 @@ func (l *Limiter[T]) Check(ctx context.Context, in T) (Verdict, error) {
 		ev.FailureModeApplied = true
 		v.Fault = err
 		v.Allowed = l.def.FailureMode == FailOpen
-		l.opts.logger.LogAttrs(ctx, slog.LevelWarn, "ratelimit: store fault, applying failure mode",
-			slog.String("scene", l.def.Scene), slog.String("policy", policy),
-			slog.String("failure_mode", l.def.FailureMode.String()), slog.Any("error", err))
+		if ok, held := l.faults.allow(time.Now()); ok {
+			l.opts.logger.LogAttrs(ctx, slog.LevelWarn, "ratelimit: store fault, applying failure mode",
+				slog.String("scene", l.def.Scene), slog.String("policy", policy),
+				slog.String("failure_mode", l.def.FailureMode.String()), slog.Any("error", err),
+				slog.Int64("faults_not_logged", held))
+		}
 		return v, nil
 	case !d.Allowed && l.def.Shadow:
 		v.Allowed = true

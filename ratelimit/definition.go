@@ -97,7 +97,9 @@ type options struct {
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
 // WithLogger sets where store faults and shadow denials are logged (default
-// slog.Default()).
+// slog.Default()). Store faults are logged at most once per 10 s per
+// Limiter, each line counting the faults held back since the last
+// (faults_not_logged); an observer still sees every one.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithObserver attaches a hook called after every decision, for metrics.
@@ -120,7 +122,7 @@ func Define[T any](store Store, def Definition[T], opts ...Option) (*Limiter[T],
 	if o.timeout <= 0 {
 		o.timeout = DefaultTimeout
 	}
-	return &Limiter[T]{store: store, def: def, opts: o}, nil
+	return &Limiter[T]{store: store, def: def, opts: o, faults: &faultLog{}}, nil
 }
 
 func validateDefinition[T any](store Store, def Definition[T]) error {
@@ -141,9 +143,10 @@ func validateDefinition[T any](store Store, def Definition[T]) error {
 
 // Limiter applies one Definition. It is safe for concurrent use.
 type Limiter[T any] struct {
-	store Store
-	def   Definition[T]
-	opts  options
+	store  Store
+	def    Definition[T]
+	opts   options
+	faults *faultLog
 }
 
 // Scene returns the definition's scene.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -26,14 +27,16 @@ type RunOptions struct {
 	// at once, an invalid one is logged and ignored. Changes to server.*
 	// and storage.* are logged and take effect at the next start.
 	ConfigPath string
-	// Logger receives everything; default slog.Default().
+	// Logger receives everything, go-redis's own lines included (Run sets
+	// go-redis's process-wide logger to it); default slog.Default().
 	Logger *slog.Logger
 	// Listening, when set, is called with the HTTP (and gRPC, or "")
 	// addresses once both accept connections.
 	Listening func(httpAddr, grpcAddr string)
 }
 
-// Run opens the stores the config names, serves HTTP (and the Envoy
+// Run opens the stores the config names (starting even while Redis does
+// not answer: see OpenStores), serves HTTP (and the Envoy
 // rate-limit gRPC service when server.grpc is set) until ctx ends, then
 // shuts down gracefully: it stops accepting, ends lease long-polls, waits
 // up to server.shutdown_timeout for requests in flight, and closes the
@@ -52,6 +55,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	redis.SetLogger(newRedisLogger(log))
 	stores, err := OpenStores(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -65,16 +69,19 @@ func Run(ctx context.Context, opts RunOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := srv.applyTenants(ctx, cfg.Queues.Tenants); err != nil {
+	tenantsPending, err := srv.applyTenantsAtStart(ctx, cfg.Queues.Tenants)
+	if err != nil {
 		return fmt.Errorf("server: queues.tenants: %w", err)
 	}
 	if len(cfg.Auth.Tokens) == 0 {
 		log.Warn("server: no auth tokens configured: serving without authentication", "listen", cfg.Server.Listen, "allow_anonymous", cfg.Auth.AllowAnonymous)
 	}
-	return srv.serve(ctx, cfg, stores, opts)
+	return srv.serve(ctx, cfg, stores, opts, tenantsPending)
 }
 
-func (s *Server) serve(ctx context.Context, cfg *config.Config, stores *Stores, opts RunOptions) error {
+// serve listens and serves until ctx ends; tenantsPending starts the
+// retry of queues.tenants (see applyTenantsAtStart).
+func (s *Server) serve(ctx context.Context, cfg *config.Config, stores *Stores, opts RunOptions, tenantsPending bool) error {
 	httpLn, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
 		return fmt.Errorf("server: listen: %w", err)
@@ -114,7 +121,11 @@ func (s *Server) serve(ctx context.Context, cfg *config.Config, stores *Stores, 
 		go func() { defer wg.Done(); errc <- serveErr(gs.Serve(grpcLn)) }()
 	}
 	s.background(runCtx, &wg, opts.ConfigPath)
-	s.log.Info("sluice: listening", "url", "http://"+httpLn.Addr().String(), "grpc", grpcAddr, "store", stores.Kind)
+	if tenantsPending {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.retryTenants(runCtx, cfg.Queues.Tenants) }()
+	}
+	s.log.Info("sluice: listening", append([]any{"url", "http://" + httpLn.Addr().String(), "grpc", grpcAddr, "store", stores.Kind}, stores.where()...)...)
 	if opts.Listening != nil {
 		opts.Listening(httpLn.Addr().String(), grpcAddr)
 	}

@@ -45,6 +45,9 @@ func (st *Stores) openQueues(ctx context.Context, cfg *config.Config, log *slog.
 	var closers []func() error
 	defer func() { st.closers = append(closers, st.closers...) }()
 	for _, n := range names {
+		if n == config.BackendEmbedded {
+			st.sqlite = sqlitePath(cfg)
+		}
 		ob, closer, err := openBackend(ctx, n, cfg, log, client)
 		if closer != nil {
 			closers = append([]func() error{closer}, closers...)

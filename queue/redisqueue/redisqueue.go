@@ -63,6 +63,26 @@ type Options struct {
 	// supported on a Redis Cluster client: New refuses it there, because
 	// the outbox's keys are global, not in any queue's slot.
 	Outbox bool
+
+	// DisableBreaker keeps New from attaching a circuit breaker to the
+	// client. By default one is attached (a go-redis hook, one per
+	// client, shared by every Backend and redislimit Store on it and made
+	// with the options of the first): after BreakerFailures consecutive
+	// commands fail for want of Redis (refused or reset connections,
+	// timeouts), calls fail at once with an error matching ErrBreakerOpen
+	// instead of each waiting out go-redis's dial retries. The first call
+	// after each BreakerProbeInterval first sends a PING; once Redis
+	// answers, the breaker closes. Opening and closing are logged to
+	// Logger. A breaker attached by another Backend or Store on the client
+	// applies even with this set.
+	DisableBreaker bool
+	// BreakerFailures is how many consecutive failed commands open the
+	// breaker. 0 means DefaultBreakerFailures (3).
+	BreakerFailures int
+	// BreakerProbeInterval is the least time between two probes while the
+	// breaker is open, timed by Clock when it is set; it also bounds each
+	// probe's PING. 0 means DefaultBreakerProbeInterval (250ms).
+	BreakerProbeInterval time.Duration
 }
 
 // Backend is a queue.Backend on Redis. It is safe for concurrent use. Close
@@ -97,7 +117,9 @@ var errClosed = fmt.Errorf("redisqueue: %w", queue.ErrClosed)
 // New returns a Backend on client. It fails with queue.ErrInvalidArgument
 // when client is nil or an option is out of range. It asks Redis for its
 // maxmemory-policy (briefly, ignoring errors such as a disabled CONFIG
-// command) and logs a warning unless it is noeviction.
+// command) and logs a warning unless it is noeviction. Unless
+// Options.DisableBreaker is set, it attaches a circuit breaker to client
+// (see Options).
 func New(client redis.UniversalClient, opts Options) (*Backend, error) {
 	if client == nil {
 		return nil, backend.InvalidArgument(queue.Field("", "client"), "must not be nil")
@@ -124,6 +146,9 @@ func New(client redis.UniversalClient, opts Options) (*Backend, error) {
 	_, cluster := client.(*redis.ClusterClient)
 	if opts.Outbox && cluster {
 		return nil, backend.InvalidArgument(queue.Field("Options", "Outbox"), "is not supported on a Redis Cluster client: the outbox's keys are global, not in one queue's slot")
+	}
+	if err := attachBreaker(client, opts); err != nil {
+		return nil, err
 	}
 	b := &Backend{client: client, keys: keys, clk: opts.Clock, log: opts.Logger, cluster: cluster}
 	if opts.Outbox {

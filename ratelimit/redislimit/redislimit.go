@@ -112,6 +112,26 @@ type Options struct {
 	// DenyCacheSize caps the cached denials. 0 means DefaultDenyCacheSize
 	// (65536).
 	DenyCacheSize int
+
+	// DisableBreaker keeps New from attaching a circuit breaker to the
+	// client. By default one is attached (a go-redis hook, one per
+	// client, shared by every Store and redisqueue Backend on it and made
+	// with the options of the first): after BreakerFailures consecutive
+	// commands fail for want of Redis (refused or reset connections,
+	// timeouts), calls fail at once with an error matching ErrBreakerOpen
+	// and ratelimit.ErrStoreUnavailable, so the failure mode answers
+	// without waiting for a timeout. The first call after each
+	// BreakerProbeInterval first sends a PING; once Redis answers, the
+	// breaker closes and calls go to Redis again. A breaker attached by
+	// another Store or Backend on the client applies even with this set.
+	DisableBreaker bool
+	// BreakerFailures is how many consecutive failed commands open the
+	// breaker. 0 means DefaultBreakerFailures (3).
+	BreakerFailures int
+	// BreakerProbeInterval is the least time between two probes while the
+	// breaker is open, timed by Clock when it is set; it also bounds each
+	// probe's PING. 0 means DefaultBreakerProbeInterval (250ms).
+	BreakerProbeInterval time.Duration
 }
 
 // Store is a ratelimit.Store on Redis. It is safe for concurrent use. Make
@@ -129,7 +149,8 @@ type Store struct {
 
 // New returns a Store on client. It fails with ratelimit.ErrInvalidArgument
 // when client is nil or an option is out of range. New does not talk to
-// Redis; call Ping to check the connection.
+// Redis; call Ping to check the connection. Unless Options.DisableBreaker
+// is set, it attaches a circuit breaker to client (see Options).
 func New(client redis.UniversalClient, opts Options) (*Store, error) {
 	if client == nil {
 		return nil, ratelimit.InvalidArgument("client", "must not be nil")
@@ -141,6 +162,9 @@ func New(client redis.UniversalClient, opts Options) (*Store, error) {
 		return nil, ratelimit.InvalidArgument("Options.Prefix", "%v", err)
 	}
 	if err := checkSizes(&opts); err != nil {
+		return nil, err
+	}
+	if err := attachBreaker(client, opts); err != nil {
 		return nil, err
 	}
 	_, cluster := client.(*redis.ClusterClient)

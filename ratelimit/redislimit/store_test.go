@@ -240,7 +240,9 @@ func TestRecoversAfterRestart(t *testing.T) {
 		addr := m.Addr()
 		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 		t.Cleanup(func() { _ = c.Close() })
-		s, err := redislimit.New(c, redislimit.Options{DisableBatching: !batching})
+		// Without the breaker, which would wait for its next probe
+		// (TestBreakerRecovers covers recovery through it).
+		s, err := redislimit.New(c, redislimit.Options{DisableBatching: !batching, DisableBreaker: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -309,18 +309,34 @@ func (v *validator) limit(base []any, l Limit) (ratelimit.Limit, bool) {
 // RedisClient builds the client s names (without connecting): a single
 // server, a Cluster or a Sentinel-managed primary, by s.RedisMode. Close
 // it when done.
+//
+// Unless the URL sets max_retries, go-redis's command retries are off: it
+// retries a command whose reply timed out, and a decision or enqueue script
+// run twice counts twice or stores its jobs twice. The callers' own failure
+// modes and the worker's outcome retries handle a failed call instead.
 func RedisClient(s Storage) (redis.UniversalClient, error) {
 	o, err := redisOptions(s)
 	if err != nil {
 		return nil, err
 	}
+	noRetries := !strings.Contains(s.RedisURL, "max_retries=")
 	switch o := o.(type) {
 	case *redis.ClusterOptions:
+		if noRetries {
+			o.MaxRetries = -1
+		}
 		return redis.NewClusterClient(o), nil
 	case *redis.FailoverOptions:
+		if noRetries {
+			o.MaxRetries = -1
+		}
 		return redis.NewFailoverClient(o), nil
 	default:
-		return redis.NewClient(o.(*redis.Options)), nil
+		so := o.(*redis.Options)
+		if noRetries {
+			so.MaxRetries = -1
+		}
+		return redis.NewClient(so), nil
 	}
 }
 
