@@ -155,8 +155,13 @@ func checkPlaced(b Backend, specs []JobSpec) error {
 	if f.Router == nil {
 		return f.CheckSpecs(specs)
 	}
+	byQueue := map[string]Features{} // a batch holds few queues
 	for i, s := range specs {
-		at := placed(b, s.Queue).Features()
+		at, ok := byQueue[s.Queue]
+		if !ok {
+			at = placed(b, s.Queue).Features()
+			byQueue[s.Queue] = at
+		}
 		if err := checkSpec(at.capabilities(), at.Name, s, i, len(specs)); err != nil {
 			return err
 		}

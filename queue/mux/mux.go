@@ -42,7 +42,8 @@ type route struct {
 type Backend struct {
 	routes  []route // the default first
 	byQueue map[string]int
-	turn    atomic.Uint32 // where the next multi-backend Lease starts
+	turn    atomic.Uint32  // where the next multi-backend Lease starts
+	feat    queue.Features // what Features returns, found once by New
 }
 
 var (
@@ -94,6 +95,7 @@ func New(def queue.Backend, routes ...Route) (*Backend, error) {
 			m.byQueue[q] = len(m.routes) - 1
 		}
 	}
+	m.feat = m.features()
 	return m, nil
 }
 
@@ -124,8 +126,11 @@ func (m *Backend) Default() queue.Backend { return m.routes[0].b }
 // routes (a batch over several backends is stored per backend); it
 // notifies when any routed backend does. Its parts are the router itself,
 // whose methods forward (see their docs), and its Router part answers what
-// one queue has (queue.CapabilitiesFor).
-func (m *Backend) Features() queue.Features {
+// one queue has (queue.CapabilitiesFor). A backend answers the same for its
+// life, so the router's answer is found once, by New.
+func (m *Backend) Features() queue.Features { return m.feat }
+
+func (m *Backend) features() queue.Features {
 	def := m.Default().Features()
 	f := queue.Features{Name: "mux", Capabilities: queue.CapabilitiesOf(m.Default()), Router: m}
 	if len(m.routes) > 1 {
