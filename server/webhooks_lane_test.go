@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/amqptest"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/webhook"
 	"github.com/sluicehq/sluice/server/config"
@@ -84,20 +86,18 @@ func TestServeDeliversWebhooksOnLane(t *testing.T) {
 		`sluice_webhook_deliveries_total{event="job.completed",outcome="` + string(queue.DeliveryRetry) + `",subscription="ops"} 1`,
 		`sluice_webhook_deliveries_total{event="job.completed",outcome="` + string(queue.DeliveryOK) + `",subscription="ops"} 1`,
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	testutil.Eventually(t, fmt.Sprintf("metrics with %v", wants), func() error {
 		resp, err := http.Get(base + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if strings.Contains(string(raw), wants[0]) && strings.Contains(string(raw), wants[1]) {
-			break
+		if !strings.Contains(string(raw), wants[0]) || !strings.Contains(string(raw), wants[1]) {
+			return fmt.Errorf("they have:\n%s", grepLines(string(raw), "sluice_webhook"))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("metrics lack %v:\n%s", wants, grepLines(string(raw), "sluice_webhook"))
-		}
-	}
+		return nil
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)

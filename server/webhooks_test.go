@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/webhook"
 	"github.com/sluicehq/sluice/server/config"
@@ -95,20 +97,18 @@ func serveAndDeliver(t *testing.T, cfg *config.Config) {
 	// The attempt is recorded after the receiver answers: wait for it to
 	// reach the metrics.
 	want := `sluice_webhook_deliveries_total{event="job.completed",outcome="` + string(queue.DeliveryOK) + `",subscription="ops"} 1`
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	testutil.Eventually(t, "metrics with "+want, func() error {
 		resp, err := http.Get(base + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if strings.Contains(string(raw), want) && strings.Contains(string(raw), `sluice_webhook_delivery_seconds_count{subscription="ops"} 1`) {
-			break
+		if !strings.Contains(string(raw), want) || !strings.Contains(string(raw), `sluice_webhook_delivery_seconds_count{subscription="ops"} 1`) {
+			return fmt.Errorf("they have:\n%s", grepLines(string(raw), "sluice_webhook"))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("metrics lack %s:\n%s", want, grepLines(string(raw), "sluice_webhook"))
-		}
-	}
+		return nil
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)

@@ -21,6 +21,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"github.com/sluicehq/sluice/internal/redistest"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -178,7 +179,7 @@ func runJobsEndToEnd(t *testing.T, p *proc) {
 	c := startCrew(p.url, "e2e", 4, 0)
 	// Wait for the workers to have seen every completion, not only the
 	// store: stopping them earlier would drop answers in flight.
-	eventually(t, func() bool { return c.recorded() == 60 })
+	testutil.Eventually(t, "60 completions recorded", func() bool { return c.recorded() == 60 })
 	if got := counts(t, p, "e2e")["completed"]; got != 60 {
 		t.Errorf("store says %v completed, want 60", got)
 	}
@@ -212,7 +213,7 @@ func sigtermScenario(t *testing.T, dir string, args ...string) {
 	ids := enqueueBatch(t, p, "term", 40)
 	c := startCrew(p.url, "term", 4, 100*time.Millisecond)
 	defer c.stop()
-	eventually(t, func() bool { return c.leased.Load() >= 8 })
+	testutil.Eventually(t, "8 leases", func() bool { return c.leased.Load() >= 8 })
 	if err := p.stop(); err != nil {
 		t.Fatalf("stop: %v\n%s", err, p.stderr)
 	}
@@ -221,7 +222,7 @@ func sigtermScenario(t *testing.T, dir string, args ...string) {
 	}
 	q := start(t, dir, nil, args...)
 	c.url.Store(&q.url)
-	eventually(t, func() bool { return c.recorded() == 40 })
+	testutil.Eventually(t, "40 completions recorded", func() bool { return c.recorded() == 40 })
 	if got := counts(t, q, "term")["completed"]; got != 40 {
 		t.Errorf("store says %v completed, want 40", got)
 	}
@@ -408,7 +409,7 @@ func TestServeOnRedis(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "sluice.yaml"), e2eConfig+"storage:\n  prefix: \""+string(prefix)+"\"\n")
 	p := start(t, dir, nil, "--redis-url", url)
-	eventually(t, func() bool { return strings.Contains(p.stderr.String(), "store=redis") })
+	testutil.Eventually(t, "the log to say store=redis", func() bool { return strings.Contains(p.stderr.String(), "store=redis") })
 	body := `{"subject":{"member":"r"}}`
 	if a := p.do("POST", "/v1/limits/member/export-usage", "", body); a.status != 200 {
 		t.Fatalf("first: %d %s", a.status, a.raw)

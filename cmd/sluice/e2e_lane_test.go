@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/amqptest"
+	"github.com/sluicehq/sluice/internal/testutil"
 )
 
 // With SLUICE_AMQP_URL set: a config places queue scrape on the RabbitMQ
@@ -29,7 +30,9 @@ queues:
     prefetch: 50
 `, prefix))
 	p := start(t, dir, nil)
-	eventually(t, func() bool { return strings.Contains(p.stderr.String(), "jobs on embedded+rabbitmq") })
+	testutil.Eventually(t, "the log to say jobs on embedded+rabbitmq", func() bool {
+		return strings.Contains(p.stderr.String(), "jobs on embedded+rabbitmq")
+	})
 	if a := p.do("GET", "/readyz", "", ""); a.status != 200 {
 		t.Fatalf("readyz: %d %s", a.status, a.raw)
 	}
@@ -66,7 +69,7 @@ queues:
 
 	scrape := startCrew(p.url, "scrape", 3, 0)
 	report := startCrew(p.url, "report", 2, 0)
-	eventually(t, func() bool { return scrape.recorded() == 20 && report.recorded() >= 20 })
+	testutil.Eventually(t, "20 completions recorded on each queue", func() bool { return scrape.recorded() == 20 && report.recorded() >= 20 })
 	scrape.stop()
 	report.stop()
 	scrape.exactlyOnce(t, byQueue["scrape"])

@@ -2,13 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/alicebob/miniredis/v2"
+
+	"github.com/sluicehq/sluice/internal/testutil"
 )
 
 const outageConfig = `
@@ -61,11 +63,12 @@ func TestServeStartsWithRedisDown(t *testing.T) {
 		t.Skipf("cannot listen on %s: %v", addr, err)
 	}
 	defer m.Close()
-	for deadline := time.Now().Add(30 * time.Second); p.do("GET", "/readyz", "", "").status != 200; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz not 200 within 30s of Redis coming back:\n%s", p.stderr)
+	testutil.Eventually(t, "readyz 200 after Redis came back", func() error {
+		if a := p.do("GET", "/readyz", "", ""); a.status != 200 {
+			return fmt.Errorf("readyz %d; log:\n%s", a.status, p.stderr)
 		}
-	}
+		return nil
+	})
 	if a := p.do("POST", "/v1/limits/auth/login", "", `{"subject":{"account":"a"}}`); a.status != 200 || a.body["failure_mode"] != nil {
 		t.Errorf("fail-closed scene after recovery: %d %s", a.status, a.raw)
 	}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/testutil"
 )
 
 // The end-to-end tests build the real binary once and start it as a
@@ -204,7 +206,9 @@ func TestServeBuiltInExample(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := start(t, dir, nil, "--log-format", "json")
-	eventually(t, func() bool { return strings.Contains(p.stderr.String(), `"msg":"sluice: listening"`) })
+	testutil.Eventually(t, "the JSON log line sluice: listening", func() bool {
+		return strings.Contains(p.stderr.String(), `"msg":"sluice: listening"`)
+	})
 	for _, line := range strings.Split(strings.TrimSpace(p.stderr.String()), "\n") {
 		if !json.Valid([]byte(line)) {
 			t.Errorf("log line is not JSON: %s", line)
@@ -231,14 +235,14 @@ func TestServeReload(t *testing.T) {
 	p.do("POST", "/v1/limits/member/export-usage", "", body)
 	// A valid change: quota 1 → 5. Wait until the server sees it.
 	writeFile(t, path, strings.Replace(e2eConfig, "quota: 1", "quota: 5", 1))
-	eventually(t, func() bool {
+	testutil.Eventually(t, "the new quota 5 to be served", func() bool {
 		return p.do("POST", "/v1/limits/member/export-usage/peek", "", body).raw != "" &&
 			limitQuota(p.do("POST", "/v1/limits/member/export-usage/peek", "", body)) == 5
 	})
 	// An invalid change is rejected with a log line naming the line; the
 	// old config stays.
 	writeFile(t, path, strings.Replace(e2eConfig, "quota: 1", "quota: -1", 1))
-	eventually(t, func() bool { return strings.Contains(p.stderr.String(), "rejected") })
+	testutil.Eventually(t, "the log to say rejected", func() bool { return strings.Contains(p.stderr.String(), "rejected") })
 	if !strings.Contains(p.stderr.String(), "line 7") {
 		t.Errorf("rejection does not name the line:\n%s", p.stderr)
 	}
@@ -253,19 +257,6 @@ func limitQuota(a answer) float64 {
 		return -1
 	}
 	return limits[0].(map[string]any)["quota"].(float64)
-}
-
-// eventually polls ok until it holds, bounded by a generous deadline; it
-// never asserts how fast.
-func eventually(t *testing.T, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func TestServeAuth(t *testing.T) {

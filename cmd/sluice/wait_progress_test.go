@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
 	"github.com/sluicehq/sluice/server"
@@ -100,17 +101,17 @@ func (s *inProcess) cli(args ...string) *cliRun {
 // showed waits until standard error holds want.
 func (r *cliRun) showed(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(r.stderr.String(), want) {
+	testutil.Eventually(t, fmt.Sprintf("standard error to show %q", want), func() error {
+		if strings.Contains(r.stderr.String(), want) {
+			return nil
+		}
 		select {
 		case code := <-r.code:
 			t.Fatalf("exited %d before showing %q:\n%s\n%s", code, want, r.stdout, r.stderr)
-		case <-time.After(10 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never showed %q:\n%s", want, r.stderr)
-		}
-	}
+		return fmt.Errorf("it shows:\n%s", r.stderr)
+	})
 }
 
 // exited waits for the exit code.

@@ -8,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -98,12 +99,10 @@ func TestNack(t *testing.T) {
 	t.Cleanup(func() { rabbitmqctl(t, "clear_policy", policy) })
 	// The policy reaches the queue shortly after set_policy returns.
 	var err error
-	if !within(func() bool {
+	testutil.Eventually(t, "Enqueue into a full reject-publish queue to fail", func() bool {
 		_, err = c.Enqueue(bg(), queue.JobSpec{Queue: "n", Kind: "k"})
 		return err != nil
-	}) {
-		t.Fatal("Enqueue into a full reject-publish queue kept succeeding")
-	}
+	})
 	if !strings.Contains(err.Error(), "refused (nack)") {
 		t.Fatalf("Enqueue error = %v, want the broker's nack", err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // TestConformance runs the suite on the lane in both queue modes; the
-// tests that need a capability the lane lacks skip themselves.
+// suite skips the tests that need a capability the lane lacks.
 func TestConformance(t *testing.T) {
 	brokerURL(t)
 	// The priority run also consumes each queue on two channels.

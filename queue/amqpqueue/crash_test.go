@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -123,9 +124,12 @@ func TestCrashRedelivers(t *testing.T) {
 	// and refilled the process's prefetch: then exactly the blocked jobs
 	// are in flight, and the rest of its prefetch is merely buffered.
 	wantReady := n - complete - crashPrefetch
-	if !within(func() bool { r, _ := b.topo.inspect(bg(), b.mainName(crashQueue)); return r == wantReady }) {
-		t.Fatalf("ready messages never reached %d", wantReady)
-	}
+	testutil.Eventually(t, fmt.Sprintf("%d ready messages", wantReady), func() error {
+		if r, err := b.topo.inspect(bg(), b.mainName(crashQueue)); err != nil || r != wantReady {
+			return fmt.Errorf("%d ready, %v", r, err)
+		}
+		return nil
+	})
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -143,11 +147,15 @@ func TestCrashRedelivers(t *testing.T) {
 		second[j.ID] = j
 		return nil, nil
 	}))
-	stop := runWorker(t, w)
-	if !within(func() bool { mu.Lock(); defer mu.Unlock(); return len(second) >= n-complete }) {
+	stop := testutil.Start(t, w)
+	testutil.Eventually(t, fmt.Sprintf("the second process to run %d jobs", n-complete), func() error {
 		mu.Lock()
-		t.Fatalf("second process ran %d jobs, want %d", len(second), n-complete)
-	}
+		defer mu.Unlock()
+		if len(second) < n-complete {
+			return fmt.Errorf("it ran %d", len(second))
+		}
+		return nil
+	})
 	stop()
 
 	done, blocked := first[:complete], first[complete:]
@@ -176,23 +184,4 @@ func TestCrashRedelivers(t *testing.T) {
 			t.Errorf("Get(%s) = %v, %v; want completed", id, got, err)
 		}
 	}
-}
-
-// runWorker runs w until the returned stop is called (or the test ends).
-func runWorker(t *testing.T, w *queue.Worker) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- w.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-errc; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
 }

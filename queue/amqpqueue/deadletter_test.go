@@ -9,6 +9,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -91,11 +92,9 @@ func TestFailuresDeadLetter(t *testing.T) {
 	w.Handle("bad", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		return nil, queue.Permanent(errors.New("bad input"))
 	}))
-	stop := runWorker(t, w)
+	stop := testutil.Start(t, w)
 	for _, id := range []string{flaky.ID, perm.ID} {
-		if !within(func() bool { j, _ := b.Get(bg(), id); return j != nil && j.State == queue.StateFailed }) {
-			t.Fatalf("job %s never failed", id)
-		}
+		waitState(t, b, id, queue.StateFailed)
 	}
 	stop()
 	if j, _ := b.Get(bg(), flaky.ID); j.Attempt != 2 || len(j.Errors) != 2 || j.LastError != "boom" {

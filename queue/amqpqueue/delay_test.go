@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -47,12 +48,9 @@ func TestDelaysAndRetries(t *testing.T) {
 	}
 	retry, _ := c.Enqueue(bg(), queue.JobSpec{Queue: "d", Kind: "k", Payload: []byte("retry")})
 	snooze, _ := c.Enqueue(bg(), queue.JobSpec{Queue: "d", Kind: "k", Payload: []byte("snooze")})
-	runWorker(t, w)
+	testutil.Start(t, w)
 	for _, id := range []string{delayed.ID, retry.ID, snooze.ID} {
-		if !within(func() bool { j, _ := b.Get(bg(), id); return j != nil && j.State == queue.StateCompleted }) {
-			j, _ := b.Get(bg(), id)
-			t.Fatalf("job %s never completed: %+v", id, j)
-		}
+		waitState(t, b, id, queue.StateCompleted)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -4,15 +4,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"go.uber.org/goleak"
+
+	"github.com/sluicehq/sluice/internal/testutil"
+	"github.com/sluicehq/sluice/queue"
 )
 
 // urlEnv names the broker the tests run against; without it they skip.
@@ -96,18 +99,15 @@ func deleteQueues(t testing.TB, url string, b *Backend) {
 	}
 }
 
-// within polls cond every few milliseconds for at most 20s of real time
-// (a generous bound for a loaded machine: the test fails rather than
-// hangs) and reports whether it became true.
-func within(cond func() bool) bool {
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
+// waitState waits until b's job id is in state want.
+func waitState(t testing.TB, b queue.Backend, id string, want queue.State) {
+	t.Helper()
+	testutil.Eventually(t, "job "+id+" to be "+string(want), func() error {
+		if j, err := b.Get(bg(), id); err != nil || j.State != want {
+			return fmt.Errorf("Get = %+v, %v", j, err)
 		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return true
+		return nil
+	})
 }
 
 func bg() context.Context { return context.Background() }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -203,23 +205,18 @@ func TestStats(t *testing.T) {
 	// own; counts are checked once they settle.
 	want := func(what string, w map[queue.State]int64) {
 		t.Helper()
-		var st []queue.QueueStats
-		var err error
-		ok := within(func() bool {
-			st, err = b.Stats(bg())
+		testutil.Eventually(t, fmt.Sprintf("%s: Stats of queue s with %v", what, w), func() error {
+			st, err := b.Stats(bg())
 			if err != nil || len(st) != 1 || st[0].Queue != "s" {
-				return false
+				return fmt.Errorf("Stats = %+v, %v", st, err)
 			}
 			for s, n := range w {
 				if st[0].Counts[s] != n {
-					return false
+					return fmt.Errorf("Stats = %+v", st)
 				}
 			}
-			return true
+			return nil
 		})
-		if !ok {
-			t.Fatalf("%s: Stats = %+v, %v; want queue s with %v", what, st, err, w)
-		}
 	}
 	want("after enqueue", map[queue.State]int64{queue.StatePending: 3, queue.StateScheduled: 1, queue.StateActive: 0})
 	ls := leaseN(t, b, 1, "s")
@@ -252,14 +249,8 @@ func TestSharedRecorder(t *testing.T) {
 	}
 	w := queue.NewWorker(worker, queue.WorkerConfig{Queues: []string{"s"}, Logger: quiet, PollInterval: 10 * time.Millisecond})
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) { return []byte("done"), nil }))
-	runWorker(t, w)
-	if !within(func() bool {
-		got, _ := producer.Get(bg(), j.ID)
-		return got != nil && got.State == queue.StateCompleted
-	}) {
-		got, err := producer.Get(bg(), j.ID)
-		t.Fatalf("producer's Get = %+v, %v; want completed", got, err)
-	}
+	testutil.Start(t, w)
+	waitState(t, producer, j.ID, queue.StateCompleted)
 	if got, _ := producer.Get(bg(), j.ID); string(got.Result) != "done" {
 		t.Fatalf("result = %q", got.Result)
 	}

@@ -2,12 +2,14 @@ package amqpqueue
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -50,7 +52,7 @@ func newLossTest(t *testing.T) *lossTest {
 		lt.ran[j.ID]++
 		return nil, nil
 	}))
-	runWorker(t, w)
+	testutil.Start(t, w)
 	return lt
 }
 
@@ -80,9 +82,12 @@ func (lt *lossTest) nConfirmed() int {
 func (lt *lossTest) waitConfirmed(n int) {
 	lt.t.Helper()
 	want := lt.nConfirmed() + n
-	if !within(func() bool { return lt.nConfirmed() >= want }) {
-		lt.t.Fatalf("producers stalled at %d confirmed jobs, want %d", lt.nConfirmed(), want)
-	}
+	testutil.Eventually(lt.t, fmt.Sprintf("producers to confirm %d jobs", want), func() error {
+		if got := lt.nConfirmed(); got < want {
+			return fmt.Errorf("they confirmed %d", got)
+		}
+		return nil
+	})
 }
 
 // run drives producers through the faults and checks the outcome.
@@ -111,9 +116,12 @@ func (lt *lossTest) run(faults ...func()) {
 		}
 		return n
 	}
-	if !within(func() bool { return missing() == 0 }) {
-		t.Fatalf("%d of %d confirmed jobs never ran", missing(), lt.nConfirmed())
-	}
+	testutil.Eventually(t, "every confirmed job to run", func() error {
+		if n := missing(); n > 0 {
+			return fmt.Errorf("%d of %d have not run", n, lt.nConfirmed())
+		}
+		return nil
+	})
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
 	twice := 0

@@ -13,24 +13,27 @@ import (
 
 // TestConformanceTwoSQLite runs the suite on a router over two SQLite
 // backends. The routed queues are ones the suite uses alone and together
-// with default ones (a batch over "mail" and "other", a lease over "x" and
-// "z"), so calls cross backends; the queues of groups and tenants stay on
-// the default, which holds their settings.
+// with default ones (a batch over QueueMail and QueueOther, a lease over
+// QueueX and QueueZ), so calls cross backends; the queues of groups and
+// tenants stay on the default, which holds their settings.
 func TestConformanceTwoSQLite(t *testing.T) {
 	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
 		return newMux(t, openSQLite(t, clk, sqlitequeue.Options{}), mux.Route{
 			Name: "second", Backend: openSQLite(t, clk, sqlitequeue.Options{}),
-			Queues: []string{"mail", "x", "a", "r", "w", "c"},
+			Queues: []string{queuetest.QueueMail, queuetest.QueueX, queuetest.QueueA, queuetest.QueueR, queuetest.QueueW, queuetest.QueueC},
 		})
 	})
 }
 
 // laneQueues are the suite's queues the lane run places on the lane.
-var laneQueues = []string{"q", "mail", "x", "r", "w", "c", "b", "p", "s"}
+var laneQueues = []string{
+	queuetest.QueueQ, queuetest.QueueMail, queuetest.QueueX, queuetest.QueueR, queuetest.QueueW,
+	queuetest.QueueC, queuetest.QueueB, queuetest.QueueP, queuetest.QueueS,
+}
 
 // TestConformanceLane runs the suite on a router over SQLite (the default)
-// and the RabbitMQ lane. Tests that need what the lane lacks skip
-// themselves (queuetest asks what every routed backend has).
+// and the RabbitMQ lane. The suite skips the tests that need what the lane
+// lacks (it asks what every routed backend has).
 func TestConformanceLane(t *testing.T) {
 	amqptest.URL(t, "the tests on the RabbitMQ lane")
 	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
@@ -45,7 +48,7 @@ func TestConformanceLane(t *testing.T) {
 func TestConformanceOutbox(t *testing.T) {
 	queuetest.RunOutbox(t, func(t *testing.T, clk clock.Clock) queue.Backend {
 		return newMux(t, openSQLite(t, clk, sqlitequeue.Options{Outbox: true}), mux.Route{
-			Name: "second", Backend: openSQLite(t, clk, sqlitequeue.Options{}), Queues: []string{"mail", "x"},
+			Name: "second", Backend: openSQLite(t, clk, sqlitequeue.Options{}), Queues: []string{queuetest.QueueMail, queuetest.QueueX},
 		})
 	})
 }

@@ -3,11 +3,13 @@ package mux_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/queuetest"
@@ -36,18 +38,16 @@ func TestLaneAndSQLite(t *testing.T) {
 		t.Fatalf("ids = %s, %s; want a plain SQLite id and a rabbitmq. one", res[0].Job.ID, res[1].Job.ID)
 	}
 	var leased []queue.Lease
-	deadline := time.Now().Add(20 * time.Second)
-	for len(leased) < 2 && time.Now().Before(deadline) {
+	testutil.Eventually(t, "a lease of both jobs", func() error {
 		ls, err := m.Lease(ctx, queue.LeaseRequest{Queues: []string{"report", "scrape"}, WorkerID: "w", Max: 2 - len(leased), LeaseFor: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
-		leased = append(leased, ls...)
-		time.Sleep(5 * time.Millisecond)
-	}
-	if len(leased) != 2 {
-		t.Fatalf("leased %d jobs, want 2", len(leased))
-	}
+		if leased = append(leased, ls...); len(leased) < 2 {
+			return fmt.Errorf("leased %d", len(leased))
+		}
+		return nil
+	})
 	for _, l := range leased {
 		if err := m.Complete(ctx, l.Job.ID, l.Token, nil); err != nil {
 			t.Fatalf("Complete(%s): %v", l.Job.ID, err)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -193,9 +194,7 @@ func TestMonitorRun(t *testing.T) {
 	t.Parallel()
 	m, src, clk, _ := newTestMonitor(t, Config{Interval: 5 * time.Second})
 	src.set(Reading{CPUs: 1, MemoryUsed: 950, MemoryLimit: 1000}, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- m.Run(ctx) }()
+	stop := testutil.Start(t, m)
 	clk.BlockUntil(1) // first sample taken, waiting for the interval
 	if over, _ := m.Overloaded(); !over || src.count() != 1 {
 		t.Fatalf("after the first sample: overloaded %v, reads %d", over, src.count())
@@ -209,10 +208,7 @@ func TestMonitorRun(t *testing.T) {
 	if over, why := m.Overloaded(); over {
 		t.Errorf("after the second sample: overloaded (%s)", why)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("Run returned %v", err)
-	}
+	stop()
 }
 
 func TestConfigValidation(t *testing.T) {

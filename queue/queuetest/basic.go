@@ -15,9 +15,8 @@ import (
 func testEnqueue(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapGroups)
 	s := queue.JobSpec{
-		Queue: "mail", Kind: "send", Payload: []byte(`{"to":"a@b"}`), Tenant: "acme",
+		Queue: QueueMail, Kind: "send", Payload: []byte(`{"to":"a@b"}`), Tenant: "acme",
 		Priority: 3, Timeout: time.Minute, Group: "g1",
 	}
 	j := h.enqueue(t, s)
@@ -29,7 +28,7 @@ func testEnqueue(t *testing.T, f Factory) {
 		name      string
 		got, want any
 	}{
-		{"Queue", got.Queue, "mail"},
+		{"Queue", got.Queue, QueueMail},
 		{"Kind", got.Kind, "send"},
 		{"Tenant", got.Tenant, "acme"},
 		{"Group", got.Group, "g1"},
@@ -53,7 +52,7 @@ func testEnqueue(t *testing.T, f Factory) {
 		t.Errorf("Get(missing) error = %v, want ErrNotFound", err)
 	}
 
-	res, err := h.Client.EnqueueBatch(context.Background(), []queue.JobSpec{spec("mail", "a"), spec("mail", "b"), spec("other", "c")})
+	res, err := h.Client.EnqueueBatch(context.Background(), []queue.JobSpec{spec(QueueMail, "a"), spec(QueueMail, "b"), spec(QueueOther, "c")})
 	if err != nil {
 		t.Fatalf("EnqueueBatch: %v", err)
 	}
@@ -64,7 +63,7 @@ func testEnqueue(t *testing.T, f Factory) {
 		}
 		seen[r.Job.ID] = true
 	}
-	if res[2].Job.Queue != "other" || res[1].Job.Kind != "b" {
+	if res[2].Job.Queue != QueueOther || res[1].Job.Kind != "b" {
 		t.Errorf("EnqueueBatch results out of order: %+v %+v", res[1].Job, res[2].Job)
 	}
 }
@@ -80,15 +79,15 @@ func testBadInput(t *testing.T, f Factory) {
 		field string
 	}{
 		{"empty queue", queue.JobSpec{Kind: "k"}, "JobSpec.Queue"},
-		{"empty kind", queue.JobSpec{Queue: "q"}, "JobSpec.Kind"},
-		{"negative priority", queue.JobSpec{Queue: "q", Kind: "k", Priority: -1}, "JobSpec.Priority"},
-		{"priority too big", queue.JobSpec{Queue: "q", Kind: "k", Priority: queue.MaxPriority + 1}, "JobSpec.Priority"},
-		{"negative attempts", queue.JobSpec{Queue: "q", Kind: "k", MaxAttempts: -1}, "JobSpec.MaxAttempts"},
-		{"negative timeout", queue.JobSpec{Queue: "q", Kind: "k", Timeout: -time.Second}, "JobSpec.Timeout"},
-		{"payload too big", queue.JobSpec{Queue: "q", Kind: "k", Payload: big}, "JobSpec.Payload"},
-		{"unique for without key", queue.JobSpec{Queue: "q", Kind: "k", UniqueFor: time.Hour}, "JobSpec.UniqueFor"},
+		{"empty kind", queue.JobSpec{Queue: QueueQ}, "JobSpec.Kind"},
+		{"negative priority", queue.JobSpec{Queue: QueueQ, Kind: "k", Priority: -1}, "JobSpec.Priority"},
+		{"priority too big", queue.JobSpec{Queue: QueueQ, Kind: "k", Priority: queue.MaxPriority + 1}, "JobSpec.Priority"},
+		{"negative attempts", queue.JobSpec{Queue: QueueQ, Kind: "k", MaxAttempts: -1}, "JobSpec.MaxAttempts"},
+		{"negative timeout", queue.JobSpec{Queue: QueueQ, Kind: "k", Timeout: -time.Second}, "JobSpec.Timeout"},
+		{"payload too big", queue.JobSpec{Queue: QueueQ, Kind: "k", Payload: big}, "JobSpec.Payload"},
+		{"unique for without key", queue.JobSpec{Queue: QueueQ, Kind: "k", UniqueFor: time.Hour}, "JobSpec.UniqueFor"},
 		{"control char", queue.JobSpec{Queue: "q\n", Kind: "k"}, "JobSpec.Queue"},
-		{"long kind", queue.JobSpec{Queue: "q", Kind: strings.Repeat("k", queue.MaxNameLen+1)}, "JobSpec.Kind"},
+		{"long kind", queue.JobSpec{Queue: QueueQ, Kind: strings.Repeat("k", queue.MaxNameLen+1)}, "JobSpec.Kind"},
 	}
 	for _, c := range cases {
 		_, err := h.Client.Enqueue(ctx, c.spec)
@@ -102,12 +101,12 @@ func testBadInput(t *testing.T, f Factory) {
 		}
 	}
 	// A batch with one bad spec stores nothing.
-	_, err := h.Client.EnqueueBatch(ctx, []queue.JobSpec{spec("q", "ok"), {Queue: "q"}})
+	_, err := h.Client.EnqueueBatch(ctx, []queue.JobSpec{spec(QueueQ, "ok"), {Queue: QueueQ}})
 	if !errors.Is(err, queue.ErrInvalidArgument) || !strings.Contains(err.Error(), "specs[1].JobSpec.Kind") {
 		t.Fatalf("EnqueueBatch(bad) error = %v, want specs[1].JobSpec.Kind", err)
 	}
 	small := queue.NewClient(h.Backend, queue.ClientConfig{MaxPayload: 4})
-	if _, err := small.Enqueue(ctx, queue.JobSpec{Queue: "q", Kind: "k", Payload: []byte("12345")}); !errors.Is(err, queue.ErrInvalidArgument) {
+	if _, err := small.Enqueue(ctx, queue.JobSpec{Queue: QueueQ, Kind: "k", Payload: []byte("12345")}); !errors.Is(err, queue.ErrInvalidArgument) {
 		t.Errorf("MaxPayload 4, payload 5: error = %v, want ErrInvalidArgument", err)
 	}
 	st, err := h.Client.Stats(ctx)
@@ -122,10 +121,9 @@ func testBadInput(t *testing.T, f Factory) {
 func testStateMachine(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapClockDelays)
 	ctx := context.Background()
-	j := h.enqueue(t, spec("q", "k"))
-	l := h.leaseOne(t, "q")
+	j := h.enqueue(t, spec(QueueQ, "k"))
+	l := h.leaseOne(t, QueueQ)
 	if l.Job.ID != j.ID || l.Token == "" {
 		t.Fatalf("Lease = %+v, want job %s with a token", l, j.ID)
 	}
@@ -136,7 +134,7 @@ func testStateMachine(t *testing.T, f Factory) {
 	if !sameTime(l.Job.LeaseUntil, Epoch.Add(testLease)) || l.Job.State != queue.StateActive {
 		t.Fatalf("leased job = %s until %v", l.Job.State, l.Job.LeaseUntil)
 	}
-	if more := h.lease(t, 10, "q"); len(more) != 0 {
+	if more := h.lease(t, 10, QueueQ); len(more) != 0 {
 		t.Fatalf("second Lease got %v, want nothing (job already active)", ids(more))
 	}
 	h.Clock.Advance(time.Second)
@@ -149,8 +147,8 @@ func testStateMachine(t *testing.T, f Factory) {
 	}
 
 	// Snooze gives the attempt back and schedules the job.
-	j2 := h.enqueue(t, spec("q", "k"))
-	l2 := h.leaseOne(t, "q")
+	j2 := h.enqueue(t, spec(QueueQ, "k"))
+	l2 := h.leaseOne(t, QueueQ)
 	st, err := h.Backend.Snooze(ctx, j2.ID, l2.Token, time.Minute)
 	if err != nil || st != queue.StateScheduled {
 		t.Fatalf("Snooze = %s, %v; want scheduled", st, err)
@@ -159,11 +157,11 @@ func testStateMachine(t *testing.T, f Factory) {
 	if s.Attempt != 0 || !sameTime(s.RunAt, Epoch.Add(time.Second+time.Minute)) || !s.LeaseUntil.IsZero() {
 		t.Fatalf("snoozed job = attempt %d runAt %v lease %v", s.Attempt, s.RunAt, s.LeaseUntil)
 	}
-	if got := h.lease(t, 1, "q"); len(got) != 0 {
+	if got := h.lease(t, 1, QueueQ); len(got) != 0 {
 		t.Fatalf("Lease before snooze ends got %v", ids(got))
 	}
 	h.Clock.Advance(time.Minute)
-	l2 = h.leaseOne(t, "q")
+	l2 = h.leaseOne(t, QueueQ)
 	if l2.Job.Attempt != 1 {
 		t.Fatalf("after snooze Attempt = %d, want 1", l2.Job.Attempt)
 	}
@@ -175,7 +173,7 @@ func testStateMachine(t *testing.T, f Factory) {
 		t.Fatalf("requeued job = attempt %d lease %v", r.Attempt, r.LeaseUntil)
 	}
 	// Snooze with no delay is pending at once.
-	l2 = h.leaseOne(t, "q")
+	l2 = h.leaseOne(t, QueueQ)
 	if st, err := h.Backend.Snooze(ctx, j2.ID, l2.Token, 0); err != nil || st != queue.StatePending {
 		t.Fatalf("Snooze(0) = %s, %v; want pending", st, err)
 	}
@@ -185,14 +183,14 @@ func testFencing(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	ctx := context.Background()
-	j := h.enqueue(t, spec("q", "k"))
-	old := h.leaseOne(t, "q")
+	j := h.enqueue(t, spec(QueueQ, "k"))
+	old := h.leaseOne(t, QueueQ)
 	// The lease expires and is rescued; the job is leased again.
 	h.Clock.Advance(testLease + time.Second)
 	if r, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{}); err != nil || r.Requeued != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want 1 requeued", r, err)
 	}
-	cur := h.leaseOne(t, "q")
+	cur := h.leaseOne(t, QueueQ)
 	if cur.Token == old.Token {
 		t.Fatal("a new lease reused the old token")
 	}
@@ -234,27 +232,26 @@ func testFencing(t *testing.T, f Factory) {
 func testDelays(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapDelay, queue.CapClockDelays)
-	late := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", RunAt: Epoch.Add(2 * time.Hour)})
-	soon := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", RunAt: Epoch.Add(time.Hour)})
-	past := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", RunAt: Epoch.Add(-time.Hour)})
+	late := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", RunAt: Epoch.Add(2 * time.Hour)})
+	soon := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", RunAt: Epoch.Add(time.Hour)})
+	past := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", RunAt: Epoch.Add(-time.Hour)})
 	h.wantState(t, late.ID, queue.StateScheduled)
 	h.wantState(t, soon.ID, queue.StateScheduled)
 	h.wantState(t, past.ID, queue.StatePending)
-	if got := ids(h.lease(t, 10, "q")); !slices.Equal(got, []string{past.ID}) {
+	if got := ids(h.lease(t, 10, QueueQ)); !slices.Equal(got, []string{past.ID}) {
 		t.Fatalf("Lease at start = %v, want [%s]", got, past.ID)
 	}
 	h.Clock.Advance(time.Hour - time.Millisecond)
-	if got := h.lease(t, 10, "q"); len(got) != 0 {
+	if got := h.lease(t, 10, QueueQ); len(got) != 0 {
 		t.Fatalf("Lease before due = %v, want none", ids(got))
 	}
 	h.Clock.Advance(time.Millisecond)
-	if got := ids(h.lease(t, 10, "q")); !slices.Equal(got, []string{soon.ID}) {
+	if got := ids(h.lease(t, 10, QueueQ)); !slices.Equal(got, []string{soon.ID}) {
 		t.Fatalf("Lease at 1h = %v, want [%s]", got, soon.ID)
 	}
 	h.wantState(t, late.ID, queue.StateScheduled)
 	h.Clock.Advance(2 * time.Hour)
-	if got := ids(h.lease(t, 10, "q")); !slices.Equal(got, []string{late.ID}) {
+	if got := ids(h.lease(t, 10, QueueQ)); !slices.Equal(got, []string{late.ID}) {
 		t.Fatalf("Lease at 3h = %v, want [%s]", got, late.ID)
 	}
 }
@@ -262,12 +259,11 @@ func testDelays(t *testing.T, f Factory) {
 func testPriorityFIFO(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapPriority, queue.CapStrictOrder)
 	prios := []int{5, 1, 5, 0, 1, 5, 0, 3}
 	var want []string
 	jobs := make([]*queue.Job, len(prios))
 	for i, p := range prios {
-		jobs[i] = h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Priority: p})
+		jobs[i] = h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Priority: p})
 	}
 	for _, p := range []int{0, 1, 3, 5} {
 		for i, q := range prios {
@@ -280,26 +276,26 @@ func testPriorityFIFO(t *testing.T, f Factory) {
 	// order: the backend uses a sequence, not timestamps alone.
 	var got []string
 	for _, n := range []int{3, 1, 4} {
-		got = append(got, ids(h.lease(t, n, "q"))...)
+		got = append(got, ids(h.lease(t, n, QueueQ))...)
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("lease order = %v, want %v (by priority, then enqueue order)", got, want)
 	}
 	// A job that failed and is due again keeps its place.
-	a := h.enqueue(t, queue.JobSpec{Queue: "r", Kind: "k"})
-	l := h.leaseOne(t, "r")
-	b := h.enqueue(t, queue.JobSpec{Queue: "r", Kind: "k"})
+	a := h.enqueue(t, queue.JobSpec{Queue: QueueR, Kind: "k"})
+	l := h.leaseOne(t, QueueR)
+	b := h.enqueue(t, queue.JobSpec{Queue: QueueR, Kind: "k"})
 	if _, err := h.Backend.Fail(context.Background(), a.ID, l.Token, queue.Failure{Error: "boom"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := ids(h.lease(t, 2, "r")); !slices.Equal(got, []string{a.ID, b.ID}) {
+	if got := ids(h.lease(t, 2, QueueR)); !slices.Equal(got, []string{a.ID, b.ID}) {
 		t.Fatalf("after retry lease order = %v, want [%s %s]", got, a.ID, b.ID)
 	}
 	// Several queues in one request: only those queues.
-	x := h.enqueue(t, spec("x", "k"))
-	h.enqueue(t, spec("y", "k"))
-	z := h.enqueue(t, spec("z", "k"))
-	got = ids(h.lease(t, 10, "x", "z"))
+	x := h.enqueue(t, spec(QueueX, "k"))
+	h.enqueue(t, spec(QueueY, "k"))
+	z := h.enqueue(t, spec(QueueZ, "k"))
+	got = ids(h.lease(t, 10, QueueX, QueueZ))
 	slices.Sort(got)
 	w := []string{x.ID, z.ID}
 	slices.Sort(w)
@@ -311,47 +307,46 @@ func testPriorityFIFO(t *testing.T, f Factory) {
 func testUnique(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapUnique)
 	ctx := context.Background()
-	first := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: "u1", UniqueFor: time.Hour})
-	dup, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: "u1", UniqueFor: time.Hour})
+	first := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", UniqueKey: "u1", UniqueFor: time.Hour})
+	dup, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: QueueQ, Kind: "k", UniqueKey: "u1", UniqueFor: time.Hour})
 	if !errors.Is(err, queue.ErrDuplicate) || dup == nil || dup.ID != first.ID {
 		t.Fatalf("second Enqueue = %v, %v; want job %s and ErrDuplicate", dup, err, first.ID)
 	}
 	// Another queue is another key space.
-	if _, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: "other", Kind: "k", UniqueKey: "u1", UniqueFor: time.Hour}); err != nil {
+	if _, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: QueueOther, Kind: "k", UniqueKey: "u1", UniqueFor: time.Hour}); err != nil {
 		t.Fatalf("same key, other queue: %v", err)
 	}
 	// The window holds even after the job completed...
-	l := h.leaseOne(t, "q")
+	l := h.leaseOne(t, QueueQ)
 	if err := h.Backend.Complete(ctx, first.ID, l.Token, nil); err != nil {
 		t.Fatal(err)
 	}
 	h.Clock.Advance(time.Hour - time.Second)
-	if _, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: "u1", UniqueFor: time.Hour}); !errors.Is(err, queue.ErrDuplicate) {
+	if _, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: QueueQ, Kind: "k", UniqueKey: "u1", UniqueFor: time.Hour}); !errors.Is(err, queue.ErrDuplicate) {
 		t.Fatalf("inside window after completion: error = %v, want ErrDuplicate", err)
 	}
 	// ...and ends with it.
 	h.Clock.Advance(time.Second)
-	again := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: "u1", UniqueFor: time.Hour})
+	again := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", UniqueKey: "u1", UniqueFor: time.Hour})
 	if again.ID == first.ID {
 		t.Fatal("after the window the old job was returned")
 	}
 
 	// UniqueFor 0 holds the key until the job is final.
-	held := h.enqueue(t, queue.JobSpec{Queue: "w", Kind: "k", UniqueKey: "u2"})
+	held := h.enqueue(t, queue.JobSpec{Queue: QueueW, Kind: "k", UniqueKey: "u2"})
 	h.Clock.Advance(48 * time.Hour)
-	if _, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: "w", Kind: "k", UniqueKey: "u2"}); !errors.Is(err, queue.ErrDuplicate) {
+	if _, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: QueueW, Kind: "k", UniqueKey: "u2"}); !errors.Is(err, queue.ErrDuplicate) {
 		t.Fatalf("key held by a pending job: error = %v, want ErrDuplicate", err)
 	}
 	if _, err := h.Client.Cancel(ctx, held.ID); err != nil {
 		t.Fatal(err)
 	}
-	h.enqueue(t, queue.JobSpec{Queue: "w", Kind: "k", UniqueKey: "u2"})
+	h.enqueue(t, queue.JobSpec{Queue: QueueW, Kind: "k", UniqueKey: "u2"})
 
 	// Within one batch the second spec is a duplicate of the first.
 	res, err := h.Client.EnqueueBatch(ctx, []queue.JobSpec{
-		{Queue: "b", Kind: "k", UniqueKey: "u3"}, {Queue: "b", Kind: "k", UniqueKey: "u3"}, {Queue: "b", Kind: "k"},
+		{Queue: QueueB, Kind: "k", UniqueKey: "u3"}, {Queue: QueueB, Kind: "k", UniqueKey: "u3"}, {Queue: QueueB, Kind: "k"},
 	})
 	if err != nil {
 		t.Fatal(err)

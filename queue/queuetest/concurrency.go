@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -37,7 +38,7 @@ func testConcurrency(t *testing.T, f Factory) {
 	ids := make(map[string]bool, n)
 	batch := make([]queue.JobSpec, 0, 500)
 	for i := 0; i < n; i++ {
-		batch = append(batch, queue.JobSpec{Queue: "c", Kind: "k", Payload: []byte(strconv.Itoa(i)), Priority: i % prios})
+		batch = append(batch, queue.JobSpec{Queue: QueueC, Kind: "k", Payload: []byte(strconv.Itoa(i)), Priority: i % prios})
 		if len(batch) == cap(batch) || i == n-1 {
 			res, err := c.EnqueueBatch(ctx, batch)
 			if err != nil {
@@ -67,10 +68,10 @@ func testConcurrency(t *testing.T, f Factory) {
 	var stops []func()
 	for w := 0; w < 4; w++ {
 		wk := queue.NewWorker(b, queue.WorkerConfig{
-			Queues: []string{"c"}, Concurrency: 16, PollInterval: 10 * time.Millisecond, Logger: quiet,
+			Queues: []string{QueueC}, Concurrency: 16, PollInterval: 10 * time.Millisecond, Logger: quiet,
 		})
 		wk.Handle("k", handler)
-		stops = append(stops, startWorker(t, wk))
+		stops = append(stops, testutil.Start(t, wk))
 	}
 	select {
 	case <-all:
@@ -85,11 +86,11 @@ func testConcurrency(t *testing.T, f Factory) {
 		t.Fatal(err)
 	}
 	for _, s := range []queue.State{queue.StateActive, queue.StatePending, queue.StateRetrying, queue.StateFailed} {
-		if got := count(st, "c", s); got != 0 {
+		if got := count(st, QueueC, s); got != 0 {
 			t.Errorf("%d jobs %s after the run, want 0", got, s)
 		}
 	}
-	if got := count(st, "c", queue.StateCompleted); got != int64(n) {
+	if got := count(st, QueueC, queue.StateCompleted); got != int64(n) {
 		t.Errorf("%d jobs completed, want %d", got, n)
 	}
 	twice := 0

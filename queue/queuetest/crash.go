@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -135,7 +136,7 @@ func Crash(t *testing.T, cfg CrashConfig) {
 	runLog := t.TempDir() + "/runs.log"
 
 	first := startCrashWorker(t, cfg.DSN, runLog)
-	waitFor(t, "the first worker to start a quarter of the jobs", func() bool {
+	testutil.Eventually(t, "the first worker to start a quarter of the jobs", func() bool {
 		return len(readRunLog(t, runLog)) >= cfg.Jobs/4
 	})
 	if err := first.cmd.Process.Kill(); err != nil { // SIGKILL
@@ -150,7 +151,7 @@ func Crash(t *testing.T, cfg CrashConfig) {
 	}
 
 	second := startCrashWorker(t, cfg.DSN, runLog)
-	waitFor(t, "the second worker to finish every job", func() bool {
+	testutil.Eventually(t, "the second worker to finish every job", func() bool {
 		st, err := b.Stats(context.Background())
 		return err == nil && count(st, "crash", queue.StateCompleted) == int64(cfg.Jobs)
 	})
@@ -258,18 +259,6 @@ func activeJobs(t *testing.T, b queue.Backend) map[string]bool {
 			return out
 		}
 		f.Cursor = p.Next
-	}
-}
-
-// waitFor polls cond for up to two minutes of real time.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

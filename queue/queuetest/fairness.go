@@ -33,11 +33,13 @@ func noisyJobs() int {
 }
 
 func testFairness(t *testing.T, f Factory) {
-	t.Run("NoisyNeighbour", func(t *testing.T) { testNoisyNeighbour(t, f) })
-	t.Run("Weights", func(t *testing.T) { testWeights(t, f) })
-	t.Run("PriorityWithoutAging", func(t *testing.T) { testPriorityStrict(t, f) })
-	t.Run("Aging", func(t *testing.T) { testAging(t, f) })
-	t.Run("LimitedFlood", func(t *testing.T) { testLimitedFlood(t, f) })
+	runTests(t, f, []test{
+		{"NoisyNeighbour", needs(queue.CapTenants), testNoisyNeighbour},
+		{"Weights", needs(queue.CapTenants), testWeights},
+		{"PriorityWithoutAging", needs(queue.CapTenants), testPriorityStrict},
+		{"Aging", needs(queue.CapTenants), testAging},
+		{"LimitedFlood", needs(queue.CapTenants), testLimitedFlood},
+	})
 }
 
 // flood enqueues n jobs of tenant at priority prio in batches.
@@ -94,12 +96,12 @@ func testNoisyNeighbour(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	h.needTenants(t)
-	h.flood(t, "q", "a", noisyJobs(), 0)
+	h.flood(t, QueueQ, "a", noisyJobs(), 0)
 	for i := 0; i < 100; i++ {
-		h.complete(t, h.leaseOne(t, "q"))
+		h.complete(t, h.leaseOne(t, QueueQ))
 	}
-	b := h.enqueueSet(t, 10, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "b"})
-	n := h.startsUntil(t, "q", b, noisyJobs())
+	b := h.enqueueSet(t, 10, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "b"})
+	n := h.startsUntil(t, QueueQ, b, noisyJobs())
 	t.Logf("tenant b's 10 jobs all started within %d leases after a's flood of %d", n, noisyJobs())
 	if n > NoisyNeighbourBound {
 		t.Fatalf("b's jobs took %d leases to start, want at most %d", n, NoisyNeighbourBound)
@@ -113,11 +115,11 @@ func testWeights(t *testing.T, f Factory) {
 	h := NewHarness(t, f)
 	h.needTenants(t)
 	h.setTenant(t, "heavy", queue.TenantConfig{Weight: 3})
-	h.flood(t, "q", "light", 200, 0)
-	h.flood(t, "q", "heavy", 200, 0)
+	h.flood(t, QueueQ, "light", 200, 0)
+	h.flood(t, QueueQ, "heavy", 200, 0)
 	got := map[string]int{}
 	for i := 0; i < 80; i++ {
-		l := h.leaseOne(t, "q")
+		l := h.leaseOne(t, QueueQ)
 		got[l.Job.Tenant]++
 		h.complete(t, l)
 	}
@@ -132,16 +134,16 @@ func testPriorityStrict(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	h.needTenants(t)
-	h.flood(t, "q", "a", 300, 0)
-	b := h.enqueueSet(t, 10, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "b", Priority: 5})
+	h.flood(t, QueueQ, "a", 300, 0)
+	b := h.enqueueSet(t, 10, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "b", Priority: 5})
 	for i := 0; i < 300; i++ {
-		l := h.leaseOne(t, "q")
+		l := h.leaseOne(t, QueueQ)
 		if b[l.Job.ID] {
 			t.Fatalf("lease %d took b's priority-5 job before a's priority-0 flood was done", i+1)
 		}
 		h.complete(t, l)
 	}
-	if n := h.startsUntil(t, "q", b, 10); n != 10 {
+	if n := h.startsUntil(t, QueueQ, b, 10); n != 10 {
 		t.Fatalf("b's jobs took %d leases after the flood, want 10", n)
 	}
 }
@@ -152,15 +154,15 @@ func testAging(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	h.needTenants(t)
-	if err := h.Client.SetAging(context.Background(), "q", AgingStep); err != nil {
+	if err := h.Client.SetAging(context.Background(), QueueQ, AgingStep); err != nil {
 		t.Fatal(err)
 	}
-	h.flood(t, "q", "a", noisyJobs(), 0)
+	h.flood(t, QueueQ, "a", noisyJobs(), 0)
 	for i := 0; i < 100; i++ {
-		h.complete(t, h.leaseOne(t, "q"))
+		h.complete(t, h.leaseOne(t, QueueQ))
 	}
-	b := h.enqueueSet(t, 10, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "b", Priority: 5})
-	n := h.startsUntil(t, "q", b, noisyJobs())
+	b := h.enqueueSet(t, 10, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "b", Priority: 5})
+	n := h.startsUntil(t, QueueQ, b, noisyJobs())
 	t.Logf("with aging step %d, b's 10 priority-5 jobs all started within %d leases", AgingStep, n)
 	if n > AgingBound {
 		t.Fatalf("b's jobs took %d leases, want at most %d", n, AgingBound)
@@ -177,14 +179,14 @@ func testLimitedFlood(t *testing.T, f Factory) {
 	h := NewHarness(t, f)
 	h.needTenants(t)
 	h.setTenant(t, "a", queue.TenantConfig{Limit: 5})
-	h.flood(t, "q", "a", noisyJobs(), 0)
+	h.flood(t, QueueQ, "a", noisyJobs(), 0)
 	h.wantTenant(t, "a", 5, int64(noisyJobs()-5), 0)
-	held := h.lease(t, 10, "q") // a's five; a is then full
+	held := h.lease(t, 10, QueueQ) // a's five; a is then full
 	if len(held) != 5 {
 		t.Fatalf("leased %d of a's jobs, want 5", len(held))
 	}
-	b := h.enqueueSet(t, 10, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "b", Priority: 9})
-	got := h.lease(t, 20, "q")
+	b := h.enqueueSet(t, 10, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "b", Priority: 9})
+	got := h.lease(t, 20, QueueQ)
 	for _, l := range got {
 		if !b[l.Job.ID] {
 			t.Fatalf("Lease handed out %s of tenant %s, over a's limit", l.Job.ID, l.Job.Tenant)

@@ -14,9 +14,11 @@ import (
 // that their retention (and the group's) starts then. Run calls it; it
 // skips backends without queue.CapGroups.
 func RunGroupRetention(t *testing.T, f Factory) {
-	t.Run("LongCrawl", func(t *testing.T) { testGroupLongCrawl(t, f) })
-	t.Run("ManyHeld", func(t *testing.T) { testGroupManyHeld(t, f) })
-	t.Run("CompletionJobGone", func(t *testing.T) { testGroupCompletionGone(t, f) })
+	runTests(t, f, []test{
+		{"LongCrawl", needs(queue.CapGroups), testGroupLongCrawl},
+		{"ManyHeld", needs(queue.CapGroups), testGroupManyHeld},
+		{"CompletionJobGone", needs(queue.CapGroups), testGroupCompletionGone},
+	})
 }
 
 // dayRetention keeps every final state for a day.
@@ -134,19 +136,19 @@ func testGroupManyHeld(t *testing.T, f Factory) {
 	h.createGroup(t, queue.GroupSpec{ID: "open"})
 	var held []string
 	for range 6 {
-		held = append(held, h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "open"}).ID)
+		held = append(held, h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "open"}).ID)
 	}
 	// A job due in a year keeps the group open.
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "open", RunAt: Epoch.Add(365 * 24 * time.Hour)})
-	for _, l := range h.lease(t, 6, "q") {
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "open", RunAt: Epoch.Add(365 * 24 * time.Hour)})
+	for _, l := range h.lease(t, 6, QueueQ) {
 		h.complete(t, l)
 	}
 	h.Clock.Advance(time.Second)
 	var loose []string
 	for range 3 {
-		loose = append(loose, h.enqueue(t, spec("q", "k")).ID)
+		loose = append(loose, h.enqueue(t, spec(QueueQ, "k")).ID)
 	}
-	for _, l := range h.lease(t, 3, "q") {
+	for _, l := range h.lease(t, 3, QueueQ) {
 		if l.Job.Group != "" {
 			t.Fatalf("leased %s of group %q, want only jobs of no group", l.Job.ID, l.Job.Group)
 		}

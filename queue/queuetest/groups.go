@@ -17,20 +17,23 @@ import (
 // once, cancel, TTL). Run calls it; it skips backends without
 // queue.CapGroups or the queue.GroupBackend methods.
 func RunGroups(t *testing.T, f Factory) {
-	t.Run("CreateAndProgress", func(t *testing.T) { testGroupProgress(t, f) })
-	t.Run("MaxConcurrency", func(t *testing.T) { testGroupConcurrency(t, f) })
-	t.Run("CrawlDelay", func(t *testing.T) { testGroupCrawlDelay(t, f) })
-	t.Run("Completion", func(t *testing.T) { testGroupCompletion(t, f) })
-	t.Run("CompletionConcurrent", func(t *testing.T) { testGroupCompletionConcurrent(t, f) })
-	t.Run("CompletionAfterCrash", func(t *testing.T) { testGroupCompletionCrash(t, f) })
-	t.Run("Cancel", func(t *testing.T) { testCancelGroup(t, f) })
-	t.Run("TTL", func(t *testing.T) { testGroupTTL(t, f) })
-	t.Run("BackOff", func(t *testing.T) { testGroupBackOff(t, f) })
-	t.Run("WithTenantLimit", func(t *testing.T) { testGroupWithTenant(t, f) })
-	t.Run("Retention", func(t *testing.T) { testGroupRetention(t, f) })
+	runTests(t, f, []test{
+		{"CreateAndProgress", needs(queue.CapGroups), testGroupProgress},
+		{"MaxConcurrency", needs(queue.CapGroups), testGroupConcurrency},
+		{"CrawlDelay", needs(queue.CapGroups), testGroupCrawlDelay},
+		{"Completion", needs(queue.CapGroups), testGroupCompletion},
+		{"CompletionConcurrent", needs(queue.CapGroups), testGroupCompletionConcurrent},
+		{"CompletionAfterCrash", needs(queue.CapGroups), testGroupCompletionCrash},
+		{"Cancel", needs(queue.CapGroups), testCancelGroup},
+		{"TTL", needs(queue.CapGroups), testGroupTTL},
+		{"BackOff", needs(queue.CapGroups), testGroupBackOff},
+		{"WithTenantLimit", needs(queue.CapGroups, queue.CapTenants), testGroupWithTenant},
+		{"Retention", needs(queue.CapGroups), testGroupRetention},
+	})
 }
 
-// needGroups skips the test unless the backend has groups.
+// needGroups skips the test unless the backend serves groups (the suite's
+// tables declare queue.CapGroups; a backend's own tests may not).
 func (h *Harness) needGroups(t *testing.T) {
 	t.Helper()
 	h.Need(t, queue.CapGroups)
@@ -115,17 +118,17 @@ func testGroupProgress(t *testing.T, f Factory) {
 	if _, err := h.Client.CreateGroup(ctx, queue.GroupSpec{ID: "bad", MaxConcurrency: -1}); !errors.Is(err, queue.ErrInvalidArgument) {
 		t.Errorf("CreateGroup(bad) = %v, want ErrInvalidArgument", err)
 	}
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "crawl"})
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "crawl", RunAt: Epoch.Add(time.Minute)})
-	l := h.leaseOne(t, "q")
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "crawl"})
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "crawl", RunAt: Epoch.Add(time.Minute)})
+	l := h.leaseOne(t, QueueQ)
 	h.complete(t, l)
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "crawl"})
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "crawl"})
 	p = h.group(t, "crawl")
 	if p.Completed != 1 || p.Scheduled != 1 || p.Waiting+p.Pending != 1 || p.Total() != 3 || p.Unfinished() != 2 {
 		t.Fatalf("progress = %+v, want 1 completed, 1 scheduled, 1 ready", p)
 	}
 	// A job naming an unknown group creates it, with no limits.
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "adhoc"})
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "adhoc"})
 	if p := h.group(t, "adhoc"); p.Pending != 1 || p.MaxConcurrency != 0 || p.CompletionKind != "" {
 		t.Fatalf("implicit group = %+v, want one pending job and no limits", p)
 	}
@@ -144,14 +147,14 @@ func testGroupConcurrency(t *testing.T, f Factory) {
 	h.createGroup(t, queue.GroupSpec{ID: "g", MaxConcurrency: 2})
 	var jobs []*queue.Job
 	for i := 0; i < 5; i++ {
-		jobs = append(jobs, h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "g", Priority: 5 - i}))
+		jobs = append(jobs, h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "g", Priority: 5 - i}))
 	}
 	p := h.group(t, "g")
 	if p.Pending != 2 || p.Waiting != 3 {
 		t.Fatalf("progress = %d pending, %d waiting; want 2 and 3", p.Pending, p.Waiting)
 	}
-	free := h.enqueue(t, spec("q", "k"))
-	ls := h.lease(t, 10, "q")
+	free := h.enqueue(t, spec(QueueQ, "k"))
+	ls := h.lease(t, 10, QueueQ)
 	if len(ls) != 3 {
 		t.Fatalf("Lease = %v, want the group's 2 and the free job", ids(ls))
 	}
@@ -163,7 +166,7 @@ func testGroupConcurrency(t *testing.T, f Factory) {
 		break
 	}
 	// The best waiting job (priority 1, the last enqueued) takes the slot.
-	if got := h.lease(t, 10, "q"); len(got) != 1 || got[0].Job.ID != jobs[4].ID {
+	if got := h.lease(t, 10, QueueQ); len(got) != 1 || got[0].Job.ID != jobs[4].ID {
 		t.Fatalf("after a completion Lease = %v, want [%s]", ids(got), jobs[4].ID)
 	}
 	if p := h.group(t, "g"); p.Active != 2 || p.Waiting != 2 {
@@ -179,11 +182,11 @@ func testGroupCrawlDelay(t *testing.T, f Factory) {
 	const delay = 10 * time.Second
 	h.createGroup(t, queue.GroupSpec{ID: "site", MinInterval: delay})
 	for i := 0; i < 4; i++ {
-		h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "site"})
+		h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "site"})
 	}
-	other := h.enqueue(t, spec("q", "k"))
+	other := h.enqueue(t, spec(QueueQ, "k"))
 	var starts []time.Time
-	ls := h.lease(t, 10, "q")
+	ls := h.lease(t, 10, QueueQ)
 	if len(ls) != 2 {
 		t.Fatalf("first Lease = %v, want one of the group and the free job", ids(ls))
 	}
@@ -195,11 +198,11 @@ func testGroupCrawlDelay(t *testing.T, f Factory) {
 	}
 	for len(starts) < 4 {
 		h.Clock.Advance(delay - time.Millisecond)
-		if got := h.lease(t, 10, "q"); len(got) != 0 {
+		if got := h.lease(t, 10, QueueQ); len(got) != 0 {
 			t.Fatalf("Lease %s after the last start = %v, want none", delay-time.Millisecond, ids(got))
 		}
 		h.Clock.Advance(time.Millisecond)
-		got := h.lease(t, 10, "q")
+		got := h.lease(t, 10, QueueQ)
 		if len(got) != 1 {
 			t.Fatalf("Lease at the delay = %v, want one job", ids(got))
 		}
@@ -222,9 +225,9 @@ func testGroupCompletion(t *testing.T, f Factory) {
 	g.Tenant = "acme"
 	h.createGroup(t, g)
 	for i := 0; i < 3; i++ {
-		h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "g"})
+		h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "g"})
 	}
-	ls := h.lease(t, 3, "q")
+	ls := h.lease(t, 3, QueueQ)
 	h.complete(t, ls[0])
 	if _, err := h.Backend.Cancel(ctx, ls[1].Job.ID); err != nil {
 		t.Fatal(err)
@@ -243,13 +246,13 @@ func testGroupCompletion(t *testing.T, f Factory) {
 	if r != want || j.Tenant != "acme" || j.State != queue.StatePending {
 		t.Fatalf("completion job %+v with report %+v, want %+v for tenant acme, pending", j, r, want)
 	}
-	if _, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: "q", Kind: "k", Group: "g"}); !errors.Is(err, queue.ErrGroupClosed) {
+	if _, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "g"}); !errors.Is(err, queue.ErrGroupClosed) {
 		t.Fatalf("Enqueue into a done group = %v, want ErrGroupClosed", err)
 	}
 	// A group without a completion kind is done all the same.
 	h.createGroup(t, queue.GroupSpec{ID: "plain"})
-	h.enqueue(t, queue.JobSpec{Queue: "p", Kind: "k", Group: "plain"})
-	h.complete(t, h.leaseOne(t, "p"))
+	h.enqueue(t, queue.JobSpec{Queue: QueueP, Kind: "k", Group: "plain"})
+	h.complete(t, h.leaseOne(t, QueueP))
 	if p := h.group(t, "plain"); !p.Done || p.CompletionJobID != "" {
 		t.Fatalf("plain group = %+v, want done without a completion job", p)
 	}
@@ -314,12 +317,12 @@ func testGroupCompletionCrash(t *testing.T, f Factory) {
 	ctx := context.Background()
 	h.createGroup(t, report("g"))
 	for i := 0; i < 3; i++ {
-		h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "g"})
+		h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "g"})
 	}
-	ls := h.lease(t, 2, "q")
+	ls := h.lease(t, 2, QueueQ)
 	h.complete(t, ls[0])
 	h.complete(t, ls[1])
-	dead := h.leaseOne(t, "q") // its worker is killed: no heartbeat, no outcome
+	dead := h.leaseOne(t, QueueQ) // its worker is killed: no heartbeat, no outcome
 	h.Clock.Advance(testLease + time.Second)
 	if res, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{}); err != nil || res.Requeued != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want 1 requeued", res, err)
@@ -327,7 +330,7 @@ func testGroupCompletionCrash(t *testing.T, f Factory) {
 	if p := h.group(t, "g"); p.Done {
 		t.Fatal("group done while its last job was rescued, not finished")
 	}
-	again := h.leaseOne(t, "q")
+	again := h.leaseOne(t, QueueQ)
 	if again.Job.ID != dead.Job.ID {
 		t.Fatalf("leased %s, want the rescued %s", again.Job.ID, dead.Job.ID)
 	}
@@ -342,8 +345,8 @@ func testGroupCompletionCrash(t *testing.T, f Factory) {
 	h.wantOneCompletion(t, "g")
 
 	h.createGroup(t, queue.GroupSpec{ID: "stall", CompletionKind: "report", CompletionQueue: "stalls"})
-	h.enqueue(t, queue.JobSpec{Queue: "s", Kind: "k", Group: "stall"})
-	h.leaseOne(t, "s")
+	h.enqueue(t, queue.JobSpec{Queue: QueueS, Kind: "k", Group: "stall"})
+	h.leaseOne(t, QueueS)
 	h.Clock.Advance(testLease + time.Second)
 	if res, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{MaxStalls: 1}); err != nil || res.Failed != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want 1 failed", res, err)
@@ -360,11 +363,11 @@ func testCancelGroup(t *testing.T, f Factory) {
 	ctx := context.Background()
 	h.createGroup(t, queue.GroupSpec{ID: "g", MaxConcurrency: 2, CompletionKind: "report", CompletionQueue: "reports"})
 	for i := 0; i < 4; i++ {
-		h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "g"})
+		h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "g"})
 	}
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "g", RunAt: Epoch.Add(time.Hour)})
-	bystander := h.enqueue(t, spec("q", "k"))
-	run := h.leaseOne(t, "q") // one running, one pending, two waiting, one scheduled
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "g", RunAt: Epoch.Add(time.Hour)})
+	bystander := h.enqueue(t, spec(QueueQ, "k"))
+	run := h.leaseOne(t, QueueQ) // one running, one pending, two waiting, one scheduled
 	p, err := h.Client.CancelGroup(ctx, "g")
 	if err != nil {
 		t.Fatal(err)
@@ -376,13 +379,13 @@ func testCancelGroup(t *testing.T, f Factory) {
 	if err != nil || !st.CancelRequested {
 		t.Fatalf("Extend of the running job = %+v, %v; want CancelRequested", st, err)
 	}
-	if _, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: "q", Kind: "k", Group: "g"}); !errors.Is(err, queue.ErrGroupClosed) {
+	if _, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "g"}); !errors.Is(err, queue.ErrGroupClosed) {
 		t.Fatalf("Enqueue into a cancelled group = %v, want ErrGroupClosed", err)
 	}
 	if again, err := h.Client.CancelGroup(ctx, "g"); err != nil || again.Cancelled != 4 {
 		t.Fatalf("second CancelGroup = %+v, %v; want no change", again, err)
 	}
-	if got := ids(h.lease(t, 10, "q")); !slices.Equal(got, []string{bystander.ID}) {
+	if got := ids(h.lease(t, 10, QueueQ)); !slices.Equal(got, []string{bystander.ID}) {
 		t.Fatalf("Lease after CancelGroup = %v, want only the job outside the group", got)
 	}
 	if st, err := h.Backend.Fail(ctx, run.Job.ID, run.Token, queue.Failure{Error: "cancelled"}); err != nil || st != queue.StateCancelled {
@@ -404,11 +407,11 @@ func testGroupTTL(t *testing.T, f Factory) {
 	h.needGroups(t)
 	h.createGroup(t, queue.GroupSpec{ID: "g", TTL: time.Hour, MaxConcurrency: 1})
 	for i := 0; i < 3; i++ {
-		h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "g"})
+		h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "g"})
 	}
-	l := h.leaseOne(t, "q")
+	l := h.leaseOne(t, QueueQ)
 	h.Clock.Advance(time.Hour)
-	h.lease(t, 1, "q")
+	h.lease(t, 1, QueueQ)
 	p := h.group(t, "g")
 	if !p.CancelRequested || p.Cancelled != 2 || p.Active != 1 {
 		t.Fatalf("after the TTL progress = %+v, want 2 cancelled and the running job asked to stop", p)
@@ -425,7 +428,7 @@ func testGroupBackOff(t *testing.T, f Factory) {
 	h.needGroups(t)
 	ctx := context.Background()
 	h.createGroup(t, queue.GroupSpec{ID: "g"})
-	a := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "g"})
+	a := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "g"})
 	if _, err := h.Client.BackOff(ctx, queue.GroupScope("g"), time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -433,11 +436,11 @@ func testGroupBackOff(t *testing.T, f Factory) {
 	if p := h.group(t, "g"); !sameTime(p.PausedUntil, Epoch.Add(time.Minute)) {
 		t.Fatalf("PausedUntil = %v", p.PausedUntil)
 	}
-	if got := h.lease(t, 10, "q"); len(got) != 0 {
+	if got := h.lease(t, 10, QueueQ); len(got) != 0 {
 		t.Fatalf("Lease in a paused group = %v, want none", ids(got))
 	}
 	h.Clock.Advance(time.Minute)
-	if got := ids(h.lease(t, 10, "q")); !slices.Equal(got, []string{a.ID}) {
+	if got := ids(h.lease(t, 10, QueueQ)); !slices.Equal(got, []string{a.ID}) {
 		t.Fatalf("Lease after the pause = %v, want [%s]", got, a.ID)
 	}
 	if _, err := h.Client.BackOff(ctx, queue.GroupScope("nope"), time.Minute); !errors.Is(err, queue.ErrGroupNotFound) {
@@ -454,15 +457,15 @@ func testGroupWithTenant(t *testing.T, f Factory) {
 	h.needTenants(t)
 	h.setTenant(t, "a", queue.TenantConfig{Limit: 1})
 	h.createGroup(t, queue.GroupSpec{ID: "g", MaxConcurrency: 1})
-	busy := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "b", Group: "g"})
-	lb := h.leaseOne(t, "q")
+	busy := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "b", Group: "g"})
+	lb := h.leaseOne(t, QueueQ)
 	if lb.Job.ID != busy.ID {
 		t.Fatalf("leased %s, want %s", lb.Job.ID, busy.ID)
 	}
-	inGroup := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a", Group: "g"})
-	alone := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a", Priority: 5})
+	inGroup := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a", Group: "g"})
+	alone := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a", Priority: 5})
 	h.wantState(t, inGroup.ID, queue.StateWaiting)
-	la := h.leaseOne(t, "q")
+	la := h.leaseOne(t, QueueQ)
 	if la.Job.ID != alone.ID {
 		t.Fatalf("leased %s, want %s (the group is full, the tenant is not)", la.Job.ID, alone.ID)
 	}
@@ -470,7 +473,7 @@ func testGroupWithTenant(t *testing.T, f Factory) {
 	h.wantState(t, inGroup.ID, queue.StateWaiting)
 	h.complete(t, la) // now both have room
 	h.wantState(t, inGroup.ID, queue.StatePending)
-	if got := h.leaseOne(t, "q"); got.Job.ID != inGroup.ID {
+	if got := h.leaseOne(t, QueueQ); got.Job.ID != inGroup.ID {
 		t.Fatalf("leased %s, want %s", got.Job.ID, inGroup.ID)
 	}
 }
@@ -484,9 +487,9 @@ func testGroupRetention(t *testing.T, f Factory) {
 	ctx := context.Background()
 	h.createGroup(t, queue.GroupSpec{ID: "g"})
 	for i := 0; i < 2; i++ {
-		h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "g"})
+		h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "g"})
 	}
-	ls := h.lease(t, 2, "q")
+	ls := h.lease(t, 2, QueueQ)
 	h.complete(t, ls[0])
 	if _, err := h.Backend.Fail(ctx, ls[1].Job.ID, ls[1].Token, queue.Failure{Error: "x", Permanent: true}); err != nil {
 		t.Fatal(err)

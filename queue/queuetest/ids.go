@@ -32,9 +32,11 @@ var OddQueueNames = []string{"c:d", "a b", "mail/eu", "q?x=1&y", "{tag}", "50%",
 // queue names with reserved characters, and that the transitions reached
 // by that id work. Run calls it.
 func RunIDs(t *testing.T, f Factory) {
-	t.Run("Lifecycle", func(t *testing.T) { testIDLifecycle(t, f) })
-	t.Run("Batch", func(t *testing.T) { testIDBatch(t, f) })
-	t.Run("Completion", func(t *testing.T) { testIDCompletion(t, f) })
+	runTests(t, f, []test{
+		{"Lifecycle", nil, testIDLifecycle},
+		{"Batch", nil, testIDBatch},
+		{"Completion", needs(queue.CapGroups), testIDCompletion},
+	})
 }
 
 func testIDLifecycle(t *testing.T, f Factory) {

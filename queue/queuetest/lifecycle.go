@@ -15,11 +15,10 @@ import (
 func testRetries(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapClockDelays)
 	ctx := context.Background()
-	j := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", MaxAttempts: 3})
+	j := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", MaxAttempts: 3})
 	for attempt := 1; attempt <= 3; attempt++ {
-		l := h.leaseOne(t, "q")
+		l := h.leaseOne(t, QueueQ)
 		if l.Job.Attempt != attempt {
 			t.Fatalf("attempt %d: leased Attempt = %d", attempt, l.Job.Attempt)
 		}
@@ -42,7 +41,7 @@ func testRetries(t *testing.T, f Factory) {
 			if !sameTime(got.RunAt, h.Clock.Now().Add(time.Minute)) {
 				t.Fatalf("retry RunAt = %v, want now+1m", got.RunAt)
 			}
-			if n := len(h.lease(t, 1, "q")); n != 0 {
+			if n := len(h.lease(t, 1, QueueQ)); n != 0 {
 				t.Fatalf("leased a retrying job before its backoff ended")
 			}
 			h.Clock.Advance(time.Minute)
@@ -59,9 +58,9 @@ func testRetries(t *testing.T, f Factory) {
 	}
 
 	// Permanent fails at once; history is bounded.
-	p := h.enqueue(t, queue.JobSpec{Queue: "p", Kind: "k", MaxAttempts: 100})
+	p := h.enqueue(t, queue.JobSpec{Queue: QueueP, Kind: "k", MaxAttempts: 100})
 	for i := 0; i < queue.MaxErrorHistory+5; i++ {
-		l := h.leaseOne(t, "p")
+		l := h.leaseOne(t, QueueP)
 		if _, err := h.Backend.Fail(ctx, p.ID, l.Token, queue.Failure{Error: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +69,7 @@ func testRetries(t *testing.T, f Factory) {
 	if len(got.Errors) != queue.MaxErrorHistory || got.Errors[len(got.Errors)-1].Error != fmt.Sprint(queue.MaxErrorHistory+4) {
 		t.Fatalf("history: %d entries, last %+v; want %d, newest kept", len(got.Errors), got.Errors[len(got.Errors)-1], queue.MaxErrorHistory)
 	}
-	l := h.leaseOne(t, "p")
+	l := h.leaseOne(t, QueueP)
 	if st, err := h.Backend.Fail(ctx, p.ID, l.Token, queue.Failure{Error: "bad input", Permanent: true}); err != nil || st != queue.StateFailed {
 		t.Fatalf("permanent Fail = %s, %v; want failed", st, err)
 	}
@@ -79,10 +78,9 @@ func testRetries(t *testing.T, f Factory) {
 func testCancel(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapCancelPending, queue.CapDelay)
 	ctx := context.Background()
-	pending := h.enqueue(t, spec("q", "k"))
-	sched := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", RunAt: Epoch.Add(time.Hour)})
+	pending := h.enqueue(t, spec(QueueQ, "k"))
+	sched := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", RunAt: Epoch.Add(time.Hour)})
 	for _, j := range []*queue.Job{pending, sched} {
 		got, err := h.Client.Cancel(ctx, j.ID)
 		if err != nil || got.State != queue.StateCancelled || got.FinishedAt.IsZero() {
@@ -94,7 +92,7 @@ func testCancel(t *testing.T, f Factory) {
 		}
 	}
 	h.Clock.Advance(2 * time.Hour)
-	if got := h.lease(t, 10, "q"); len(got) != 0 {
+	if got := h.lease(t, 10, QueueQ); len(got) != 0 {
 		t.Fatalf("leased cancelled jobs %v", ids(got))
 	}
 	if _, err := h.Client.Cancel(ctx, "no-such-job"); !errors.Is(err, queue.ErrNotFound) {
@@ -102,8 +100,8 @@ func testCancel(t *testing.T, f Factory) {
 	}
 
 	// Running: the holder learns of it on Extend; failing then cancels.
-	run := h.enqueue(t, spec("r", "k"))
-	l := h.leaseOne(t, "r")
+	run := h.enqueue(t, spec(QueueR, "k"))
+	l := h.leaseOne(t, QueueR)
 	got, err := h.Client.Cancel(ctx, run.ID)
 	if err != nil || got.State != queue.StateActive || !got.CancelRequested {
 		t.Fatalf("Cancel(active) = %+v, %v; want active with CancelRequested", got, err)
@@ -117,8 +115,8 @@ func testCancel(t *testing.T, f Factory) {
 	}
 	// Requeue and Snooze of a cancelled job end it too.
 	for _, op := range []string{"requeue", "snooze"} {
-		j := h.enqueue(t, spec("s", op))
-		l := h.leaseOne(t, "s")
+		j := h.enqueue(t, spec(QueueS, op))
+		l := h.leaseOne(t, QueueS)
 		if _, err := h.Client.Cancel(ctx, j.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -133,8 +131,8 @@ func testCancel(t *testing.T, f Factory) {
 		}
 	}
 	// Completing anyway completes; cancelling a finished job says so.
-	done := h.enqueue(t, spec("d", "k"))
-	l = h.leaseOne(t, "d")
+	done := h.enqueue(t, spec(QueueD, "k"))
+	l = h.leaseOne(t, QueueD)
 	if _, err := h.Client.Cancel(ctx, done.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +157,8 @@ func testStalls(t *testing.T, f Factory) {
 		}
 		return r
 	}
-	j := h.enqueue(t, spec("q", "k"))
-	h.leaseOne(t, "q")
+	j := h.enqueue(t, spec(QueueQ, "k"))
+	h.leaseOne(t, QueueQ)
 	// Not expired yet: nothing happens, at or before the deadline.
 	h.Clock.Advance(testLease)
 	if r := rescue(3); r.Total() != 0 {
@@ -180,7 +178,7 @@ func testStalls(t *testing.T, f Factory) {
 			if r.Requeued != 1 || got.State != queue.StatePending {
 				t.Fatalf("stall %d: rescue %+v, state %s; want requeued, pending", stall, r, got.State)
 			}
-			h.leaseOne(t, "q")
+			h.leaseOne(t, QueueQ)
 			h.Clock.Advance(testLease)
 			continue
 		}
@@ -189,8 +187,8 @@ func testStalls(t *testing.T, f Factory) {
 		}
 	}
 	// Cancelled while running, then abandoned: cancelled.
-	c := h.enqueue(t, spec("c", "k"))
-	h.leaseOne(t, "c")
+	c := h.enqueue(t, spec(QueueC, "k"))
+	h.leaseOne(t, QueueC)
 	if _, err := h.Client.Cancel(ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -201,14 +199,14 @@ func testStalls(t *testing.T, f Factory) {
 	h.wantState(t, c.ID, queue.StateCancelled)
 	// Bounded per call; limited to the given queues.
 	for i := 0; i < 5; i++ {
-		h.enqueue(t, spec("b", "k"))
+		h.enqueue(t, spec(QueueB, "k"))
 	}
-	h.lease(t, 5, "b")
+	h.lease(t, 5, QueueB)
 	h.Clock.Advance(testLease + time.Second)
-	if r, _ := h.Backend.RescueExpired(ctx, queue.RescueRequest{Queues: []string{"other"}}); r.Total() != 0 {
+	if r, _ := h.Backend.RescueExpired(ctx, queue.RescueRequest{Queues: []string{QueueOther}}); r.Total() != 0 {
 		t.Fatalf("rescue of another queue = %+v, want nothing", r)
 	}
-	if r, _ := h.Backend.RescueExpired(ctx, queue.RescueRequest{Queues: []string{"b"}, Limit: 2}); r.Requeued != 2 {
+	if r, _ := h.Backend.RescueExpired(ctx, queue.RescueRequest{Queues: []string{QueueB}, Limit: 2}); r.Requeued != 2 {
 		t.Fatalf("rescue with Limit 2 = %+v, want 2 requeued", r)
 	}
 	if r := rescue(0); r.Requeued != 3 {
@@ -219,7 +217,6 @@ func testStalls(t *testing.T, f Factory) {
 func testRetention(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapCancelPending)
 	ctx := context.Background()
 	finish := func(q string, how queue.State) *queue.Job {
 		j := h.enqueue(t, spec(q, "k"))
@@ -241,10 +238,10 @@ func testRetention(t *testing.T, f Factory) {
 		}
 		return j
 	}
-	done := finish("q", queue.StateCompleted)
-	failed := finish("q", queue.StateFailed)
-	cancelled := finish("q", queue.StateCancelled)
-	live := h.enqueue(t, spec("q", "k"))
+	done := finish(QueueQ, queue.StateCompleted)
+	failed := finish(QueueQ, queue.StateFailed)
+	cancelled := finish(QueueQ, queue.StateCancelled)
+	live := h.enqueue(t, spec(QueueQ, "k"))
 	ret := queue.Retention{}.WithDefaults()
 	cleanup := func(r queue.Retention, limit int) int {
 		t.Helper()
@@ -278,7 +275,7 @@ func testRetention(t *testing.T, f Factory) {
 	}
 	// Bounded per call; limited to the given limit.
 	for i := 0; i < 5; i++ {
-		finish("b", queue.StateCancelled)
+		finish(QueueB, queue.StateCancelled)
 	}
 	if n := cleanup(queue.Retention{Completed: -1, Failed: -1}, 2); n != 2 {
 		t.Fatalf("cleanup with Limit 2 deleted %d", n)
@@ -291,20 +288,19 @@ func testRetention(t *testing.T, f Factory) {
 func testListStats(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapList)
 	ctx := context.Background()
 	var all []string
 	for i := 0; i < 7; i++ {
-		all = append(all, h.enqueue(t, spec("a", "k")).ID)
+		all = append(all, h.enqueue(t, spec(QueueA, "k")).ID)
 	}
-	b1 := h.enqueue(t, spec("b", "k"))
-	h.enqueue(t, queue.JobSpec{Queue: "b", Kind: "k", RunAt: Epoch.Add(time.Hour)})
-	h.lease(t, 2, "a")
+	b1 := h.enqueue(t, spec(QueueB, "k"))
+	h.enqueue(t, queue.JobSpec{Queue: QueueB, Kind: "k", RunAt: Epoch.Add(time.Hour)})
+	h.lease(t, 2, QueueA)
 	// Paging through queue a, three at a time.
 	var got []string
 	cursor := ""
 	for pages := 0; ; pages++ {
-		p, err := h.Client.List(ctx, queue.ListFilter{Queue: "a", Limit: 3, Cursor: cursor})
+		p, err := h.Client.List(ctx, queue.ListFilter{Queue: QueueA, Limit: 3, Cursor: cursor})
 		if err != nil {
 			t.Fatalf("List: %v", err)
 		}
@@ -326,7 +322,7 @@ func testListStats(t *testing.T, f Factory) {
 	if err != nil || len(p.Jobs) != 2 || p.Jobs[0].ID != all[0] || p.Jobs[1].ID != all[1] {
 		t.Fatalf("List(active) = %+v, %v; want the first two jobs", p, err)
 	}
-	p, err = h.Client.List(ctx, queue.ListFilter{Queue: "b", States: []queue.State{queue.StatePending, queue.StateScheduled}})
+	p, err = h.Client.List(ctx, queue.ListFilter{Queue: QueueB, States: []queue.State{queue.StatePending, queue.StateScheduled}})
 	if err != nil || len(p.Jobs) != 2 || p.Jobs[0].ID != b1.ID {
 		t.Fatalf("List(b, pending|scheduled) = %+v, %v", p, err)
 	}
@@ -337,14 +333,17 @@ func testListStats(t *testing.T, f Factory) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st) != 2 || st[0].Queue != "a" || st[1].Queue != "b" {
+	if len(st) != 2 || st[0].Queue != QueueA || st[1].Queue != QueueB {
 		t.Fatalf("Stats queues = %+v, want a, b", st)
 	}
 	wants := []struct {
 		q    string
 		s    queue.State
 		want int64
-	}{{"a", queue.StatePending, 5}, {"a", queue.StateActive, 2}, {"b", queue.StatePending, 1}, {"b", queue.StateScheduled, 1}, {"b", queue.StateActive, 0}}
+	}{
+		{QueueA, queue.StatePending, 5}, {QueueA, queue.StateActive, 2},
+		{QueueB, queue.StatePending, 1}, {QueueB, queue.StateScheduled, 1}, {QueueB, queue.StateActive, 0},
+	}
 	for _, w := range wants {
 		if got := count(st, w.q, w.s); got != w.want {
 			t.Errorf("Stats[%s][%s] = %d, want %d", w.q, w.s, got, w.want)

@@ -15,9 +15,11 @@ import (
 // errors for bad filters; and, on a backend with CapTenantList, the
 // tenant listing.
 func RunListing(t *testing.T, f Factory) {
-	t.Run("Filters", func(t *testing.T) { testListFilters(t, f) })
-	t.Run("BadFilters", func(t *testing.T) { testListBadFilters(t, f) })
-	t.Run("TenantList", func(t *testing.T) { testTenantList(t, f) })
+	runTests(t, f, []test{
+		{"Filters", needs(queue.CapList, queue.CapGroups), testListFilters},
+		{"BadFilters", needs(queue.CapList), testListBadFilters},
+		{"TenantList", nil, testTenantList},
+	})
 }
 
 // listFixture enqueues jobs over two queues, two tenants (and none), two
@@ -30,14 +32,14 @@ func listFixture(t *testing.T, h *Harness) []*queue.Job {
 	groups := []string{"g1", "", "g2", ""}
 	var ids []string
 	for i := range 24 {
-		s := queue.JobSpec{Queue: []string{"a", "b"}[i%2], Kind: kinds[i%len(kinds)],
+		s := queue.JobSpec{Queue: []string{QueueA, QueueB}[i%2], Kind: kinds[i%len(kinds)],
 			Tenant: tenants[i%len(tenants)], Group: groups[i%len(groups)]}
 		ids = append(ids, h.enqueue(t, s).ID)
 		if i%7 == 0 {
 			h.Clock.Advance(1)
 		}
 	}
-	h.lease(t, 3, "a")
+	h.lease(t, 3, QueueA)
 	jobs := make([]*queue.Job, len(ids))
 	for i, id := range ids {
 		jobs[i] = h.get(t, id)
@@ -48,7 +50,6 @@ func listFixture(t *testing.T, h *Harness) []*queue.Job {
 func testListFilters(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapList, queue.CapGroups)
 	jobs := listFixture(t, h)
 	queueOf := map[string]string{}
 	for _, j := range jobs {
@@ -63,10 +64,10 @@ func testListFilters(t *testing.T, f Factory) {
 		{"group", queue.ListFilter{Group: "g1"}},
 		{"unknown tenant", queue.ListFilter{Tenant: "nobody"}},
 		{"tenant and kind", queue.ListFilter{Tenant: "globex", Kind: "crawl"}},
-		{"queue and tenant", queue.ListFilter{Queue: "a", Tenant: "acme"}},
+		{"queue and tenant", queue.ListFilter{Queue: QueueA, Tenant: "acme"}},
 		{"group and state", queue.ListFilter{Group: "g2", States: []queue.State{queue.StatePending}}},
 		{"state and tenant", queue.ListFilter{Tenant: "acme", States: []queue.State{queue.StateActive}}},
-		{"all filters", queue.ListFilter{Queue: "a", Tenant: "acme", Kind: "crawl", Group: "g1", States: []queue.State{queue.StateActive, queue.StatePending}}},
+		{"all filters", queue.ListFilter{Queue: QueueA, Tenant: "acme", Kind: "crawl", Group: "g1", States: []queue.State{queue.StateActive, queue.StatePending}}},
 		{"none", queue.ListFilter{}},
 	}
 	for _, c := range cases {
@@ -160,7 +161,6 @@ func listAll(t *testing.T, h *Harness, f queue.ListFilter, limit int) []string {
 func testListBadFilters(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapList)
 	long := strings.Repeat("x", queue.MaxNameLen+1)
 	cases := []struct {
 		f     queue.ListFilter

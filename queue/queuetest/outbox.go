@@ -16,16 +16,18 @@ import (
 // with their transitions, claims, fencing, the delivery log) and then runs
 // queue/webhook's Dispatcher on the backend against httptest receivers.
 func RunOutbox(t *testing.T, f Factory) {
-	t.Run("Events", func(t *testing.T) { testOutboxEvents(t, f) })
-	t.Run("EventsOnRescue", func(t *testing.T) { testOutboxRescue(t, f) })
-	t.Run("Claims", func(t *testing.T) { testOutboxClaims(t, f) })
-	t.Run("Progress", func(t *testing.T) { testOutboxProgress(t, f) })
-	t.Run("DeliveryLog", func(t *testing.T) { testOutboxLog(t, f) })
-	t.Run("ConcurrentClaims", func(t *testing.T) { testOutboxConcurrentClaims(t, f) })
-	t.Run("WorkerAtomicity", func(t *testing.T) { testOutboxWorker(t, f) })
-	t.Run("GroupCompleted", func(t *testing.T) { testOutboxGroup(t, f) })
-	t.Run("SchedulerEvents", func(t *testing.T) { testOutboxScheduler(t, f) })
-	t.Run("Webhooks", func(t *testing.T) { testWebhooks(t, f) })
+	runTests(t, f, []test{
+		{"Events", nil, testOutboxEvents},
+		{"EventsOnRescue", nil, testOutboxRescue},
+		{"Claims", nil, testOutboxClaims},
+		{"Progress", nil, testOutboxProgress},
+		{"DeliveryLog", nil, testOutboxLog},
+		{"ConcurrentClaims", nil, testOutboxConcurrentClaims},
+		{"WorkerAtomicity", nil, testOutboxWorker},
+		{"GroupCompleted", needs(queue.CapGroups), testOutboxGroup},
+		{"SchedulerEvents", needs(queue.CapTenants, queue.CapGroups), testOutboxScheduler},
+		{"Webhooks", nil, testWebhooks},
+	})
 }
 
 // outboxHarness is a Harness whose backend has an outbox that is on.
@@ -91,16 +93,16 @@ func testOutboxEvents(t *testing.T, f Factory) {
 	t.Parallel()
 	h := newOutboxHarness(t, f)
 	ctx := context.Background()
-	s := queue.JobSpec{Queue: "q", Kind: "k", Tenant: "acme", MaxAttempts: 2}
+	s := queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "acme", MaxAttempts: 2}
 	done := h.enqueue(t, s)
-	l := h.leaseOne(t, "q")
+	l := h.leaseOne(t, QueueQ)
 	if err := h.Backend.Complete(ctx, done.ID, l.Token, []byte("ok")); err != nil {
 		t.Fatal(err)
 	}
 	// Failing twice: the first retry records nothing, the last failure does.
 	failed := h.enqueue(t, s)
 	for i := 0; i < 2; i++ {
-		l = h.leaseOne(t, "q")
+		l = h.leaseOne(t, QueueQ)
 		if _, err := h.Backend.Fail(ctx, failed.ID, l.Token, queue.Failure{Error: "boom"}); err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +113,7 @@ func testOutboxEvents(t *testing.T, f Factory) {
 	}
 	// Cancelled while running, then given back: cancelled.
 	running := h.enqueue(t, s)
-	l = h.leaseOne(t, "q")
+	l = h.leaseOne(t, QueueQ)
 	if _, err := h.Backend.Cancel(ctx, running.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -120,16 +122,16 @@ func testOutboxEvents(t *testing.T, f Factory) {
 	}
 	// Snoozed, requeued, retried, leased, or fenced out: no event.
 	quiet := h.enqueue(t, s)
-	l = h.leaseOne(t, "q")
+	l = h.leaseOne(t, QueueQ)
 	if _, err := h.Backend.Snooze(ctx, quiet.ID, l.Token, 0); err != nil {
 		t.Fatal(err)
 	}
-	l = h.leaseOne(t, "q")
+	l = h.leaseOne(t, QueueQ)
 	wantErr(t, "Complete with a wrong token", h.Backend.Complete(ctx, quiet.ID, l.Token+"x", nil), queue.ErrLeaseLost)
 	if _, err := h.Backend.Requeue(ctx, quiet.ID, l.Token); err != nil {
 		t.Fatal(err)
 	}
-	h.leaseOne(t, "q")
+	h.leaseOne(t, QueueQ)
 
 	got := h.eventsByJob(t)
 	want := map[string]queue.Event{
@@ -152,7 +154,7 @@ func testOutboxEvents(t *testing.T, f Factory) {
 			t.Errorf("job %s event = %s/%s attempt %d error %q, want %s/%s attempt %d error %q",
 				id, e.Type, e.State, e.Attempt, e.Error, w.Type, w.State, w.Attempt, w.Error)
 		}
-		if e.Queue != "q" || e.Kind != "k" || e.Tenant != "acme" || !sameTime(e.Time, Epoch) || e.ID == "" || ids[e.ID] {
+		if e.Queue != QueueQ || e.Kind != "k" || e.Tenant != "acme" || !sameTime(e.Time, Epoch) || e.ID == "" || ids[e.ID] {
 			t.Errorf("job %s event = %+v, want queue q, kind k, tenant acme, time %v and a fresh id", id, e, Epoch)
 		}
 		ids[e.ID] = true
@@ -165,10 +167,10 @@ func testOutboxRescue(t *testing.T, f Factory) {
 	t.Parallel()
 	h := newOutboxHarness(t, f)
 	ctx := context.Background()
-	stalled := h.enqueue(t, spec("q", "k"))
-	h.leaseOne(t, "q")
-	cancelled := h.enqueue(t, spec("q", "k"))
-	h.leaseOne(t, "q")
+	stalled := h.enqueue(t, spec(QueueQ, "k"))
+	h.leaseOne(t, QueueQ)
+	cancelled := h.enqueue(t, spec(QueueQ, "k"))
+	h.leaseOne(t, QueueQ)
 	if _, err := h.Backend.Cancel(ctx, cancelled.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +179,8 @@ func testOutboxRescue(t *testing.T, f Factory) {
 	if err != nil || res.Failed != 1 || res.Cancelled != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want 1 failed, 1 cancelled", res, err)
 	}
-	requeued := h.enqueue(t, spec("q", "k"))
-	h.leaseOne(t, "q")
+	requeued := h.enqueue(t, spec(QueueQ, "k"))
+	h.leaseOne(t, QueueQ)
 	h.Clock.Advance(testLease + time.Second)
 	if res, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{}); err != nil || res.Requeued != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want 1 requeued", res, err)
@@ -250,8 +252,8 @@ func testOutboxClaims(t *testing.T, f Factory) {
 // completeOne enqueues, leases and completes a job and returns its id.
 func (h *outboxHarness) completeOne(t *testing.T) string {
 	t.Helper()
-	j := h.enqueue(t, spec("q", "k"))
-	l := h.leaseOne(t, "q")
+	j := h.enqueue(t, spec(QueueQ, "k"))
+	l := h.leaseOne(t, QueueQ)
 	if err := h.Backend.Complete(context.Background(), j.ID, l.Token, nil); err != nil {
 		t.Fatal(err)
 	}

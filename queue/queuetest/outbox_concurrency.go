@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -76,20 +77,20 @@ func testOutboxWorker(t *testing.T, f Factory) {
 	}
 	specs := make([]queue.JobSpec, n)
 	for i := range specs {
-		specs[i] = queue.JobSpec{Queue: "w", Kind: "k", Payload: []byte(strconv.Itoa(i))}
+		specs[i] = queue.JobSpec{Queue: QueueW, Kind: "k", Payload: []byte(strconv.Itoa(i))}
 	}
 	res, err := h.Client.EnqueueBatch(ctx, specs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := queue.NewWorker(h.Backend, workerConfig("w"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueW))
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		if i, _ := strconv.Atoi(string(j.Payload)); i%3 == 0 {
 			return nil, queue.Permanent(errFailed)
 		}
 		return nil, nil
 	}))
-	stop := startWorker(t, w)
+	stop := testutil.Start(t, w)
 	for _, r := range res {
 		h.waitFinal(t, r.Job.ID)
 	}
@@ -119,7 +120,7 @@ const errFailed = constError("queuetest: failed on purpose")
 func (h *Harness) waitFinal(t *testing.T, id string) *queue.Job {
 	t.Helper()
 	var j *queue.Job
-	waitFor(t, "job "+id+" to finish", func() bool {
+	testutil.Eventually(t, "job "+id+" to finish", func() bool {
 		j = h.get(t, id)
 		return j.State.Final()
 	})

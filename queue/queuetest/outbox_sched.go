@@ -17,15 +17,14 @@ import (
 func testOutboxScheduler(t *testing.T, f Factory) {
 	t.Parallel()
 	h := newOutboxHarness(t, f)
-	h.Need(t, queue.CapTenants, queue.CapGroups)
 	ctx := context.Background()
 
 	h.setTenant(t, "a", queue.TenantConfig{Limit: 1, MaxWait: time.Minute})
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a"})
-	waiting := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "late", Tenant: "a"})
-	running := h.leaseOne(t, "q")
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a"})
+	waiting := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "late", Tenant: "a"})
+	running := h.leaseOne(t, QueueQ)
 	h.Clock.Advance(time.Minute)
-	h.lease(t, 1, "q")
+	h.lease(t, 1, QueueQ)
 	h.wantState(t, waiting.ID, queue.StateFailed)
 
 	h.createGroup(t, queue.GroupSpec{ID: "crawl"})
@@ -46,7 +45,7 @@ func testOutboxScheduler(t *testing.T, f Factory) {
 		switch e.Type {
 		case queue.EventJobFailed:
 			failed++
-			if e.JobID != waiting.ID || e.Queue != "q" || e.Tenant != "a" || e.Kind != "late" || !strings.Contains(e.Error, queue.ErrBacklogFull.Error()) {
+			if e.JobID != waiting.ID || e.Queue != QueueQ || e.Tenant != "a" || e.Kind != "late" || !strings.Contains(e.Error, queue.ErrBacklogFull.Error()) {
 				t.Errorf("job.failed event %+v; want job %s of queue q, tenant a, kind late, with ErrBacklogFull's message", e, waiting.ID)
 			}
 		case queue.EventJobCancelled:

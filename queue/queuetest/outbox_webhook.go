@@ -130,15 +130,17 @@ func (h *outboxHarness) log(t *testing.T, f queue.DeliveryFilter) []string {
 }
 
 func testWebhooks(t *testing.T, f Factory) {
-	t.Run("Signed", func(t *testing.T) { testWebhookSigned(t, f) })
-	t.Run("RetryThenSuccess", func(t *testing.T) { testWebhookRetry(t, f) })
-	t.Run("GiveUp", func(t *testing.T) { testWebhookGiveUp(t, f) })
-	t.Run("Gone", func(t *testing.T) { testWebhookGone(t, f) })
-	t.Run("Filter", func(t *testing.T) { testWebhookFilter(t, f) })
-	t.Run("Refused", func(t *testing.T) { testWebhookRefused(t, f) })
-	t.Run("SlowReceiver", func(t *testing.T) { testWebhookSlowReceiver(t, f) })
-	t.Run("TwoDispatchers", func(t *testing.T) { testWebhookTwoDispatchers(t, f) })
-	t.Run("Crash", func(t *testing.T) { testWebhookCrash(t, f) })
+	runTests(t, f, []test{
+		{"Signed", nil, testWebhookSigned},
+		{"RetryThenSuccess", nil, testWebhookRetry},
+		{"GiveUp", nil, testWebhookGiveUp},
+		{"Gone", nil, testWebhookGone},
+		{"Filter", nil, testWebhookFilter},
+		{"Refused", nil, testWebhookRefused},
+		{"SlowReceiver", nil, testWebhookSlowReceiver},
+		{"TwoDispatchers", nil, testWebhookTwoDispatchers},
+		{"Crash", nil, testWebhookCrash},
+	})
 }
 
 // testWebhookSigned checks the request: body, headers and a signature that
@@ -268,8 +270,8 @@ func testWebhookFilter(t *testing.T, f Factory) {
 		failedOnly.sub("failed", "job.failed"), all.sub("all", webhook.AllEvents),
 	}})
 	h.completeOne(t)
-	j := h.enqueue(t, spec("q", "k"))
-	l := h.leaseOne(t, "q")
+	j := h.enqueue(t, spec(QueueQ, "k"))
+	l := h.leaseOne(t, QueueQ)
 	if _, err := h.Backend.Fail(context.Background(), j.ID, l.Token, queue.Failure{Error: "boom", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,29 +10,10 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/webhook"
 )
-
-// runDispatcher runs d until the returned stop is called (or the test
-// ends); stop waits for Run to return.
-func runDispatcher(t *testing.T, d *webhook.Dispatcher) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- d.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-errc; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
-}
 
 // liveConfig is a dispatcher config for Run on the real clock, polling
 // often; the backend keeps its fake clock, so claims never expire.
@@ -61,9 +42,9 @@ func testWebhookSlowReceiver(t *testing.T, f Factory) {
 		return http.StatusOK
 	})
 	t.Cleanup(free) // runs before the server closes, so its handlers can return
-	stop := runDispatcher(t, h.dispatcher(t, liveConfig(rc.sub("slow"))))
+	stop := testutil.Start(t, h.dispatcher(t, liveConfig(rc.sub("slow"))))
 	ids := map[string]bool{h.completeOne(t): true}
-	waitFor(t, "the first delivery to reach the receiver", func() bool { return len(rc.requests()) > 0 })
+	testutil.Eventually(t, "the first delivery to reach the receiver", func() bool { return len(rc.requests()) > 0 })
 	for i := 0; i < n; i++ {
 		ids[h.completeOne(t)] = true
 	}
@@ -77,7 +58,7 @@ func testWebhookSlowReceiver(t *testing.T, f Factory) {
 		t.Fatalf("%d jobs completed, want %d", c, n+1)
 	}
 	free()
-	waitFor(t, "every event to be delivered", func() bool { return len(rc.countByID()) == len(ids) })
+	testutil.Eventually(t, "every event to be delivered", func() bool { return len(rc.countByID()) == len(ids) })
 	stop()
 	for _, r := range rc.requests() {
 		if !ids[r.Event.JobID] {
@@ -93,7 +74,7 @@ func (h *outboxHarness) completedJobs(t *testing.T) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return count(st, "q", queue.StateCompleted)
+	return count(st, QueueQ, queue.StateCompleted)
 }
 
 // testWebhookTwoDispatchers runs two dispatchers on one outbox: every
@@ -110,13 +91,13 @@ func testWebhookTwoDispatchers(t *testing.T, f Factory) {
 	for i := 0; i < 2; i++ {
 		cfg := liveConfig(rc.sub("a"))
 		cfg.ID = "d" + string(rune('1'+i))
-		stops = append(stops, runDispatcher(t, h.dispatcher(t, cfg)))
+		stops = append(stops, testutil.Start(t, h.dispatcher(t, cfg)))
 	}
 	ids := map[string]bool{}
 	for i := 0; i < n; i++ {
 		ids[h.completeOne(t)] = true
 	}
-	waitFor(t, "every event to be delivered", func() bool { return len(rc.countByID()) == n })
+	testutil.Eventually(t, "every event to be delivered", func() bool { return len(rc.countByID()) == n })
 	for _, stop := range stops {
 		stop()
 	}

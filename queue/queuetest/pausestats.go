@@ -18,8 +18,8 @@ func testQueuePauseInStats(t *testing.T, f Factory) {
 	h := NewHarness(t, f)
 	h.needTenants(t)
 	ctx := context.Background()
-	h.enqueue(t, queue.JobSpec{Queue: "a", Kind: "k"})
-	h.enqueue(t, queue.JobSpec{Queue: "b", Kind: "k"})
+	h.enqueue(t, queue.JobSpec{Queue: QueueA, Kind: "k"})
+	h.enqueue(t, queue.JobSpec{Queue: QueueB, Kind: "k"})
 	stats := func() map[string]queue.QueueStats {
 		t.Helper()
 		st, err := h.Backend.Stats(ctx)
@@ -32,7 +32,7 @@ func testQueuePauseInStats(t *testing.T, f Factory) {
 		}
 		return out
 	}
-	until, err := h.Client.BackOff(ctx, queue.QueueScope("a"), time.Hour)
+	until, err := h.Client.BackOff(ctx, queue.QueueScope(QueueA), time.Hour)
 	if err != nil {
 		t.Fatalf("BackOff: %v", err)
 	}
@@ -51,7 +51,7 @@ func testQueuePauseInStats(t *testing.T, f Factory) {
 		{"half way", func() { h.Clock.Advance(30 * time.Minute) }, until, idleUntil, true},
 		{"ended", func() { h.Clock.Advance(31 * time.Minute) }, time.Time{}, time.Time{}, false},
 		{"lifted", func() {
-			for _, q := range []string{"a", "idle"} {
+			for _, q := range []string{QueueA, "idle"} {
 				if _, err := h.Client.BackOff(ctx, queue.QueueScope(q), time.Hour); err != nil {
 					t.Fatal(err)
 				}
@@ -64,8 +64,8 @@ func testQueuePauseInStats(t *testing.T, f Factory) {
 	for _, s := range steps {
 		s.do()
 		got := stats()
-		if !sameTime(got["a"].PausedUntil, s.want) || !got["b"].PausedUntil.IsZero() {
-			t.Errorf("%s: PausedUntil a = %v, b = %v; want a = %v, b zero", s.name, got["a"].PausedUntil, got["b"].PausedUntil, s.want)
+		if !sameTime(got[QueueA].PausedUntil, s.want) || !got[QueueB].PausedUntil.IsZero() {
+			t.Errorf("%s: PausedUntil a = %v, b = %v; want a = %v, b zero", s.name, got[QueueA].PausedUntil, got[QueueB].PausedUntil, s.want)
 		}
 		idle, shown := got["idle"]
 		if shown != s.idleShown || !sameTime(idle.PausedUntil, s.wantIdle) {

@@ -51,28 +51,33 @@ func NewHarness(t *testing.T, f Factory) *Harness {
 	return &Harness{Backend: b, Clock: clk, Client: queue.NewClient(b)}
 }
 
-// Run runs the whole suite against backends made by f.
+// Run runs the whole suite against backends made by f. Each test declares
+// the capabilities it relies on; on a backend that lacks one it is skipped
+// with a message naming what is missing (see queue.Features).
 func Run(t *testing.T, f Factory) {
-	t.Run("Features", func(t *testing.T) { RunFeatures(t, f) })
-	t.Run("Enqueue", func(t *testing.T) { testEnqueue(t, f) })
-	t.Run("BadInput", func(t *testing.T) { testBadInput(t, f) })
-	t.Run("StateMachine", func(t *testing.T) { testStateMachine(t, f) })
-	t.Run("Fencing", func(t *testing.T) { testFencing(t, f) })
-	t.Run("Delays", func(t *testing.T) { testDelays(t, f) })
-	t.Run("PriorityFIFO", func(t *testing.T) { testPriorityFIFO(t, f) })
-	t.Run("Unique", func(t *testing.T) { testUnique(t, f) })
-	t.Run("Retries", func(t *testing.T) { testRetries(t, f) })
-	t.Run("Cancel", func(t *testing.T) { testCancel(t, f) })
-	t.Run("Stalls", func(t *testing.T) { testStalls(t, f) })
-	t.Run("Retention", func(t *testing.T) { testRetention(t, f) })
-	t.Run("ListStats", func(t *testing.T) { testListStats(t, f) })
-	t.Run("Worker", func(t *testing.T) { testWorker(t, f) })
-	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, f) })
-	t.Run("Tenants", func(t *testing.T) { RunTenants(t, f) })
-	t.Run("Groups", func(t *testing.T) { RunGroups(t, f) })
-	t.Run("Retry", func(t *testing.T) { RunRetry(t, f) })
-	t.Run("Listing", func(t *testing.T) { RunListing(t, f) })
-	t.Run("IDs", func(t *testing.T) { RunIDs(t, f) })
-	t.Run("GroupRetention", func(t *testing.T) { RunGroupRetention(t, f) })
-
+	runTests(t, f, []test{
+		{"Features", nil, RunFeatures},
+		{"Enqueue", needs(queue.CapGroups), testEnqueue},
+		{"BadInput", nil, testBadInput},
+		{"StateMachine", needs(queue.CapClockDelays), testStateMachine},
+		{"Fencing", nil, testFencing},
+		{"Delays", needs(queue.CapDelay, queue.CapClockDelays), testDelays},
+		{"PriorityFIFO", needs(queue.CapPriority, queue.CapStrictOrder), testPriorityFIFO},
+		{"Unique", needs(queue.CapUnique), testUnique},
+		{"Retries", needs(queue.CapClockDelays), testRetries},
+		{"Cancel", needs(queue.CapCancelPending, queue.CapDelay), testCancel},
+		{"Stalls", nil, testStalls},
+		{"Retention", needs(queue.CapCancelPending), testRetention},
+		{"HugeDurations", nil, testHugeDurations},
+		{"ListStats", needs(queue.CapList), testListStats},
+		{"Worker", nil, testWorker},
+		{"Concurrency", nil, testConcurrency},
+		{"Tenants", nil, RunTenants},
+		{"Groups", nil, RunGroups},
+		{"Retry", nil, RunRetry},
+		{"Listing", nil, RunListing},
+		{"IDs", nil, RunIDs},
+		{"GroupRetention", nil, RunGroupRetention},
+		{"Model", nil, RunModel},
+	})
 }

@@ -11,15 +11,17 @@ import (
 
 // RunRetry checks queue.Retrier: what a retried job keeps and loses, the
 // states and jobs it refuses, unique keys, and the tenant scheduler's hold
-// on a retried job. Run calls it; each test skips itself on a backend
-// without the capabilities it needs.
+// on a retried job. Run calls it; each test is skipped on a backend
+// without the capabilities it declares.
 func RunRetry(t *testing.T, f Factory) {
-	t.Run("Failed", func(t *testing.T) { testRetryFailed(t, f) })
-	t.Run("Cancelled", func(t *testing.T) { testRetryCancelled(t, f) })
-	t.Run("Refused", func(t *testing.T) { testRetryRefused(t, f) })
-	t.Run("Group", func(t *testing.T) { testRetryGroup(t, f) })
-	t.Run("Unique", func(t *testing.T) { testRetryUnique(t, f) })
-	t.Run("Tenant", func(t *testing.T) { testRetryTenant(t, f) })
+	runTests(t, f, []test{
+		{"Failed", needs(queue.CapRetry), testRetryFailed},
+		{"Cancelled", needs(queue.CapRetry, queue.CapCancelPending, queue.CapDelay), testRetryCancelled},
+		{"Refused", needs(queue.CapRetry, queue.CapDelay), testRetryRefused},
+		{"Group", needs(queue.CapRetry, queue.CapGroups), testRetryGroup},
+		{"Unique", needs(queue.CapRetry, queue.CapUnique, queue.CapCancelPending), testRetryUnique},
+		{"Tenant", needs(queue.CapRetry, queue.CapTenants), testRetryTenant},
+	})
 }
 
 // failForGood leases the only ready job of queue q and fails it
@@ -37,16 +39,15 @@ func (h *Harness) failForGood(t *testing.T, q, msg string) *queue.Job {
 func testRetryFailed(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapRetry)
 	ctx := context.Background()
-	j := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", MaxAttempts: 2})
+	j := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", MaxAttempts: 2})
 	// First attempt fails and is retried by backoff; the second is the last.
-	l := h.leaseOne(t, "q")
+	l := h.leaseOne(t, QueueQ)
 	if _, err := h.Backend.Fail(ctx, j.ID, l.Token, queue.Failure{Error: "boom 1"}); err != nil {
 		t.Fatal(err)
 	}
 	h.Clock.Advance(time.Second)
-	l = h.leaseOne(t, "q")
+	l = h.leaseOne(t, QueueQ)
 	if st, err := h.Backend.Fail(ctx, j.ID, l.Token, queue.Failure{Error: "boom 2"}); err != nil || st != queue.StateFailed {
 		t.Fatalf("last Fail = %s, %v; want failed", st, err)
 	}
@@ -84,11 +85,11 @@ func testRetryFailed(t *testing.T, f Factory) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, p := count(st, "q", queue.StateFailed), count(st, "q", queue.StatePending); f != 0 || p != 1 {
+	if f, p := count(st, QueueQ, queue.StateFailed), count(st, QueueQ, queue.StatePending); f != 0 || p != 1 {
 		t.Errorf("Stats: failed %d, pending %d; want 0 and 1", f, p)
 	}
 	// It runs again with a full set of attempts.
-	l = h.leaseOne(t, "q")
+	l = h.leaseOne(t, QueueQ)
 	if l.Job.ID != j.ID || l.Job.Attempt != 1 {
 		t.Fatalf("leased %s attempt %d, want %s attempt 1", l.Job.ID, l.Job.Attempt, j.ID)
 	}
@@ -101,12 +102,11 @@ func testRetryFailed(t *testing.T, f Factory) {
 func testRetryCancelled(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapRetry, queue.CapCancelPending, queue.CapDelay)
 	ctx := context.Background()
 	// A job cancelled before it was ever ready, and one cancelled while
 	// pending, both come back pending and run.
-	sched := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", RunAt: Epoch.Add(time.Hour)})
-	pending := h.enqueue(t, spec("q", "k"))
+	sched := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", RunAt: Epoch.Add(time.Hour)})
+	pending := h.enqueue(t, spec(QueueQ, "k"))
 	for _, j := range []*queue.Job{sched, pending} {
 		if _, err := h.Client.Cancel(ctx, j.ID); err != nil {
 			t.Fatal(err)
@@ -116,7 +116,7 @@ func testRetryCancelled(t *testing.T, f Factory) {
 			t.Fatalf("Retry(cancelled %s) = %+v, %v; want pending", j.ID, got, err)
 		}
 	}
-	if got := h.lease(t, 10, "q"); len(got) != 2 {
+	if got := h.lease(t, 10, QueueQ); len(got) != 2 {
 		t.Fatalf("leased %v, want both retried jobs", ids(got))
 	}
 }
@@ -124,22 +124,21 @@ func testRetryCancelled(t *testing.T, f Factory) {
 func testRetryRefused(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapRetry, queue.CapDelay)
 	ctx := context.Background()
-	done := h.enqueue(t, spec("c", "k"))
-	l := h.leaseOne(t, "c")
+	done := h.enqueue(t, spec(QueueC, "k"))
+	l := h.leaseOne(t, QueueC)
 	if err := h.Backend.Complete(ctx, done.ID, l.Token, nil); err != nil {
 		t.Fatal(err)
 	}
-	active := h.enqueue(t, spec("a", "k"))
-	h.leaseOne(t, "a")
+	active := h.enqueue(t, spec(QueueA, "k"))
+	h.leaseOne(t, QueueA)
 	cases := []struct {
 		name string
 		id   string
 		want queue.State
 	}{
-		{"pending", h.enqueue(t, spec("p", "k")).ID, queue.StatePending},
-		{"scheduled", h.enqueue(t, queue.JobSpec{Queue: "s", Kind: "k", RunAt: Epoch.Add(time.Hour)}).ID, queue.StateScheduled},
+		{"pending", h.enqueue(t, spec(QueueP, "k")).ID, queue.StatePending},
+		{"scheduled", h.enqueue(t, queue.JobSpec{Queue: QueueS, Kind: "k", RunAt: Epoch.Add(time.Hour)}).ID, queue.StateScheduled},
 		{"active", active.ID, queue.StateActive},
 		{"completed", done.ID, queue.StateCompleted},
 	}
@@ -162,10 +161,9 @@ func testRetryRefused(t *testing.T, f Factory) {
 func testRetryGroup(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapRetry, queue.CapGroups)
 	ctx := context.Background()
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Group: "crawl"})
-	j := h.failForGood(t, "q", "boom")
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Group: "crawl"})
+	j := h.failForGood(t, QueueQ, "boom")
 	_, err := h.Client.Retry(ctx, j.ID)
 	var nr *queue.NotRetryableError
 	if !errors.As(err, &nr) || nr.Group != "crawl" || nr.State != queue.StateFailed {
@@ -177,11 +175,10 @@ func testRetryGroup(t *testing.T, f Factory) {
 func testRetryUnique(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapRetry, queue.CapUnique, queue.CapCancelPending)
 	ctx := context.Background()
-	key := queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: "order-7"}
+	key := queue.JobSpec{Queue: QueueQ, Kind: "k", UniqueKey: "order-7"}
 	h.enqueue(t, key)
-	first := h.failForGood(t, "q", "boom")
+	first := h.failForGood(t, QueueQ, "boom")
 	// The key was freed when the job failed; a new job holds it now.
 	second := h.enqueue(t, key)
 	_, err := h.Client.Retry(ctx, first.ID)
@@ -203,9 +200,9 @@ func testRetryUnique(t *testing.T, f Factory) {
 	}
 
 	// A key held for a window that has passed is not held again.
-	win := queue.JobSpec{Queue: "w", Kind: "k", UniqueKey: "once", UniqueFor: time.Minute}
+	win := queue.JobSpec{Queue: QueueW, Kind: "k", UniqueKey: "once", UniqueFor: time.Minute}
 	h.enqueue(t, win)
-	old := h.failForGood(t, "w", "boom")
+	old := h.failForGood(t, QueueW, "boom")
 	h.Clock.Advance(2 * time.Minute)
 	if _, err := h.Client.Retry(ctx, old.ID); err != nil {
 		t.Fatalf("Retry after the window: %v", err)
@@ -218,15 +215,14 @@ func testRetryUnique(t *testing.T, f Factory) {
 func testRetryTenant(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	h.Need(t, queue.CapRetry, queue.CapTenants)
 	ctx := context.Background()
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "acme"})
-	failed := h.failForGood(t, "q", "boom")
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "acme"})
+	failed := h.failForGood(t, QueueQ, "boom")
 	if err := h.Client.SetTenantLimit(ctx, "acme", 1); err != nil {
 		t.Fatal(err)
 	}
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "acme"})
-	running := h.leaseOne(t, "q")
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "acme"})
+	running := h.leaseOne(t, QueueQ)
 	// The tenant's one slot is taken: the retried job waits for it.
 	got, err := h.Client.Retry(ctx, failed.ID)
 	if err != nil || got.State != queue.StateWaiting {
@@ -235,7 +231,7 @@ func testRetryTenant(t *testing.T, f Factory) {
 	if err := h.Backend.Complete(ctx, running.Job.ID, running.Token, nil); err != nil {
 		t.Fatal(err)
 	}
-	l := h.leaseOne(t, "q")
+	l := h.leaseOne(t, QueueQ)
 	if l.Job.ID != failed.ID {
 		t.Fatalf("leased %s, want the retried job %s", l.Job.ID, failed.ID)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
@@ -23,20 +24,23 @@ import (
 // backlog, pauses, fairness). Run calls it; it skips backends without
 // queue.CapTenants or the queue.TenantBackend methods.
 func RunTenants(t *testing.T, f Factory) {
-	t.Run("LimitWaits", func(t *testing.T) { testTenantLimitWaits(t, f) })
-	t.Run("ReleaseAsManyAsFree", func(t *testing.T) { testTenantReleaseMany(t, f) })
-	t.Run("SlotFreed", func(t *testing.T) { testTenantSlotFreed(t, f) })
-	t.Run("Defaults", func(t *testing.T) { testTenantDefaults(t, f) })
-	t.Run("Backlog", func(t *testing.T) { testTenantBacklog(t, f) })
-	t.Run("MaxWait", func(t *testing.T) { testTenantMaxWait(t, f) })
-	t.Run("BackOff", func(t *testing.T) { testBackOff(t, f) })
-	t.Run("QueuePauseInStats", func(t *testing.T) { testQueuePauseInStats(t, f) })
-	t.Run("StartRate", func(t *testing.T) { testStartRate(t, f) })
-	t.Run("Fairness", func(t *testing.T) { testFairness(t, f) })
-	t.Run("LimitNeverExceeded", func(t *testing.T) { testTenantLimitNeverExceeded(t, f) })
+	runTests(t, f, []test{
+		{"LimitWaits", needs(queue.CapTenants), testTenantLimitWaits},
+		{"ReleaseAsManyAsFree", needs(queue.CapTenants), testTenantReleaseMany},
+		{"SlotFreed", needs(queue.CapTenants), testTenantSlotFreed},
+		{"Defaults", needs(queue.CapTenants), testTenantDefaults},
+		{"Backlog", needs(queue.CapTenants), testTenantBacklog},
+		{"MaxWait", needs(queue.CapTenants), testTenantMaxWait},
+		{"BackOff", needs(queue.CapTenants), testBackOff},
+		{"QueuePauseInStats", needs(queue.CapTenants), testQueuePauseInStats},
+		{"StartRate", needs(queue.CapTenants), testStartRate},
+		{"Fairness", needs(queue.CapTenants), testFairness},
+		{"LimitNeverExceeded", needs(queue.CapTenants), testTenantLimitNeverExceeded},
+	})
 }
 
-// needTenants skips the test unless the backend schedules by tenant.
+// needTenants returns the backend's tenant part, or skips the test when it
+// has none (the test's table declares queue.CapTenants).
 func (h *Harness) needTenants(t *testing.T) queue.TenantBackend {
 	t.Helper()
 	h.Need(t, queue.CapTenants)
@@ -86,7 +90,7 @@ func testTenantLimitWaits(t *testing.T, f Factory) {
 	prios := []int{5, 1, 3, 0, 4, 2}
 	jobs := make([]*queue.Job, len(prios))
 	for i, p := range prios {
-		jobs[i] = h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a", Priority: p})
+		jobs[i] = h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a", Priority: p})
 	}
 	for i, j := range jobs {
 		want := queue.StateWaiting
@@ -98,9 +102,9 @@ func testTenantLimitWaits(t *testing.T, f Factory) {
 		}
 		h.wantState(t, j.ID, want)
 	}
-	other := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "b", Priority: 9})
+	other := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "b", Priority: 9})
 	h.wantTenant(t, "a", 2, 4, 0)
-	ls := h.lease(t, 10, "q")
+	ls := h.lease(t, 10, QueueQ)
 	if got, want := ids(ls), []string{jobs[1].ID, jobs[0].ID, other.ID}; !slices.Equal(sorted(got), sorted(want)) {
 		t.Fatalf("Lease = %v, want %v (a's two admitted jobs and b's)", got, want)
 	}
@@ -117,7 +121,7 @@ func testTenantLimitWaits(t *testing.T, f Factory) {
 		h.complete(t, l)
 		h.wantState(t, jobs[next].ID, queue.StatePending)
 		ls = slices.DeleteFunc(ls, func(x queue.Lease) bool { return x.Job.ID == l.Job.ID })
-		got := h.lease(t, 10, "q")
+		got := h.lease(t, 10, QueueQ)
 		if len(got) != 1 || got[0].Job.ID != jobs[next].ID {
 			t.Fatalf("after a slot freed Lease = %v, want [%s] (priority %d)", ids(got), jobs[next].ID, prios[next])
 		}
@@ -140,14 +144,14 @@ func testTenantReleaseMany(t *testing.T, f Factory) {
 	ctx := context.Background()
 	h.setTenant(t, "a", queue.TenantConfig{Limit: 1})
 	for i := 0; i < 6; i++ {
-		h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a", Priority: 6 - i})
+		h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a", Priority: 6 - i})
 	}
 	h.wantTenant(t, "a", 1, 5, 0)
 	if err := h.Client.SetTenantLimit(ctx, "a", 4); err != nil {
 		t.Fatal(err)
 	}
 	h.wantTenant(t, "a", 4, 2, 0)
-	got := h.lease(t, 10, "q")
+	got := h.lease(t, 10, QueueQ)
 	prio := func(ls []queue.Lease) []int {
 		var p []int
 		for _, l := range ls {
@@ -170,7 +174,7 @@ func testTenantReleaseMany(t *testing.T, f Factory) {
 	if err := h.Client.SetTenantLimit(ctx, "a", 1); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.lease(t, 10, "q"); len(got) != 0 {
+	if got := h.lease(t, 10, QueueQ); len(got) != 0 {
 		t.Fatalf("Lease over a lowered limit = %v, want none", ids(got))
 	}
 	h.wantTenant(t, "a", 0, 2, 2)
@@ -221,9 +225,9 @@ func testTenantSlotFreed(t *testing.T, f Factory) {
 			h := NewHarness(t, f)
 			h.needTenants(t)
 			h.setTenant(t, "a", queue.TenantConfig{Limit: 1})
-			first := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a"})
-			second := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a"})
-			l := h.leaseOne(t, "q")
+			first := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a"})
+			second := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a"})
+			l := h.leaseOne(t, QueueQ)
 			if l.Job.ID != first.ID {
 				t.Fatalf("leased %s, want %s", l.Job.ID, first.ID)
 			}
@@ -232,7 +236,7 @@ func testTenantSlotFreed(t *testing.T, f Factory) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			h.wantState(t, second.ID, queue.StatePending)
-			if got := h.leaseOne(t, "q"); got.Job.ID != second.ID {
+			if got := h.leaseOne(t, QueueQ); got.Job.ID != second.ID {
 				t.Fatalf("after %s leased %s, want %s", c.name, got.Job.ID, second.ID)
 			}
 			if a := h.tenant(t, "a").Active; a != 1 {
@@ -245,15 +249,15 @@ func testTenantSlotFreed(t *testing.T, f Factory) {
 		h := NewHarness(t, f)
 		h.needTenants(t)
 		h.setTenant(t, "a", queue.TenantConfig{Limit: 1})
-		first := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a"})
-		second := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a"})
-		l := h.leaseOne(t, "q")
+		first := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a"})
+		second := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a"})
+		l := h.leaseOne(t, QueueQ)
 		st, err := h.Backend.Requeue(ctx, l.Job.ID, l.Token)
 		if err != nil || st != queue.StatePending {
 			t.Fatalf("Requeue = %s, %v; want pending", st, err)
 		}
 		h.wantState(t, second.ID, queue.StateWaiting)
-		if got := h.leaseOne(t, "q"); got.Job.ID != first.ID {
+		if got := h.leaseOne(t, QueueQ); got.Job.ID != first.ID {
 			t.Fatalf("after requeue leased %s, want %s again", got.Job.ID, first.ID)
 		}
 	})
@@ -272,7 +276,7 @@ func testTenantDefaults(t *testing.T, f Factory) {
 	h.setTenant(t, "vip", queue.TenantConfig{Limit: queue.Unlimited})
 	for _, tn := range []string{"a", "b", "vip"} {
 		for i := 0; i < 3; i++ {
-			h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: tn})
+			h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: tn})
 		}
 	}
 	h.wantTenant(t, "a", 1, 2, 0)
@@ -285,7 +289,7 @@ func testTenantDefaults(t *testing.T, f Factory) {
 	h.wantTenant(t, "b", 2, 1, 0)
 	// Jobs without a tenant are never limited.
 	for i := 0; i < 3; i++ {
-		h.wantState(t, h.enqueue(t, spec("q", "k")).ID, queue.StatePending)
+		h.wantState(t, h.enqueue(t, spec(QueueQ, "k")).ID, queue.StatePending)
 	}
 	if _, err := h.Client.Tenant(ctx, ""); !errors.Is(err, queue.ErrInvalidArgument) {
 		t.Errorf("Tenant(\"\") = %v, want ErrInvalidArgument", err)
@@ -303,20 +307,20 @@ func testTenantBacklog(t *testing.T, f Factory) {
 	h.needTenants(t)
 	ctx := context.Background()
 	h.setTenant(t, "a", queue.TenantConfig{Limit: 1, Backlog: 3})
-	first := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a"})
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a"})
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a", RunAt: Epoch.Add(time.Hour)})
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a"})
-	_, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a"})
+	first := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a"})
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a"})
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a", RunAt: Epoch.Add(time.Hour)})
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a"})
+	_, err := h.Client.Enqueue(ctx, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a"})
 	var full *queue.BacklogFullError
 	if !errors.Is(err, queue.ErrBacklogFull) || !errors.As(err, &full) || full.Tenant != "a" || full.Cap != 3 || full.Backlog != 3 {
 		t.Fatalf("Enqueue over the backlog = %v, want a *BacklogFullError for a, 3 of 3", err)
 	}
-	l := h.leaseOne(t, "q") // active jobs leave the backlog
+	l := h.leaseOne(t, QueueQ) // active jobs leave the backlog
 	if l.Job.ID != first.ID {
 		t.Fatalf("leased %s, want %s", l.Job.ID, first.ID)
 	}
-	batch := []queue.JobSpec{{Queue: "q", Kind: "k", Tenant: "a"}, {Queue: "q", Kind: "k", Tenant: "a"}}
+	batch := []queue.JobSpec{{Queue: QueueQ, Kind: "k", Tenant: "a"}, {Queue: QueueQ, Kind: "k", Tenant: "a"}}
 	if _, err := h.Client.EnqueueBatch(ctx, batch); !errors.Is(err, queue.ErrBacklogFull) {
 		t.Fatalf("batch of 2 with room for 1 = %v, want ErrBacklogFull", err)
 	}
@@ -325,7 +329,7 @@ func testTenantBacklog(t *testing.T, f Factory) {
 		t.Fatalf("one job with room for one: %v", err)
 	}
 	// Other tenants are not affected.
-	h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "b"})
+	h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "b"})
 }
 
 // testTenantMaxWait: a job that waits longer than MaxWait fails with
@@ -335,17 +339,17 @@ func testTenantMaxWait(t *testing.T, f Factory) {
 	h := NewHarness(t, f)
 	h.needTenants(t)
 	h.setTenant(t, "a", queue.TenantConfig{Limit: 1, MaxWait: time.Minute})
-	first := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a"})
-	second := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a"})
-	l := h.leaseOne(t, "q")
+	first := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a"})
+	second := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a"})
+	l := h.leaseOne(t, QueueQ)
 	if l.Job.ID != first.ID {
 		t.Fatalf("leased %s, want %s", l.Job.ID, first.ID)
 	}
 	h.Clock.Advance(time.Minute - time.Millisecond)
-	h.lease(t, 1, "q")
+	h.lease(t, 1, QueueQ)
 	h.wantState(t, second.ID, queue.StateWaiting)
 	h.Clock.Advance(time.Millisecond)
-	if got := h.lease(t, 1, "q"); len(got) != 0 {
+	if got := h.lease(t, 1, QueueQ); len(got) != 0 {
 		t.Fatalf("Lease = %v, want none", ids(got))
 	}
 	j := h.wantState(t, second.ID, queue.StateFailed)
@@ -363,14 +367,14 @@ func testBackOff(t *testing.T, f Factory) {
 	h := NewHarness(t, f)
 	h.needTenants(t)
 	ctx := context.Background()
-	a1 := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a"})
-	b1 := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "b"})
+	a1 := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a"})
+	b1 := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "b"})
 	until, err := h.Client.BackOff(ctx, queue.TenantScope("a"), time.Minute)
 	if err != nil || !sameTime(until, Epoch.Add(time.Minute)) {
 		t.Fatalf("BackOff = %v, %v; want %v", until, err, Epoch.Add(time.Minute))
 	}
 	h.wantState(t, a1.ID, queue.StateWaiting)
-	a2 := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Tenant: "a"})
+	a2 := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Tenant: "a"})
 	if a2.State != queue.StateWaiting {
 		t.Fatalf("job of a paused tenant enqueued %s, want waiting", a2.State)
 	}
@@ -381,11 +385,11 @@ func testBackOff(t *testing.T, f Factory) {
 	if until, _ := h.Client.BackOff(ctx, queue.TenantScope("a"), time.Second); !sameTime(until, Epoch.Add(time.Minute)) {
 		t.Fatalf("shorter BackOff = %v, want the minute kept", until)
 	}
-	if got := ids(h.lease(t, 10, "q")); !slices.Equal(got, []string{b1.ID}) {
+	if got := ids(h.lease(t, 10, QueueQ)); !slices.Equal(got, []string{b1.ID}) {
 		t.Fatalf("Lease while a is paused = %v, want [%s]", got, b1.ID)
 	}
 	h.Clock.Advance(time.Minute)
-	if got := ids(h.lease(t, 10, "q")); !slices.Equal(sorted(got), sorted([]string{a1.ID, a2.ID})) {
+	if got := ids(h.lease(t, 10, QueueQ)); !slices.Equal(sorted(got), sorted([]string{a1.ID, a2.ID})) {
 		t.Fatalf("Lease after the pause = %v, want a's jobs", got)
 	}
 
@@ -469,7 +473,7 @@ func testTenantLimitNeverExceeded(t *testing.T, f Factory) {
 			Queues: []string{"lim"}, Concurrency: 20, PollInterval: 5 * time.Millisecond, Logger: quiet,
 		})
 		wk.Handle("k", handler)
-		startWorker(t, wk)
+		testutil.Start(t, wk)
 	}
 	over := sampleActive(t, h, LimitTenants, name, limit, all)
 	select {
@@ -541,7 +545,7 @@ func testStartRate(t *testing.T, f Factory) {
 	cfg.StartRates = queue.StartRates{Store: store, Tenants: map[string]ratelimit.Limit{"a": ratelimit.PerHour(2)}}
 	w := queue.NewWorker(h.Backend, cfg)
 	w.Handle("k", queue.HandlerFunc(func(context.Context, *queue.Job) ([]byte, error) { return nil, nil }))
-	startWorker(t, w)
+	testutil.Start(t, w)
 	h.waitState(t, free.ID, queue.StateCompleted)
 	countStates := func() map[queue.State]int {
 		out := map[queue.State]int{}
@@ -556,17 +560,17 @@ func testStartRate(t *testing.T, f Factory) {
 	}
 	waitFor := func(completed int) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		want := fmt.Sprintf("%d completed and the rest waiting", completed)
+		testutil.Eventually(t, want, func() error {
 			c := countStates()
-			if c[queue.StateCompleted] == completed && c[queue.StateWaiting] == 5-completed {
-				return
+			if c[queue.StateFailed] > 0 || c[queue.StateCompleted] > completed {
+				t.Fatalf("states %v, want %s", c, want)
 			}
-			if c[queue.StateFailed] > 0 || c[queue.StateCompleted] > completed || time.Now().After(deadline) {
-				t.Fatalf("states %v, want %d completed and the rest waiting", c, completed)
+			if c[queue.StateCompleted] != completed || c[queue.StateWaiting] != 5-completed {
+				return fmt.Errorf("states %v", c)
 			}
-			time.Sleep(2 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	waitFor(2)
 	if i := h.tenant(t, "a"); i.PausedUntil.IsZero() {

@@ -3,6 +3,7 @@ package queuetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -27,42 +29,17 @@ func workerConfig(queues ...string) queue.WorkerConfig {
 	}
 }
 
-// startWorker runs w until the test ends (or stop is called) and returns
-// stop, which waits for Run to return.
-func startWorker(t *testing.T, w *queue.Worker) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- w.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-errc; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
-// waitState polls the job until it is in state want, for at most 20s of
-// real time (a generous bound for a loaded machine; the test fails rather
-// than hangs).
+// waitState waits until the job is in state want (testutil.Eventually).
 func (h *Harness) waitState(t *testing.T, id string, want queue.State) *queue.Job {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		j := h.get(t, id)
-		if j.State == want {
-			return j
+	var j *queue.Job
+	testutil.Eventually(t, "job "+id+" to be "+string(want), func() error {
+		if j = h.get(t, id); j.State != want {
+			return fmt.Errorf("state %s, last error %q", j.State, j.LastError)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s: state %s (last error %q), want %s", id, j.State, j.LastError, want)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return nil
+	})
+	return j
 }
 
 func recv[T any](t *testing.T, ch <-chan T, what string) T {
@@ -77,17 +54,19 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 }
 
 func testWorker(t *testing.T, f Factory) {
-	t.Run("CompleteAndRetry", func(t *testing.T) { testWorkerRetry(t, f) })
-	t.Run("PermanentPanicUnknown", func(t *testing.T) { testWorkerFailures(t, f) })
-	t.Run("Snooze", func(t *testing.T) { testWorkerSnooze(t, f) })
-	t.Run("CancelRunning", func(t *testing.T) { testWorkerCancel(t, f) })
-	t.Run("LeaseLost", func(t *testing.T) { testWorkerLeaseLost(t, f) })
-	t.Run("ExtendLease", func(t *testing.T) { testWorkerExtend(t, f) })
-	t.Run("Timeout", func(t *testing.T) { testWorkerTimeout(t, f) })
-	t.Run("ShutdownRequeues", func(t *testing.T) { testWorkerShutdown(t, f) })
-	t.Run("ShutdownWaits", func(t *testing.T) { testWorkerShutdownWaits(t, f) })
-	t.Run("RescuesOthers", func(t *testing.T) { testWorkerRescue(t, f) })
-	t.Run("RunErrors", func(t *testing.T) { testWorkerRunErrors(t, f) })
+	runTests(t, f, []test{
+		{"CompleteAndRetry", nil, testWorkerRetry},
+		{"PermanentPanicUnknown", nil, testWorkerFailures},
+		{"Snooze", nil, testWorkerSnooze},
+		{"CancelRunning", nil, testWorkerCancel},
+		{"LeaseLost", nil, testWorkerLeaseLost},
+		{"ExtendLease", nil, testWorkerExtend},
+		{"Timeout", nil, testWorkerTimeout},
+		{"ShutdownRequeues", nil, testWorkerShutdown},
+		{"ShutdownWaits", nil, testWorkerShutdownWaits},
+		{"RescuesOthers", nil, testWorkerRescue},
+		{"RunErrors", nil, testWorkerRunErrors},
+	})
 }
 
 func testWorkerRetry(t *testing.T, f Factory) {
@@ -95,7 +74,7 @@ func testWorkerRetry(t *testing.T, f Factory) {
 	h := NewHarness(t, f)
 	var attempts []int
 	var mu sync.Mutex
-	cfg := workerConfig("q")
+	cfg := workerConfig(QueueQ)
 	cfg.Backoff = func(attempt int, err error) time.Duration {
 		mu.Lock()
 		defer mu.Unlock()
@@ -109,8 +88,8 @@ func testWorkerRetry(t *testing.T, f Factory) {
 		}
 		return append([]byte("done "), j.Payload...), nil
 	}))
-	j := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Payload: []byte("x")})
-	startWorker(t, w)
+	j := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Payload: []byte("x")})
+	testutil.Start(t, w)
 	got := h.waitState(t, j.ID, queue.StateCompleted)
 	if string(got.Result) != "done x" || got.Attempt != 3 || len(got.Errors) != 2 || got.Errors[1].Error != "flaky x" {
 		t.Fatalf("job = result %q attempt %d errors %+v", got.Result, got.Attempt, got.Errors)
@@ -125,17 +104,17 @@ func testWorkerRetry(t *testing.T, f Factory) {
 func testWorkerFailures(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueQ))
 	w.Handle("perm", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		return nil, queue.Permanent(errors.New("bad payload"))
 	}))
 	w.Handle("panic", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		panic("kaboom")
 	}))
-	perm := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "perm", MaxAttempts: 5})
-	pan := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "panic", MaxAttempts: 2})
-	unknown := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "nobody", MaxAttempts: 1})
-	startWorker(t, w)
+	perm := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "perm", MaxAttempts: 5})
+	pan := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "panic", MaxAttempts: 2})
+	unknown := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "nobody", MaxAttempts: 1})
+	testutil.Start(t, w)
 	if got := h.waitState(t, perm.ID, queue.StateFailed); got.Attempt != 1 || got.LastError != "bad payload" {
 		t.Errorf("permanent: attempt %d, LastError %q; want 1, bad payload", got.Attempt, got.LastError)
 	}
@@ -151,15 +130,15 @@ func testWorkerFailures(t *testing.T, f Factory) {
 func testWorkerSnooze(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueQ))
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		if j.Stalls == 0 && len(j.Errors) == 0 && j.StartedAt.Equal(h.Clock.Now()) && j.Attempt == 1 && string(j.Payload) == "first" {
 			return nil, queue.Snooze(time.Hour)
 		}
 		return nil, nil
 	}))
-	j := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Payload: []byte("first")})
-	startWorker(t, w)
+	j := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Payload: []byte("first")})
+	testutil.Start(t, w)
 	got := h.waitState(t, j.ID, queue.StateScheduled)
 	if got.Attempt != 0 || !sameTime(got.RunAt, Epoch.Add(time.Hour)) {
 		t.Fatalf("snoozed: attempt %d RunAt %v; want 0, +1h", got.Attempt, got.RunAt)
@@ -170,15 +149,15 @@ func testWorkerCancel(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	started, cause := make(chan struct{}), make(chan error, 1)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueQ))
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		close(started)
 		<-ctx.Done()
 		cause <- context.Cause(ctx)
 		return nil, ctx.Err()
 	}))
-	j := h.enqueue(t, spec("q", "k"))
-	startWorker(t, w)
+	j := h.enqueue(t, spec(QueueQ, "k"))
+	testutil.Start(t, w)
 	recv(t, started, "handler start")
 	if _, err := h.Client.Cancel(context.Background(), j.ID); err != nil {
 		t.Fatal(err)
@@ -196,7 +175,7 @@ func testWorkerLeaseLost(t *testing.T, f Factory) {
 	// A lease ten times the suite's usual one beats every 300 ms of real
 	// time, so on a busy machine a heartbeat rarely lands between the test
 	// moving the clock and rescuing, yet lease loss is still seen at once.
-	cfg := workerConfig("q")
+	cfg := workerConfig(QueueQ)
 	cfg.LeaseFor = 900 * time.Millisecond
 	w := queue.NewWorker(h.Backend, cfg)
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
@@ -208,8 +187,8 @@ func testWorkerLeaseLost(t *testing.T, f Factory) {
 		cause <- context.Cause(ctx)
 		return []byte("first"), nil // must not be recorded: the lease is gone
 	}))
-	j := h.enqueue(t, spec("q", "k"))
-	startWorker(t, w)
+	j := h.enqueue(t, spec(QueueQ, "k"))
+	testutil.Start(t, w)
 	recv(t, started, "first start")
 	// The lease expires in backend time and another worker rescues it. The
 	// worker's heartbeat runs on the real clock and may renew the lease
@@ -243,7 +222,7 @@ func testWorkerExtend(t *testing.T, f Factory) {
 		t.Fatal("ExtendLease outside a handler: no error")
 	}
 	until := make(chan time.Time, 1)
-	cfg := workerConfig("q")
+	cfg := workerConfig(QueueQ)
 	// No heartbeat while the handler runs: it renews for LeaseFor and could
 	// land between ExtendLease and the read that checks it.
 	cfg.HeartbeatEvery = time.Hour
@@ -259,8 +238,8 @@ func testWorkerExtend(t *testing.T, f Factory) {
 		until <- cur.LeaseUntil
 		return nil, nil
 	}))
-	j := h.enqueue(t, spec("q", "k"))
-	startWorker(t, w)
+	j := h.enqueue(t, spec(QueueQ, "k"))
+	testutil.Start(t, w)
 	if got := recv(t, until, "extended lease"); !sameTime(got, Epoch.Add(10*time.Minute)) {
 		t.Fatalf("LeaseUntil after ExtendLease(10m) = %v, want %v", got, Epoch.Add(10*time.Minute))
 	}
@@ -271,14 +250,14 @@ func testWorkerTimeout(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	cause := make(chan error, 1)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueQ))
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		<-ctx.Done()
 		cause <- context.Cause(ctx)
 		return nil, ctx.Err()
 	}))
-	j := h.enqueue(t, queue.JobSpec{Queue: "q", Kind: "k", Timeout: 5 * time.Millisecond, MaxAttempts: 1})
-	startWorker(t, w)
+	j := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", Timeout: 5 * time.Millisecond, MaxAttempts: 1})
+	testutil.Start(t, w)
 	if c := recv(t, cause, "timeout"); !errors.Is(c, queue.ErrJobTimeout) {
 		t.Fatalf("cause = %v, want ErrJobTimeout", c)
 	}
@@ -292,7 +271,7 @@ func testWorkerShutdown(t *testing.T, f Factory) {
 	h := NewHarness(t, f)
 	const n = 3
 	started, causes := make(chan string, n), make(chan error, n)
-	cfg := workerConfig("q")
+	cfg := workerConfig(QueueQ)
 	cfg.ShutdownTimeout = 5 * time.Millisecond
 	w := queue.NewWorker(h.Backend, cfg)
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
@@ -302,9 +281,9 @@ func testWorkerShutdown(t *testing.T, f Factory) {
 		return nil, ctx.Err()
 	}))
 	for i := 0; i < n; i++ {
-		h.enqueue(t, spec("q", "k"))
+		h.enqueue(t, spec(QueueQ, "k"))
 	}
-	stop := startWorker(t, w)
+	stop := testutil.Start(t, w)
 	var running []string
 	for i := 0; i < n; i++ {
 		running = append(running, recv(t, started, "job start"))
@@ -328,7 +307,7 @@ func testWorkerShutdownWaits(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	started, release := make(chan struct{}), make(chan struct{})
-	cfg := workerConfig("q")
+	cfg := workerConfig(QueueQ)
 	cfg.ShutdownTimeout = time.Minute
 	w := queue.NewWorker(h.Backend, cfg)
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
@@ -336,8 +315,8 @@ func testWorkerShutdownWaits(t *testing.T, f Factory) {
 		<-release
 		return []byte("finished"), ctx.Err()
 	}))
-	j := h.enqueue(t, spec("q", "k"))
-	stop := startWorker(t, w)
+	j := h.enqueue(t, spec(QueueQ, "k"))
+	stop := testutil.Start(t, w)
 	recv(t, started, "start")
 	stopped := make(chan struct{})
 	go func() { stop(); close(stopped) }()
@@ -351,12 +330,12 @@ func testWorkerShutdownWaits(t *testing.T, f Factory) {
 func testWorkerRescue(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	j := h.enqueue(t, spec("q", "k"))
-	h.leaseOne(t, "q") // a worker that then dies
+	j := h.enqueue(t, spec(QueueQ, "k"))
+	h.leaseOne(t, QueueQ) // a worker that then dies
 	h.Clock.Advance(testLease + time.Second)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueQ))
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) { return nil, nil }))
-	startWorker(t, w)
+	testutil.Start(t, w)
 	if got := h.waitState(t, j.ID, queue.StateCompleted); got.Stalls != 1 || got.Attempt != 1 {
 		t.Fatalf("rescued job: stalls %d attempt %d; want 1, 1", got.Stalls, got.Attempt)
 	}
@@ -365,14 +344,14 @@ func testWorkerRescue(t *testing.T, f Factory) {
 func testWorkerRunErrors(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
-	w := queue.NewWorker(h.Backend, workerConfig("q"))
+	w := queue.NewWorker(h.Backend, workerConfig(QueueQ))
 	if err := w.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "no handlers") {
 		t.Fatalf("Run without handlers = %v", err)
 	}
 	started := make(chan struct{})
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) { close(started); return nil, nil }))
-	h.enqueue(t, spec("q", "k"))
-	startWorker(t, w)
+	h.enqueue(t, spec(QueueQ, "k"))
+	testutil.Start(t, w)
 	recv(t, started, "the first Run to start")
 	done, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/redisqueue"
@@ -246,19 +247,16 @@ func TestNotifyAcrossProcesses(t *testing.T) {
 		// The subscription is live once a message published after it
 		// arrives; keep enqueuing until one does.
 		cl := queue.NewClient(producer)
-		deadline := time.After(20 * time.Second)
 		mustEnqueue(t, cl, queue.JobSpec{Queue: "jobs", Kind: "k"})
 		select {
 		case <-local:
-		case <-deadline:
+		case <-time.After(testutil.Patience):
 			t.Fatal("the enqueuing process was not woken")
 		}
-		for got := false; !got; {
+		testutil.Eventually(t, "the other process to be woken", func() bool {
 			select {
 			case <-remote:
-				got = true
-			case <-deadline:
-				t.Fatal("the other process was not woken")
+				return true
 			case <-time.After(50 * time.Millisecond):
 				// The ready set is not empty: empty it so the next
 				// enqueue publishes again.
@@ -266,8 +264,9 @@ func TestNotifyAcrossProcesses(t *testing.T) {
 					t.Fatal(err)
 				}
 				mustEnqueue(t, cl, queue.JobSpec{Queue: "jobs", Kind: "k"})
+				return false
 			}
-		}
+		})
 	})
 }
 

@@ -104,8 +104,8 @@ func (s *sched) joinGroup(id string) error {
 }
 
 // progress reads a group's row and counts through q (a read or the write
-// transaction).
-func progress(row rowScanner, q func(string, ...any) (*sql.Rows, error), id string) (*queue.GroupProgress, *groupRow, error) {
+// transaction), as they are at now: a pause that has ended is not reported.
+func progress(row rowScanner, q func(string, ...any) (*sql.Rows, error), id string, now int64) (*queue.GroupProgress, *groupRow, error) {
 	g, err := scanGroup(row)
 	if err != nil {
 		return nil, nil, err
@@ -120,7 +120,10 @@ func progress(row rowScanner, q func(string, ...any) (*sql.Rows, error), id stri
 		Active: c[queue.StateActive], Retrying: c[queue.StateRetrying], Completed: c[queue.StateCompleted],
 		Failed: c[queue.StateFailed], Cancelled: c[queue.StateCancelled],
 		CancelRequested: g.cancelReq, Done: g.doneAt > 0,
-		PausedUntil: fromNanos(g.pausedUntil), CreatedAt: fromNanos(g.createdAt), FinishedAt: fromNanos(g.doneAt),
+		CreatedAt: fromNanos(g.createdAt), FinishedAt: fromNanos(g.doneAt),
+	}
+	if g.pausedUntil > now {
+		p.PausedUntil = fromNanos(g.pausedUntil)
 	}
 	if g.completionJob > 0 {
 		p.CompletionJobID = strconv.FormatInt(g.completionJob, 10)
@@ -146,7 +149,7 @@ func (s *sched) groupSettle(id string) error {
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return err // done already (or the group is gone)
 	}
-	p, _, err := progress(s.tx.queryRow(qGroup, id), s.tx.query, id)
+	p, _, err := progress(s.tx.queryRow(qGroup, id), s.tx.query, id, s.now)
 	if err != nil {
 		return err
 	}
@@ -240,7 +243,7 @@ func (b *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue
 		} else if n == 0 {
 			return errorf(queue.ErrGroupExists, "group %s", spec.ID)
 		}
-		p, _, err = progress(s.tx.queryRow(qGroup, spec.ID), s.tx.query, spec.ID)
+		p, _, err = progress(s.tx.queryRow(qGroup, spec.ID), s.tx.query, spec.ID, s.now)
 		return err
 	})
 	return p, err
@@ -255,7 +258,7 @@ func (b *Backend) Group(ctx context.Context, id string) (*queue.GroupProgress, e
 	var p *queue.GroupProgress
 	err := b.read(ctx, func(tx *sql.Tx) error {
 		var err error
-		p, _, err = progress(tx.QueryRowContext(ctx, qGroup, id), queryOn(ctx, tx), id)
+		p, _, err = progress(tx.QueryRowContext(ctx, qGroup, id), queryOn(ctx, tx), id, b.now())
 		return err
 	})
 	return p, b.wrap("group", err)
@@ -269,7 +272,7 @@ func (b *Backend) CancelGroup(ctx context.Context, id string) (*queue.GroupProgr
 			return err
 		}
 		var err error
-		p, _, err = progress(s.tx.queryRow(qGroup, id), s.tx.query, id)
+		p, _, err = progress(s.tx.queryRow(qGroup, id), s.tx.query, id, s.now)
 		return err
 	})
 	return p, err

@@ -87,7 +87,7 @@ func activateJobs(tx *wtx, ids []int64, req queue.LeaseRequest, now int64) ([]qu
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.exec(activate, prefix, now+int64(req.LeaseFor), req.WorkerID, now, string(list)); err != nil {
+	if _, err := tx.exec(activate, prefix, after(now, req.LeaseFor), req.WorkerID, now, string(list)); err != nil {
 		return nil, err
 	}
 	rows, err := tx.query(leased, string(list))
@@ -164,7 +164,7 @@ func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Du
 		var until int64
 		var cancel int
 		err := tx.queryRow(qExtend,
-			now+int64(leaseFor), now, rid, token).Scan(&until, &cancel)
+			after(now, leaseFor), now, rid, token).Scan(&until, &cancel)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fenced(tx, rid)
 		}
@@ -235,7 +235,7 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (
 		if err != nil {
 			return err
 		}
-		finished, runAt := int64(0), now+int64(max(f.RetryIn, 0))
+		finished, runAt := int64(0), after(now, f.RetryIn)
 		if next.Final() {
 			finished, runAt = now, toNanos(j.RunAt)
 		}
@@ -293,7 +293,7 @@ func (b *Backend) giveBack(ctx context.Context, op, id, token string, next queue
 	var got, q, tenant, grp string
 	err = b.write(ctx, op, func(tx *wtx) error {
 		err := tx.queryRow(qGiveBack,
-			string(next), now, now+int64(max(d, 0)), rid, token).Scan(&got, &q, &tenant, &grp)
+			string(next), now, after(now, d), rid, token).Scan(&got, &q, &tenant, &grp)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fenced(tx, rid)
 		} else if err != nil {

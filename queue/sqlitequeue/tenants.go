@@ -109,7 +109,7 @@ func (b *Backend) Pause(ctx context.Context, scope queue.Scope, d time.Duration)
 	err := b.writeSched(ctx, "pause", func(s *sched) error {
 		end := int64(0)
 		if d > 0 {
-			end = s.now + int64(d)
+			end = after(s.now, d)
 		}
 		var err error
 		switch scope.Kind {

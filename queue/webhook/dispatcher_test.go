@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/flow"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/queue/webhook"
@@ -149,16 +150,11 @@ func TestRunTwice(t *testing.T) {
 	d := newDispatcher(t, b, webhook.Config{
 		Subscriptions: []webhook.Subscription{{Name: "a", URL: srv.URL}}, PollInterval: time.Millisecond,
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- d.Run(ctx) }()
+	stop := testutil.Start(t, d)
 	complete(t, b)
 	<-arrived // the first Run is running
 	second := d.Run(context.Background())
-	cancel()
-	if err := <-errc; err != nil {
-		t.Fatalf("first Run: %v", err)
-	}
+	stop()
 	if second == nil || !strings.Contains(second.Error(), "already running") {
 		t.Fatalf("second Run = %v, want already running", second)
 	}
@@ -183,14 +179,9 @@ func TestShutdownReleasesInFlight(t *testing.T) {
 		PollInterval:  time.Millisecond, ShutdownTimeout: time.Millisecond, LogRetention: -1,
 	})
 	complete(t, b)
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- d.Run(ctx) }()
+	stop := testutil.Start(t, d)
 	<-arrived
-	cancel()
-	if err := <-errc; err != nil {
-		t.Fatalf("Run: %v", err)
-	}
+	stop()
 	p, err := b.Deliveries(context.Background(), queue.DeliveryFilter{})
 	if err != nil || len(p.Deliveries) != 0 {
 		t.Fatalf("delivery log = %+v, %v; want nothing for a cancelled attempt", p, err)

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/amqptest"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/amqpqueue"
 	"github.com/sluicehq/sluice/queue/mux"
@@ -74,17 +76,15 @@ func testForward(t *testing.T, laneBackend queue.Backend) {
 
 	jobID := complete(t, m)
 	var log *queue.DeliveryPage
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		log, err = m.Deliveries(ctx, queue.DeliveryFilter{})
-		if err != nil {
+	testutil.Eventually(t, "two deliveries in the log", func() error {
+		if log, err = m.Deliveries(ctx, queue.DeliveryFilter{}); err != nil {
 			t.Fatal(err)
 		}
-		if len(log.Deliveries) >= 2 {
-			break
+		if len(log.Deliveries) < 2 {
+			return fmt.Errorf("the log has %d", len(log.Deliveries))
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if len(log.Deliveries) != 2 {
 		t.Fatalf("delivery log has %d entries, want 2 (a retry, then delivered)", len(log.Deliveries))
 	}

@@ -2,7 +2,6 @@ package config
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/sluicehq/sluice/internal/testutil"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -90,19 +91,16 @@ func TestRunFollowsFileChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- w.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	testutil.Start(t, w)
 
 	// The watcher is registered asynchronously: keep rewriting until it is
 	// seen, bounded by the test's deadline, never asserting how fast.
-	waitFor(t, func() bool { write(t, path, bad); return w.Rejected() > 0 })
+	testutil.Eventually(t, "the bad file to be rejected", func() bool { write(t, path, bad); return w.Rejected() > 0 })
 	if quota(w.Config()) != 1 {
 		t.Fatal("bad file replaced the config")
 	}
 	// An editor's save: write a temp file and rename it over the original.
-	waitFor(t, func() bool {
+	testutil.Eventually(t, "the renamed file to be loaded", func() bool {
 		tmp := path + ".tmp"
 		write(t, tmp, goodB)
 		if err := os.Rename(tmp, path); err != nil {
@@ -110,17 +108,6 @@ func TestRunFollowsFileChanges(t *testing.T) {
 		}
 		return quota(w.Config()) == 7
 	})
-}
-
-func waitFor(t *testing.T, ok func() bool) {
-	t.Helper()
-	for i := 0; i < 1000; i++ {
-		if ok() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("condition not reached")
 }
 
 func write(t *testing.T, path, data string) {

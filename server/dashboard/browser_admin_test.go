@@ -7,9 +7,10 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/sluicehq/sluice/internal/testutil"
 )
 
 const producerToken = "dashboard-producer-token-01"
@@ -60,11 +61,12 @@ func TestBrowserAdminActions(t *testing.T) {
 		t.Fatalf("fail: %d %v", status, failed)
 	}
 	// The job.failed event reaches the receiver and the delivery log.
-	for deadline := time.Now().Add(20 * time.Second); received.Load() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the receiver got no delivery within 20s\n%s", srv.logs)
+	testutil.Eventually(t, "a delivery to reach the receiver", func() error {
+		if received.Load() == 0 {
+			return fmt.Errorf("none yet; server log:\n%s", srv.logs)
 		}
-	}
+		return nil
+	})
 
 	do(t, ctx, "sign in",
 		chromedp.Navigate(srv.url+"/?refresh=0.3"),
