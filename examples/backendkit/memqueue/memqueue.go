@@ -179,7 +179,7 @@ func (b *Backend) Lease(_ context.Context, req queue.LeaseRequest) ([]queue.Leas
 		e.token = newToken()
 		j := &e.job
 		j.Attempt++
-		j.WorkerID, j.StartedAt, j.LeaseUntil, j.UpdatedAt = req.WorkerID, now, now.Add(req.LeaseFor), now
+		j.WorkerID, j.StartedAt, j.LeaseUntil, j.UpdatedAt = req.WorkerID, now, later(now, req.LeaseFor), now
 		b.setState(e, queue.StateActive)
 		b.active[j.ID] = e
 		out = append(out, queue.Lease{Job: e.copy(), Token: e.token})
@@ -196,7 +196,7 @@ func (b *Backend) Extend(_ context.Context, id, token string, leaseFor time.Dura
 		return queue.LeaseStatus{}, err
 	}
 	now := b.clk.Now()
-	e.job.LeaseUntil, e.job.UpdatedAt = now.Add(leaseFor), now
+	e.job.LeaseUntil, e.job.UpdatedAt = later(now, leaseFor), now
 	return queue.LeaseStatus{Until: e.job.LeaseUntil, CancelRequested: e.job.CancelRequested}, nil
 }
 
@@ -230,7 +230,7 @@ func (b *Backend) Fail(_ context.Context, id, token string, f queue.Failure) (qu
 		b.finish(e, queue.StateFailed, now)
 	default:
 		b.release(e, now)
-		b.schedule(e, queue.StateRetrying, now.Add(f.RetryIn))
+		b.schedule(e, queue.StateRetrying, later(now, f.RetryIn))
 	}
 	return e.job.State, nil
 }
@@ -253,7 +253,7 @@ func (b *Backend) Snooze(_ context.Context, id, token string, d time.Duration) (
 		b.makePending(e)
 	default:
 		b.release(e, now)
-		b.schedule(e, queue.StateScheduled, now.Add(d))
+		b.schedule(e, queue.StateScheduled, later(now, d))
 	}
 	return e.job.State, nil
 }

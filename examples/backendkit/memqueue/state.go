@@ -130,6 +130,13 @@ func inQueues(q string, queues []string) bool {
 	return len(queues) == 0 || slices.Contains(queues, q)
 }
 
+// later returns now + d, with d bounded at queue.MaxDuration (100 years),
+// so that a duration near the largest one holds a job for as long as any
+// store can, instead of overflowing into the past.
+func later(now time.Time, d time.Duration) time.Time {
+	return now.Add(min(d, queue.MaxDuration))
+}
+
 // orDefault returns v, or def when v is not positive.
 func orDefault(v, def int) int {
 	if v <= 0 {
