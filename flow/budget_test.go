@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/flow"
-	"github.com/sluicehq/sluice/internal/clock"
 )
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

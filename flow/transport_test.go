@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/flow"
-	"github.com/sluicehq/sluice/internal/clock"
 )
 
 // script is an upstream that answers the n-th request (0-based) with

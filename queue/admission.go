@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 )
 
 // LoadMonitor says whether the machine is overloaded, and why (such as
@@ -143,7 +143,7 @@ func (a *admission) admit(ctx context.Context, b Backend, specs []JobSpec) (*res
 	queues := sortedKeys(adding)
 	for _, q := range queues {
 		if limit := a.depthCap(q); adding[q] > limit {
-			return nil, InvalidArgument("specs", "hold %d jobs for queue %s, more than its depth cap %d", adding[q], q, limit)
+			return nil, invalid(Field("", "specs"), "hold %d jobs for queue %s, more than its depth cap %d", adding[q], q, limit)
 		}
 	}
 	if len(queues) == 0 {

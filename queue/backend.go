@@ -29,7 +29,9 @@ import (
 //     tests can drive it with a fake clock. Durations passed in are added
 //     to that now.
 //   - Input: the Client validates specs and fills defaults (ValidateSpec,
-//     MaxAttempts) before calling Enqueue; a backend may assume valid input.
+//     MaxAttempts) and refuses specs that ask for a capability the
+//     backend lacks (Features.CheckSpecs) before calling Enqueue; a
+//     backend may assume valid input.
 //   - Errors: ErrNotFound, ErrLeaseLost, ErrJobFinished and ErrClosed are
 //     returned as is or wrapped (match with errors.Is); store faults are
 //     returned wrapped with the backend's package name.
@@ -38,14 +40,23 @@ import (
 // then by a per-backend monotonic enqueue sequence (FIFO). A job keeps its
 // sequence for life, so a retried, snoozed or requeued job goes back to its
 // original place among jobs of its priority once it is ready again. A
-// backend that implements TenantBackend refines this: within a priority,
-// jobs go by their fair start tag, given when a job first becomes ready
-// (see TenantBackend), which is the same FIFO order for jobs of one tenant.
+// backend that serves tenants (Features.Tenants) refines this: within a
+// priority, jobs go by their fair start tag, given when a job first becomes
+// ready (see TenantBackend), which is the same FIFO order for jobs of one
+// tenant.
 //
 // Later scheduling layers (tenant limits with StateWaiting, groups, an event
-// outbox) extend a backend through additional interfaces; they hook into
-// these same transitions, inside the same atomic step.
+// outbox) extend a backend through the optional parts its Features name;
+// they hook into these same transitions, inside the same atomic step.
+//
+// Package queue/backend holds the helpers that writing a Backend needs,
+// and package queue/queuetest the conformance suite every Backend passes.
 type Backend interface {
+	// Features returns the backend's name, its capabilities and its
+	// optional parts. It is cheap and answers the same for the life of the
+	// backend.
+	Features() Features
+
 	// Enqueue stores specs as new jobs, all in one atomic step, and returns
 	// one Enqueued per spec in the same order.
 	//
@@ -160,9 +171,9 @@ type Backend interface {
 	Cleanup(ctx context.Context, req CleanupRequest) (int, error)
 }
 
-// Notifier is implemented by backends that can wake idle workers when jobs
-// may have become ready (enqueued, retried at once, requeued), so a worker
-// need not wait a full poll interval. It is an optimisation: workers still
+// Notifier is served (Features.Notify) by backends that can wake idle
+// workers when jobs may have become ready (enqueued, retried at once,
+// requeued), so a worker need not wait a full poll interval. It is an optimisation: workers still
 // poll, so a notification may be lost or spurious.
 type Notifier interface {
 	// Subscribe returns a channel that receives a value soon after jobs
@@ -222,19 +233,22 @@ func (o ListOrder) Valid() bool { return o == "" || o == OldestFirst || o == New
 // name longer than MaxNameLen or holding control characters.
 func (f ListFilter) Validate() error {
 	if f.Limit < 0 {
-		return InvalidArgument("ListFilter.Limit", "must not be negative, got %d", f.Limit)
+		return invalid(Field("ListFilter", "Limit"), "must not be negative, got %d", f.Limit)
 	}
 	for _, s := range f.States {
 		if !s.Valid() {
-			return InvalidArgument("ListFilter.States", "has unknown state %q", s)
+			return invalid(Field("ListFilter", "States"), "has unknown state %q", s)
 		}
 	}
 	if !f.Order.Valid() {
-		return InvalidArgument("ListFilter.Order", "must be %q or %q, got %q", OldestFirst, NewestFirst, f.Order)
+		return invalid(Field("ListFilter", "Order"), "must be %q or %q, got %q", OldestFirst, NewestFirst, f.Order)
 	}
-	names := []struct{ field, v string }{
-		{"ListFilter.Queue", f.Queue}, {"ListFilter.Tenant", f.Tenant},
-		{"ListFilter.Kind", f.Kind}, {"ListFilter.Group", f.Group},
+	names := []struct {
+		field FieldPath
+		v     string
+	}{
+		{Field("ListFilter", "Queue"), f.Queue}, {Field("ListFilter", "Tenant"), f.Tenant},
+		{Field("ListFilter", "Kind"), f.Kind}, {Field("ListFilter", "Group"), f.Group},
 	}
 	for _, n := range names {
 		if err := validName(n.field, n.v, false); err != nil {

@@ -10,9 +10,8 @@ import (
 // Capability is one optional feature of a Backend. Backends differ: the
 // SQLite and Redis backends have every one; a high-throughput lane on a
 // message broker trades some of them for speed. A backend declares what it
-// has by implementing Capable; asking a backend for a feature it lacks
-// returns an *UnsupportedError (matching ErrUnsupported), never a silent
-// no-op.
+// has in its Features; asking a backend for a feature it lacks returns an
+// *UnsupportedError (matching ErrUnsupported), never a silent no-op.
 type Capability uint32
 
 // The capabilities a backend may have.
@@ -25,11 +24,12 @@ const (
 	// reaches a running job from any process.
 	CapCancelPending
 	// CapTenants: the tenant scheduler may hold jobs back (StateWaiting)
-	// for per-tenant limits and fairness. JobSpec.Tenant is recorded by
-	// every backend; only scheduling by it needs this capability.
+	// for per-tenant limits and fairness (Features.Tenants).
+	// JobSpec.Tenant is recorded by every backend; only scheduling by it
+	// needs this capability.
 	CapTenants
 	// CapGroups: JobSpec.Group ties jobs together for per-group limits and
-	// completion.
+	// completion (Features.Groups).
 	CapGroups
 	// CapPriority: JobSpec.Priority orders ready jobs.
 	CapPriority
@@ -45,10 +45,10 @@ const (
 	// CapAtomicBatch: Enqueue stores a whole batch or nothing.
 	CapAtomicBatch
 	// CapRetry: a failed or cancelled job can be made ready again
-	// (Retrier, Client.Retry).
+	// (Features.Retry, Client.Retry).
 	CapRetry
 	// CapTenantList: every tenant with jobs or settings can be listed
-	// with its counts (TenantLister, Client.Tenants).
+	// with its counts (Features.TenantList, Client.Tenants).
 	CapTenantList
 
 	capEnd // one past the last capability
@@ -57,24 +57,8 @@ const (
 // Capabilities is a set of Capability values.
 type Capabilities uint32
 
-// AllCapabilities is the set of every capability; it is what CapabilitiesOf
-// reports for a backend that does not implement Capable.
+// AllCapabilities is the set of every capability.
 const AllCapabilities = Capabilities(capEnd - 1)
-
-// Capable is implemented by backends that lack some capabilities.
-type Capable interface {
-	// Capabilities returns the features the backend has.
-	Capabilities() Capabilities
-}
-
-// CapabilitiesOf returns the capabilities b declares, or AllCapabilities
-// when b does not implement Capable.
-func CapabilitiesOf(b Backend) Capabilities {
-	if c, ok := b.(Capable); ok {
-		return c.Capabilities()
-	}
-	return AllCapabilities
-}
 
 // NewCapabilities returns the set of cs.
 func NewCapabilities(cs ...Capability) Capabilities {
@@ -150,6 +134,8 @@ type UnsupportedError struct {
 	// Field is the JobSpec field that asked for it, such as
 	// "JobSpec.UniqueKey"; empty when a method call asked for it.
 	Field string
+	// Path is Field in parts (zero when Field is empty).
+	Path FieldPath
 }
 
 func (e *UnsupportedError) Error() string {
@@ -166,73 +152,3 @@ func (e *UnsupportedError) Error() string {
 
 // Is makes errors.Is(err, ErrUnsupported) true.
 func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
-
-// Unsupported returns an *UnsupportedError for a method call on backend
-// that needs feature.
-func Unsupported(backend string, feature Capability) error {
-	return &UnsupportedError{Backend: backend, Feature: feature}
-}
-
-// CheckSpec returns an *UnsupportedError naming the first field of s that
-// asks for a capability caps lacks, or nil. backend names the backend in
-// the error. Call it after ValidateSpec and before storing anything:
-//
-//   - UniqueKey needs CapUnique;
-//   - Group needs CapGroups;
-//   - Priority > 0 needs CapPriority;
-//   - a non-zero RunAt needs CapDelay.
-//
-// Tenant needs nothing: every backend records it. Scheduling by tenant
-// (per-tenant limits, StateWaiting) needs CapTenants, which whoever
-// configures such limits for a queue must check on its backend.
-func CheckSpec(caps Capabilities, backend string, s JobSpec) error {
-	need := []struct {
-		set   bool
-		cap   Capability
-		field string
-	}{
-		{s.UniqueKey != "", CapUnique, "JobSpec.UniqueKey"},
-		{s.Group != "", CapGroups, "JobSpec.Group"},
-		{s.Priority > 0, CapPriority, "JobSpec.Priority"},
-		{!s.RunAt.IsZero(), CapDelay, "JobSpec.RunAt"},
-	}
-	for _, n := range need {
-		if n.set && !caps.Has(n.cap) {
-			return &UnsupportedError{Backend: backend, Feature: n.cap, Field: n.field}
-		}
-	}
-	return nil
-}
-
-// CheckSpecs runs CheckSpec on each spec for the backend that holds its
-// queue (b itself, or b's route for the queue when b is a Router; see
-// Placed), with that backend's capabilities (CapabilitiesOf) and its name
-// from its Go package, prefixing the field with the spec's index when
-// there is more than one spec.
-func CheckSpecs(b Backend, specs []JobSpec) error {
-	if _, routed := b.(Router); !routed && CapabilitiesOf(b) == AllCapabilities {
-		return nil
-	}
-	for i, s := range specs {
-		at := Placed(b, s.Queue)
-		err := CheckSpec(CapabilitiesOf(at), BackendName(at), s)
-		if err == nil {
-			continue
-		}
-		if ue, ok := err.(*UnsupportedError); ok && len(specs) > 1 {
-			ue.Field = fmt.Sprintf("specs[%d].%s", i, ue.Field)
-		}
-		return err
-	}
-	return nil
-}
-
-// BackendName names b by its Go package, such as "sqlitequeue" for a
-// *sqlitequeue.Backend.
-func BackendName(b Backend) string {
-	n := strings.TrimPrefix(fmt.Sprintf("%T", b), "*")
-	if i := strings.LastIndexByte(n, '.'); i >= 0 && n[i+1:] == "Backend" {
-		n = n[:i]
-	}
-	return n
-}

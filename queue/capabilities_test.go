@@ -12,13 +12,34 @@ import (
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
-// laneBackend is a Backend that declares fewer capabilities.
+// laneBackend wraps a backend and declares fewer capabilities: its
+// Features keep only the parts whose capability caps has, and name it
+// "lane". The wrapped backend's methods are all still there.
 type laneBackend struct {
 	queue.Backend
 	caps queue.Capabilities
 }
 
-func (b laneBackend) Capabilities() queue.Capabilities { return b.caps }
+func (b laneBackend) Features() queue.Features {
+	var f queue.Features
+	if b.Backend != nil {
+		f = b.Backend.Features()
+	}
+	f.Name, f.Capabilities = "lane", b.caps
+	if !b.caps.Has(queue.CapTenants) {
+		f.Tenants = nil
+	}
+	if !b.caps.Has(queue.CapTenantList) {
+		f.TenantList = nil
+	}
+	if !b.caps.Has(queue.CapGroups) {
+		f.Groups = nil
+	}
+	if !b.caps.Has(queue.CapRetry) {
+		f.Retry = nil
+	}
+	return f
+}
 
 func TestCapabilitiesSet(t *testing.T) {
 	t.Parallel()
@@ -34,9 +55,7 @@ func TestCapabilitiesSet(t *testing.T) {
 		{"All has last", queue.AllCapabilities.Has(queue.CapTenantList), true},
 		{"All count", len(queue.AllCapabilities.List()), 12},
 		{"unknown name", queue.Capability(1 << 30).String(), "capability(0x40000000)"},
-		{"CapabilitiesOf(plain)", queue.CapabilitiesOf(nil), queue.AllCapabilities},
-		{"CapabilitiesOf(capable)", queue.CapabilitiesOf(laneBackend{caps: s}), s},
-		{"BackendName", queue.BackendName(laneBackend{}), "queue_test.laneBackend"},
+		{"CapabilitiesOf(lane)", queue.CapabilitiesOf(laneBackend{caps: s}), s},
 	}
 	for _, c := range cases {
 		if c.got != c.want {
@@ -45,9 +64,43 @@ func TestCapabilitiesSet(t *testing.T) {
 	}
 }
 
-func TestCheckSpec(t *testing.T) {
+// partsOnly is a backend that declares no capabilities at all but serves
+// some parts: the parts decide the capabilities that are theirs.
+type partsOnly struct {
+	queue.Backend
+	f queue.Features
+}
+
+func (p partsOnly) Features() queue.Features { return p.f }
+
+// TestCapabilitiesFollowParts checks that the capability of an optional
+// part is had exactly when the part is there, whatever is declared.
+func TestCapabilitiesFollowParts(t *testing.T) {
 	t.Parallel()
-	lane := queue.AllCapabilities.Without(queue.CapUnique, queue.CapGroups, queue.CapPriority, queue.CapDelay)
+	b, done := openExample()
+	defer done()
+	full := b.Features()
+	cases := []struct {
+		name string
+		f    queue.Features
+		want queue.Capabilities
+	}{
+		{"parts without their bits", queue.Features{Tenants: full.Tenants, Retry: full.Retry},
+			queue.NewCapabilities(queue.CapTenants, queue.CapRetry)},
+		{"bits without their parts", queue.Features{Capabilities: queue.AllCapabilities},
+			queue.AllCapabilities.Without(queue.CapTenants, queue.CapGroups, queue.CapRetry, queue.CapTenantList)},
+		{"all", full, queue.AllCapabilities},
+	}
+	for _, c := range cases {
+		if got := queue.CapabilitiesOf(partsOnly{f: c.f}); got != c.want {
+			t.Errorf("%s: CapabilitiesOf = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestCheckSpecs(t *testing.T) {
+	t.Parallel()
+	lane := queue.Features{Name: "lane", Capabilities: queue.AllCapabilities.Without(queue.CapUnique, queue.CapPriority, queue.CapDelay)}
 	cases := []struct {
 		name  string
 		spec  queue.JobSpec
@@ -60,32 +113,28 @@ func TestCheckSpec(t *testing.T) {
 		{"delay", queue.JobSpec{Queue: "q", Kind: "k", RunAt: time.Unix(1, 0)}, "JobSpec.RunAt"},
 	}
 	for _, c := range cases {
-		err := queue.CheckSpec(lane, "lane", c.spec)
+		err := lane.CheckSpecs([]queue.JobSpec{c.spec})
 		if c.field == "" {
 			if err != nil {
-				t.Errorf("%s: CheckSpec = %v, want nil", c.name, err)
+				t.Errorf("%s: CheckSpecs = %v, want nil", c.name, err)
 			}
 			continue
 		}
 		var ue *queue.UnsupportedError
 		if !errors.As(err, &ue) || !errors.Is(err, queue.ErrUnsupported) || ue.Field != c.field || ue.Backend != "lane" {
-			t.Errorf("%s: CheckSpec = %v, want *UnsupportedError for %s", c.name, err, c.field)
-		}
-		if err := queue.CheckSpec(queue.AllCapabilities, "full", c.spec); err != nil {
-			t.Errorf("%s: CheckSpec(all) = %v, want nil", c.name, err)
+			t.Errorf("%s: CheckSpecs = %v, want *UnsupportedError for %s", c.name, err, c.field)
 		}
 	}
-	b := laneBackend{caps: lane}
-	err := queue.CheckSpecs(b, []queue.JobSpec{{Queue: "q", Kind: "k"}, {Queue: "q", Kind: "k", Group: "g"}})
-	want := "queue: queue_test.laneBackend does not support job groups (specs[1].JobSpec.Group is set)"
+	err := lane.CheckSpecs([]queue.JobSpec{{Queue: "q", Kind: "k"}, {Queue: "q", Kind: "k", Group: "g"}})
+	want := "queue: lane does not support job groups (specs[1].JobSpec.Group is set)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("CheckSpecs = %v, want %q", err, want)
 	}
 }
 
-func ExampleCheckSpec() {
-	lane := queue.AllCapabilities.Without(queue.CapUnique, queue.CapGroups)
-	err := queue.CheckSpec(lane, "amqpqueue", queue.JobSpec{Queue: "scrape", Kind: "page", UniqueKey: "https://example.com"})
+func ExampleFeatures_CheckSpecs() {
+	lane := queue.Features{Name: "amqpqueue", Capabilities: queue.NewCapabilities(queue.CapDelay)}
+	err := lane.CheckSpecs([]queue.JobSpec{{Queue: "scrape", Kind: "page", UniqueKey: "https://example.com"}})
 	fmt.Println(errors.Is(err, queue.ErrUnsupported))
 	fmt.Println(err)
 	// Output:

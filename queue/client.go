@@ -61,7 +61,10 @@ func (c *Client) Enqueue(ctx context.Context, spec JobSpec) (*Job, error) {
 // EnqueueBatch validates every spec and then stores them all in one atomic
 // step: when any spec is invalid, nothing is stored and the error names the
 // spec's index and field. Duplicates (see Enqueue) are reported per spec in
-// the result, which has one entry per spec, in order.
+// the result, which has one entry per spec, in order. On a router whose
+// specs' queues are on several backends (queue/mux), each backend stores
+// its part atomically; when one fails after another stored its part, the
+// error is a *PartialError saying which specs were stored.
 func (c *Client) EnqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued, error) {
 	if len(specs) == 0 {
 		return nil, nil
@@ -71,7 +74,7 @@ func (c *Client) EnqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued,
 		if err := ValidateSpec(s, c.cfg.MaxPayload); err != nil {
 			if len(specs) > 1 {
 				if ia, ok := err.(*InvalidArgumentError); ok {
-					return nil, &InvalidArgumentError{Field: fmt.Sprintf("specs[%d].%s", i, ia.Field), Rule: ia.Rule}
+					return nil, invalid(ia.Path.At("specs", i), "%s", ia.Rule)
 				}
 			}
 			return nil, err
@@ -80,7 +83,7 @@ func (c *Client) EnqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued,
 	}
 	// A spec that needs a feature the backend lacks is refused here, before
 	// admission counts it, so no backend can silently ignore a field.
-	if err := CheckSpecs(c.b, norm); err != nil {
+	if err := checkPlaced(c.b, norm); err != nil {
 		return nil, err
 	}
 	rsv, err := c.adm.admit(ctx, c.b, norm)

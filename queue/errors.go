@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -26,10 +27,55 @@ var (
 	ErrClosed = errors.New("queue: backend closed")
 )
 
-// InvalidArgumentError names the field and the rule it broke.
+// FieldPath says which field of a call's arguments broke a rule, in parts,
+// so that a program can name it in its own words: the HTTP API calls
+// specs[3].JobSpec.UniqueKey "jobs[3].unique_key". It is built where the
+// rule is checked.
+type FieldPath struct {
+	// Batch names the list the argument is an element of, such as
+	// "specs" for Client.EnqueueBatch, and Index is the element's
+	// position in it; Batch is empty when the argument came alone.
+	Batch string
+	Index int
+	// Type is the argument's type, such as "JobSpec"; empty for a
+	// parameter that is not a struct, such as a tenant name.
+	Type string
+	// Name is the field of Type, such as "UniqueKey", or the name of the
+	// parameter, such as "tenant".
+	Name string
+}
+
+// Field returns the path of field name of struct type typ, such as
+// Field("JobSpec", "UniqueKey"); typ is empty for a plain parameter.
+func Field(typ, name string) FieldPath { return FieldPath{Type: typ, Name: name} }
+
+// At returns p as the field of element i of the list batch, such as
+// specs[3].
+func (p FieldPath) At(batch string, i int) FieldPath {
+	p.Batch, p.Index = batch, i
+	return p
+}
+
+// String writes the path with Go's names: "JobSpec.UniqueKey",
+// "specs[3].JobSpec.UniqueKey", or "tenant" for a parameter.
+func (p FieldPath) String() string {
+	s := p.Name
+	if p.Type != "" {
+		s = p.Type + "." + s
+	}
+	if p.Batch != "" {
+		s = p.Batch + "[" + strconv.Itoa(p.Index) + "]." + s
+	}
+	return s
+}
+
+// InvalidArgumentError names the field and the rule it broke. The rule
+// names no other field by its Go name, so that a program that names the
+// field in its own words (Path) can show the rule as it is.
 type InvalidArgumentError struct {
-	Field string // such as "JobSpec.Queue"
-	Rule  string // such as "must not be empty"
+	Field string    // such as "JobSpec.Queue": Path written out
+	Rule  string    // such as "must not be empty"
+	Path  FieldPath // the field in parts
 }
 
 func (e *InvalidArgumentError) Error() string {
@@ -39,11 +85,42 @@ func (e *InvalidArgumentError) Error() string {
 // Is makes errors.Is(err, ErrInvalidArgument) true.
 func (e *InvalidArgumentError) Is(target error) bool { return target == ErrInvalidArgument }
 
-// InvalidArgument returns an *InvalidArgumentError, so that every
-// validation error reads the same.
-func InvalidArgument(field, format string, args ...any) error {
-	return &InvalidArgumentError{Field: field, Rule: fmt.Sprintf(format, args...)}
+// invalid returns an *InvalidArgumentError for the field at p, so that
+// every validation error reads the same.
+func invalid(p FieldPath, format string, args ...any) *InvalidArgumentError {
+	return &InvalidArgumentError{Field: p.String(), Rule: fmt.Sprintf(format, args...), Path: p}
 }
+
+// PartialError is an Enqueue whose specs went to several backends (a
+// router, package queue/mux) and that stored the specs of some before
+// another failed. What was stored stays stored: resend only the rest.
+type PartialError struct {
+	// Results has one entry per spec, in order: the outcome of the specs
+	// stored, and a zero Enqueued (Job nil) for the rest.
+	Results []Enqueued
+	// Route names the backend that failed as the router names it (see
+	// queue/mux's Route.Name); empty for the router's default backend.
+	Route string
+	// Err is that backend's error.
+	Err error
+}
+
+func (e *PartialError) Error() string {
+	stored := 0
+	for _, r := range e.Results {
+		if r.Job != nil {
+			stored++
+		}
+	}
+	where := "the default backend"
+	if e.Route != "" {
+		where = fmt.Sprintf("route %q", e.Route)
+	}
+	return fmt.Sprintf("queue: %d of %d jobs stored, then %s failed: %v", stored, len(e.Results), where, e.Err)
+}
+
+// Unwrap returns the backend's error.
+func (e *PartialError) Unwrap() error { return e.Err }
 
 // permanentError marks an error as not worth retrying.
 type permanentError struct{ err error }

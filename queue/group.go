@@ -60,32 +60,33 @@ func (g GroupSpec) Validate(maxPayload int) error {
 		maxPayload = DefaultMaxPayload
 	}
 	checks := []struct {
-		field, v string
+		field    FieldPath
+		v        string
 		required bool
 	}{
-		{"GroupSpec.ID", g.ID, true},
-		{"GroupSpec.Tenant", g.Tenant, false},
-		{"GroupSpec.CompletionKind", g.CompletionKind, false},
-		{"GroupSpec.CompletionQueue", g.CompletionQueue, false},
+		{Field("GroupSpec", "ID"), g.ID, true},
+		{Field("GroupSpec", "Tenant"), g.Tenant, false},
+		{Field("GroupSpec", "CompletionKind"), g.CompletionKind, false},
+		{Field("GroupSpec", "CompletionQueue"), g.CompletionQueue, false},
 	}
 	for _, c := range checks {
 		if err := validName(c.field, c.v, c.required); err != nil {
 			return err
 		}
 	}
-	if err := validDuration("GroupSpec.MinInterval", g.MinInterval); err != nil {
+	if err := validDuration(Field("GroupSpec", "MinInterval"), g.MinInterval); err != nil {
 		return err
 	}
-	if err := validDuration("GroupSpec.TTL", g.TTL); err != nil {
+	if err := validDuration(Field("GroupSpec", "TTL"), g.TTL); err != nil {
 		return err
 	}
 	switch {
 	case g.MaxConcurrency < 0:
-		return InvalidArgument("GroupSpec.MaxConcurrency", "must not be negative, got %d", g.MaxConcurrency)
+		return invalid(Field("GroupSpec", "MaxConcurrency"), "must not be negative, got %d", g.MaxConcurrency)
 	case len(g.CompletionPayload) > maxPayload:
-		return InvalidArgument("GroupSpec.CompletionPayload", "must be at most %d bytes, got %d", maxPayload, len(g.CompletionPayload))
+		return invalid(Field("GroupSpec", "CompletionPayload"), "must be at most %d bytes, got %d", maxPayload, len(g.CompletionPayload))
 	case g.CompletionKind == "" && (g.CompletionQueue != "" || len(g.CompletionPayload) > 0):
-		return InvalidArgument("GroupSpec.CompletionKind", "must be set when CompletionQueue or CompletionPayload is")
+		return invalid(Field("GroupSpec", "CompletionKind"), "must be set when a completion queue or payload is")
 	}
 	return nil
 }
@@ -157,7 +158,7 @@ func CompletionJob(p GroupProgress) (JobSpec, bool) {
 	return s, true
 }
 
-// GroupBackend is what a Backend with CapGroups implements besides Backend.
+// GroupBackend is the part a Backend with CapGroups serves (Features.Groups).
 //
 // A job joins a group by JobSpec.Group. A group named by a job but never
 // created is created with the zero GroupSpec (no limits, no completion
@@ -192,13 +193,13 @@ type GroupBackend interface {
 	CancelGroup(ctx context.Context, id string) (*GroupProgress, error)
 }
 
-// groups returns b as a GroupBackend, or an *UnsupportedError.
+// groups returns b's groups, or an *UnsupportedError.
 func (c *Client) groups() (GroupBackend, error) {
-	gb, ok := c.b.(GroupBackend)
-	if !ok || !CapabilitiesOf(c.b).Has(CapGroups) {
-		return nil, &UnsupportedError{Backend: BackendName(c.b), Feature: CapGroups}
+	f := c.b.Features()
+	if f.Groups == nil {
+		return nil, f.unsupported(CapGroups)
 	}
-	return gb, nil
+	return f.Groups, nil
 }
 
 // CreateGroup creates a group. Create it before enqueuing its jobs: a job
@@ -224,7 +225,7 @@ func (c *Client) Group(ctx context.Context, id string) (*GroupProgress, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := validName("group", id, true); err != nil {
+	if err := validName(Field("", "group"), id, true); err != nil {
 		return nil, err
 	}
 	return gb.Group(ctx, id)
@@ -239,7 +240,7 @@ func (c *Client) CancelGroup(ctx context.Context, id string) (*GroupProgress, er
 	if err != nil {
 		return nil, err
 	}
-	if err := validName("group", id, true); err != nil {
+	if err := validName(Field("", "group"), id, true); err != nil {
 		return nil, err
 	}
 	return gb.CancelGroup(ctx, id)

@@ -6,8 +6,11 @@
 // Backend operation fenced by the lease token, so a job is never finished by
 // a worker that lost it and never left "active" without a lease.
 //
-// Backends: queue/sqlitequeue (an embedded file, the default) and
-// queue/redisqueue. Both pass the conformance suite in queue/queuetest.
+// Backends: queue/sqlitequeue (an embedded file, the default),
+// queue/redisqueue and the RabbitMQ lane queue/amqpqueue; queue/mux places
+// queues on several. Each says what it has in its Features and passes the
+// conformance suite in queue/queuetest. Writing another takes the helpers
+// in queue/backend and nothing internal to this module.
 package queue
 
 import (

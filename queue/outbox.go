@@ -2,8 +2,6 @@ package queue
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"time"
@@ -28,20 +26,6 @@ const (
 
 // EventTypes lists every event type.
 var EventTypes = []EventType{EventJobCompleted, EventJobFailed, EventJobCancelled, EventGroupCompleted}
-
-// EventForState returns the event a job reaching state s records, and
-// false for a state that is not final.
-func EventForState(s State) (EventType, bool) {
-	switch s {
-	case StateCompleted:
-		return EventJobCompleted, true
-	case StateFailed:
-		return EventJobFailed, true
-	case StateCancelled:
-		return EventJobCancelled, true
-	}
-	return "", false
-}
 
 // Event is one thing that happened, as recorded in a backend's outbox. Its
 // JSON form (the tags below) is the body webhooks deliver.
@@ -71,17 +55,8 @@ type Event struct {
 	Data json.RawMessage `json:"data,omitempty"`
 }
 
-// NewEventID returns a fresh random event id, "evt_" and 32 hex digits.
-// Backends use it so that ids are unique across stores, not only within
-// one.
-func NewEventID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+ panics instead)
-	return "evt_" + hex.EncodeToString(b[:])
-}
-
-// Outbox is implemented by backends that record events in a durable
-// outbox: the event of a transition is written in the same atomic step as
+// Outbox is served (Features.Outbox) by backends that record events in a
+// durable outbox: the event of a transition is written in the same atomic step as
 // the transition itself (Complete, Fail, Cancel, Snooze/Requeue of a
 // cancelled job, RescueExpired, and a group's completion), so a job that
 // reached a final state always has its event, and an event never exists

@@ -98,47 +98,6 @@ func TestTenantConfigEffective(t *testing.T) {
 	}
 }
 
-func TestFairTagAndOrder(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name                string
-		v, f                int64
-		weight              int
-		wantStart, wantNext int64
-	}{
-		{"idle tenant starts at V", 5000, 1000, 1, 5000, 6000},
-		{"busy tenant starts at its finish", 5000, 9000, 1, 9000, 10000},
-		{"weight 4 advances a quarter", 0, 0, 4, 0, 250},
-		{"weight 0 counts as 1", 0, 0, 0, 0, 1000},
-		{"weight above max is clamped", 0, 0, 5000, 0, 1},
-	}
-	for _, c := range cases {
-		s, n := queue.FairTag(c.v, c.f, c.weight)
-		if s != c.wantStart || n != c.wantNext {
-			t.Errorf("%s: FairTag(%d, %d, %d) = %d, %d; want %d, %d", c.name, c.v, c.f, c.weight, s, n, c.wantStart, c.wantNext)
-		}
-	}
-	orders := []struct {
-		start       int64
-		prio, aging int
-		band, rank  int64
-	}{
-		{7000, 3, 0, 3, 7000},
-		{7000, 3, 10, 0, 37000},
-		{7000, 0, 10, 0, 7000},
-		{0, queue.MaxPriority, queue.MaxAgingStep, 0, int64(queue.MaxPriority) * queue.MaxAgingStep * queue.FairUnit},
-	}
-	for _, o := range orders {
-		b, r := queue.FairOrder(o.start, o.prio, o.aging)
-		if b != o.band || r != o.rank {
-			t.Errorf("FairOrder(%d, %d, %d) = %d, %d; want %d, %d", o.start, o.prio, o.aging, b, r, o.band, o.rank)
-		}
-	}
-	if _, r := queue.FairOrder(0, queue.MaxPriority, queue.MaxAgingStep); r >= 1<<53 {
-		t.Errorf("largest rank %d is not exact as a float64", r)
-	}
-}
-
 func TestTenantAndGroupValidation(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -30,8 +30,8 @@ func (e *NotRetryableError) Error() string {
 // Is makes errors.Is(err, ErrNotRetryable) true.
 func (e *NotRetryableError) Is(target error) bool { return target == ErrNotRetryable }
 
-// Retrier is implemented by backends with CapRetry: they can bring a job
-// that ended failed or cancelled back to life.
+// Retrier is served (Features.Retry) by backends with CapRetry: they can
+// bring a job that ended failed or cancelled back to life.
 //
 // Retry, in one atomic step, makes a failed or cancelled job ready again:
 //
@@ -88,11 +88,12 @@ func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
 // one, and a *NotRetryableError for a job that is not failed or cancelled
 // or that belongs to a group.
 func (c *Client) Retry(ctx context.Context, id string) (*Job, error) {
-	r, ok := c.b.(Retrier)
-	if !ok || !CapabilitiesOf(c.b).Has(CapRetry) {
-		return nil, &UnsupportedError{Backend: BackendName(c.b), Feature: CapRetry}
+	f := c.b.Features()
+	r := f.Retry
+	if r == nil {
+		return nil, f.unsupported(CapRetry)
 	}
-	if err := validName("id", id, true); err != nil {
+	if err := validName(Field("", "id"), id, true); err != nil {
 		return nil, err
 	}
 	return r.Retry(ctx, id)

@@ -10,8 +10,8 @@ import (
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
-// Client.Retry refuses a backend without CapRetry, whether it lacks the
-// method (laneBackend hides it) or declares the capability absent.
+// Client.Retry refuses a backend whose Features leave the Retry part out,
+// whatever it declares, even when the backend has a Retry method.
 func TestClientRetryUnsupported(t *testing.T) {
 	t.Parallel()
 	real, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{})
@@ -23,8 +23,8 @@ func TestClientRetryUnsupported(t *testing.T) {
 		name string
 		b    queue.Backend
 	}{
-		{"no Retrier", laneBackend{Backend: real, caps: queue.AllCapabilities}},
 		{"capability absent", laneBackend{Backend: real, caps: queue.AllCapabilities.Without(queue.CapRetry)}},
+		{"part absent, capability declared", partsOnly{Backend: real, f: queue.Features{Name: "lane", Capabilities: queue.AllCapabilities}}},
 	}
 	for _, c := range cases {
 		_, err := queue.NewClient(c.b).Retry(context.Background(), "1")

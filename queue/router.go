@@ -1,10 +1,10 @@
 package queue
 
-// Router is implemented by a backend that places each queue on one of
-// several backends (package queue/mux). Capability checks that concern one
-// queue ask the backend that holds it: a spec for a queue on a lane that
-// lacks unique keys is refused, while the same spec for a queue on SQLite
-// passes.
+// Router is the part of a backend that places each queue on one of several
+// backends (package queue/mux), served through Features.Router.
+// Capability checks that concern one queue ask the backend that holds it:
+// a spec for a queue on a lane that lacks unique keys is refused, while the
+// same spec for a queue on SQLite passes.
 type Router interface {
 	// Route returns the backend that holds queue's jobs.
 	Route(queue string) Backend
@@ -13,12 +13,12 @@ type Router interface {
 	Backends() []Backend
 }
 
-// Placed returns the backend that holds queue's jobs: b's route for it when
-// b is a Router (followed through nested routers), else b itself.
-func Placed(b Backend, queue string) Backend {
+// placed returns the backend that holds queue's jobs: b's route for it when
+// b has a Router (followed through nested routers), else b itself.
+func placed(b Backend, queue string) Backend {
 	for {
-		r, ok := b.(Router)
-		if !ok {
+		r := b.Features().Router
+		if r == nil {
 			return b
 		}
 		next := r.Route(queue)
@@ -30,22 +30,22 @@ func Placed(b Backend, queue string) Backend {
 }
 
 // CapabilitiesFor returns the capabilities of the backend that holds
-// queue's jobs (see Placed and CapabilitiesOf).
+// queue's jobs (b itself, or b's route for queue; see CapabilitiesOf).
 func CapabilitiesFor(b Backend, queue string) Capabilities {
-	return CapabilitiesOf(Placed(b, queue))
+	return CapabilitiesOf(placed(b, queue))
 }
 
-// CommonCapabilities returns what every queue of b has: for a Router, its
+// CommonCapabilities returns what every queue of b has: for a router, its
 // own capabilities as far as every routed backend shares them (a router may
 // lack some, such as atomic batches over several backends); for any other
 // backend, CapabilitiesOf.
 func CommonCapabilities(b Backend) Capabilities {
-	caps := CapabilitiesOf(b)
-	r, ok := b.(Router)
-	if !ok {
+	f := b.Features()
+	caps := f.capabilities()
+	if f.Router == nil {
 		return caps
 	}
-	for _, inner := range r.Backends() {
+	for _, inner := range f.Router.Backends() {
 		if inner != b {
 			caps &= CommonCapabilities(inner)
 		}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 )
 
 // run is one Run call's state.
@@ -38,7 +38,7 @@ func (r *run) fetchLoop(ctx context.Context) {
 	r.base = context.WithoutCancel(ctx)
 	cfg := r.w.cfg
 	var wake <-chan struct{}
-	if n, ok := r.w.b.(Notifier); ok {
+	if n := r.w.b.Features().Notify; n != nil {
 		ch, stop := n.Subscribe(cfg.Queues)
 		defer stop()
 		wake = ch

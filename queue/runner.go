@@ -68,7 +68,7 @@ func ExtendLease(ctx context.Context, d time.Duration) error {
 		return errors.New("queue: ExtendLease called outside a job handler")
 	}
 	if d <= 0 {
-		return InvalidArgument("ExtendLease duration", "must be positive, got %s", d)
+		return invalid(Field("", "ExtendLease duration"), "must be positive, got %s", d)
 	}
 	_, err := l.extend(ctx, d)
 	return err

@@ -34,70 +34,71 @@ func ValidateSpec(s JobSpec, maxPayload int) error {
 		maxPayload = DefaultMaxPayload
 	}
 	for _, n := range []struct {
-		field, v string
+		field    FieldPath
+		v        string
 		required bool
 	}{
-		{"JobSpec.Queue", s.Queue, true}, {"JobSpec.Kind", s.Kind, true},
-		{"JobSpec.Tenant", s.Tenant, false}, {"JobSpec.Group", s.Group, false},
+		{Field("JobSpec", "Queue"), s.Queue, true}, {Field("JobSpec", "Kind"), s.Kind, true},
+		{Field("JobSpec", "Tenant"), s.Tenant, false}, {Field("JobSpec", "Group"), s.Group, false},
 	} {
 		if err := validName(n.field, n.v, n.required); err != nil {
 			return err
 		}
 	}
 	if len(s.Payload) > maxPayload {
-		return InvalidArgument("JobSpec.Payload", "must be at most %d bytes, got %d", maxPayload, len(s.Payload))
+		return invalid(Field("JobSpec", "Payload"), "must be at most %d bytes, got %d", maxPayload, len(s.Payload))
 	}
 	if s.Priority < 0 || s.Priority > MaxPriority {
-		return InvalidArgument("JobSpec.Priority", "must be between 0 and %d, got %d", MaxPriority, s.Priority)
+		return invalid(Field("JobSpec", "Priority"), "must be between 0 and %d, got %d", MaxPriority, s.Priority)
 	}
 	if s.MaxAttempts < 0 || s.MaxAttempts > MaxAttemptsLimit {
-		return InvalidArgument("JobSpec.MaxAttempts", "must be between 0 (the default, %d) and %d, got %d", DefaultMaxAttempts, MaxAttemptsLimit, s.MaxAttempts)
+		return invalid(Field("JobSpec", "MaxAttempts"), "must be between 0 (the default, %d) and %d, got %d", DefaultMaxAttempts, MaxAttemptsLimit, s.MaxAttempts)
 	}
 	if latest := time.Now().Add(MaxDuration); s.RunAt.After(latest) {
-		return InvalidArgument("JobSpec.RunAt", "must be at most 100 years ahead (before %s), got %s",
+		return invalid(Field("JobSpec", "RunAt"), "must be at most 100 years ahead (before %s), got %s",
 			latest.UTC().Format(time.RFC3339), s.RunAt.UTC().Format(time.RFC3339))
 	}
-	if err := validDuration("JobSpec.Timeout", s.Timeout); err != nil {
+	if err := validDuration(Field("JobSpec", "Timeout"), s.Timeout); err != nil {
 		return err
 	}
 	if len(s.UniqueKey) > MaxUniqueKeyLen {
-		return InvalidArgument("JobSpec.UniqueKey", "must be at most %d bytes, got %d", MaxUniqueKeyLen, len(s.UniqueKey))
+		return invalid(Field("JobSpec", "UniqueKey"), "must be at most %d bytes, got %d", MaxUniqueKeyLen, len(s.UniqueKey))
 	}
-	if err := validDuration("JobSpec.UniqueFor", s.UniqueFor); err != nil {
+	if err := validDuration(Field("JobSpec", "UniqueFor"), s.UniqueFor); err != nil {
 		return err
 	}
 	if s.UniqueFor > 0 && s.UniqueKey == "" {
-		return InvalidArgument("JobSpec.UniqueFor", "requires JobSpec.UniqueKey")
+		return invalid(Field("JobSpec", "UniqueFor"), "is set without a unique key")
 	}
 	return nil
 }
 
 // validDuration checks that d is between 0 and MaxDuration.
-func validDuration(field string, d time.Duration) error {
+func validDuration(field FieldPath, d time.Duration) error {
 	if d < 0 || d > MaxDuration {
-		return InvalidArgument(field, "must be between 0 and %s (100 years), got %s", MaxDuration, d)
+		return invalid(field, "must be between 0 and %s (100 years), got %s", MaxDuration, d)
 	}
 	return nil
 }
 
-func validName(field, v string, required bool) error {
+func validName(field FieldPath, v string, required bool) error {
 	if v == "" {
 		if required {
-			return InvalidArgument(field, "must not be empty")
+			return invalid(field, "must not be empty")
 		}
 		return nil
 	}
 	if len(v) > MaxNameLen {
-		return InvalidArgument(field, "must be at most %d bytes, got %d", MaxNameLen, len(v))
+		return invalid(field, "must be at most %d bytes, got %d", MaxNameLen, len(v))
 	}
 	for _, r := range v {
 		if r < 0x20 || r == 0x7f {
-			return InvalidArgument(field, "must not contain control characters, got %q", v)
+			return invalid(field, "must not contain control characters, got %q", v)
 		}
 	}
 	// A name of spaces alone reads as no name in every listing and log.
 	if strings.TrimSpace(v) == "" {
-		return InvalidArgument(field, "must not be blank (only spaces), got %q", v)
+		return invalid(field, "must not be blank (only spaces), got %q", v)
 	}
 	return nil
 }
@@ -116,15 +117,4 @@ func (s JobSpec) withDefaults() JobSpec {
 		s.RunAt = s.RunAt.UTC()
 	}
 	return s
-}
-
-// clampDuration keeps d within [lo, hi].
-func clampDuration(d, lo, hi time.Duration) time.Duration {
-	if d < lo {
-		return lo
-	}
-	if d > hi {
-		return hi
-	}
-	return d
 }

@@ -41,12 +41,12 @@ type StartRates struct {
 // Validate returns an error naming the first limit that is set but
 // invalid.
 func (r StartRates) Validate() error {
-	check := func(field string, l ratelimit.Limit) error {
+	check := func(field FieldPath, l ratelimit.Limit) error {
 		if l == (ratelimit.Limit{}) {
 			return nil
 		}
 		if err := l.Validate(); err != nil {
-			return InvalidArgument(field, "is invalid: %v", err)
+			return invalid(field, "is invalid: %v", err)
 		}
 		return nil
 	}
@@ -54,12 +54,12 @@ func (r StartRates) Validate() error {
 		field string
 		def   ratelimit.Limit
 		per   map[string]ratelimit.Limit
-	}{{"StartRates.Tenant", r.Tenant, r.Tenants}, {"StartRates.Group", r.Group, r.Groups}, {"StartRates.Queue", r.Queue, r.Queues}} {
-		if err := check(c.field, c.def); err != nil {
+	}{{"Tenant", r.Tenant, r.Tenants}, {"Group", r.Group, r.Groups}, {"Queue", r.Queue, r.Queues}} {
+		if err := check(Field("StartRates", c.field), c.def); err != nil {
 			return err
 		}
 		for name, l := range c.per {
-			if err := check(c.field+"s["+name+"]", l); err != nil {
+			if err := check(Field("StartRates", c.field+"s["+name+"]"), l); err != nil {
 				return err
 			}
 		}
@@ -131,8 +131,8 @@ func (w *Worker) admitStart(l Lease) bool {
 // and gives the job back without spending its attempt.
 func (w *Worker) deferStart(ctx context.Context, l Lease, checks []rateCheck, d ratelimit.Decision) {
 	log := w.cfg.Logger
-	tb, paused := w.b.(TenantBackend)
-	paused = paused && CapabilitiesOf(w.b).Has(CapTenants)
+	tb := w.b.Features().Tenants
+	paused := tb != nil
 	for i, res := range d.Results {
 		if res.Allowed || !paused {
 			continue

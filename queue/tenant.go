@@ -64,15 +64,15 @@ type TenantConfig struct {
 // breaks a rule.
 func (c TenantConfig) Validate() error {
 	if c.Limit < Unlimited {
-		return InvalidArgument("TenantConfig.Limit", "must be -1 (unlimited), 0 (default) or positive, got %d", c.Limit)
+		return invalid(Field("TenantConfig", "Limit"), "must be -1 (unlimited), 0 (default) or positive, got %d", c.Limit)
 	}
 	if c.Weight < 0 || c.Weight > MaxWeight {
-		return InvalidArgument("TenantConfig.Weight", "must be between 0 (default) and %d, got %d", MaxWeight, c.Weight)
+		return invalid(Field("TenantConfig", "Weight"), "must be between 0 (default) and %d, got %d", MaxWeight, c.Weight)
 	}
 	if c.Backlog < Unlimited {
-		return InvalidArgument("TenantConfig.Backlog", "must be -1 (unlimited), 0 (default) or positive, got %d", c.Backlog)
+		return invalid(Field("TenantConfig", "Backlog"), "must be -1 (unlimited), 0 (default) or positive, got %d", c.Backlog)
 	}
-	return validDuration("TenantConfig.MaxWait", c.MaxWait)
+	return validDuration(Field("TenantConfig", "MaxWait"), c.MaxWait)
 }
 
 // Effective returns the settings that apply to a tenant whose own settings
@@ -156,9 +156,9 @@ func (s Scope) Validate() error {
 	switch s.Kind {
 	case ScopeTenant, ScopeGroup, ScopeQueue:
 	default:
-		return InvalidArgument("Scope.Kind", "must be tenant, group or queue, got %q", s.Kind)
+		return invalid(Field("Scope", "Kind"), "must be tenant, group or queue, got %q", s.Kind)
 	}
-	return validName("Scope.Name", s.Name, true)
+	return validName(Field("Scope", "Name"), s.Name, true)
 }
 
 // ErrBacklogFull is matched by *BacklogFullError, and is the error of a job
@@ -180,8 +180,8 @@ func (e *BacklogFullError) Error() string {
 // Is makes errors.Is(err, ErrBacklogFull) true.
 func (e *BacklogFullError) Is(target error) bool { return target == ErrBacklogFull }
 
-// TenantBackend is what a Backend with CapTenants implements besides
-// Backend: per-tenant limits, the fair order and pauses. The rules below
+// TenantBackend is the part a Backend with CapTenants serves
+// (Features.Tenants): per-tenant limits, the fair order and pauses. The rules below
 // hold inside the same atomic steps as Backend's transitions; queuetest
 // checks them.
 //
@@ -211,11 +211,11 @@ func (e *BacklogFullError) Is(target error) bool { return target == ErrBacklogFu
 // Each queue has a virtual time V, the largest start tag of the jobs
 // leased from it (0 at first); each (queue, tenant) pair has a finish tag
 // F (0 at first). When a job first becomes ready it gets the start tag
-// max(V, F) and F becomes that tag plus FairUnit/weight (FairTag). It keeps
-// the tag for life: retries, snoozes and requeues go back to their place.
-// Ready jobs are ordered by FairOrder: (priority, start, sequence) without
-// aging; with the queue's aging step S, (start + priority × S × FairUnit,
-// sequence). So at equal priority backlogged tenants take turns by weight,
+// max(V, F) and F becomes that tag plus FairUnit/weight (FairUnit, FairTag
+// and FairOrder are in package queue/backend). It keeps the tag for life:
+// retries, snoozes and requeues go back to their place. Ready jobs are
+// ordered by FairOrder: (priority, start, sequence) without aging; with
+// the queue's aging step S, (start + priority × S × FairUnit, sequence). So at equal priority backlogged tenants take turns by weight,
 // a newcomer starts at V (next in line, not behind another tenant's
 // flood), and with aging a job gains one priority level every S rounds
 // (a round is one job per backlogged tenant of weight 1). Lease hands out
@@ -246,41 +246,16 @@ type TenantBackend interface {
 	Pause(ctx context.Context, scope Scope, d time.Duration) (time.Time, error)
 }
 
-// FairUnit is the virtual time one job of a weight-1 tenant takes in the
-// fair order; a tenant of weight w advances by FairUnit/w per job.
-// FairUnit × MaxPriority × MaxAgingStep stays below 2^53, so every key is
-// exact as a float64 (a Redis sorted-set score).
-const FairUnit = 1000
-
 // MaxAgingStep bounds the aging step of a queue.
 const MaxAgingStep = 1_000_000
 
-// FairTag returns the start tag of a job that becomes ready in a queue of
-// virtual time vtime, for a tenant of finish tag finish and weight weight,
-// and the tenant's new finish tag.
-func FairTag(vtime, finish int64, weight int) (start, next int64) {
-	weight = min(max(weight, 1), MaxWeight)
-	start = max(vtime, finish)
-	return start, start + FairUnit/int64(weight)
-}
-
-// FairOrder returns the sort key (band, rank) of a ready job of the given
-// priority and start tag in a queue with aging step aging: ready jobs are
-// taken by band, then rank, then sequence.
-func FairOrder(start int64, priority, aging int) (band, rank int64) {
-	if aging <= 0 {
-		return int64(priority), start
-	}
-	return 0, start + int64(priority)*int64(min(aging, MaxAgingStep))*FairUnit
-}
-
-// tenants returns b as a TenantBackend, or an *UnsupportedError.
+// tenants returns b's tenant scheduler, or an *UnsupportedError.
 func (c *Client) tenants() (TenantBackend, error) {
-	tb, ok := c.b.(TenantBackend)
-	if !ok || !CapabilitiesOf(c.b).Has(CapTenants) {
-		return nil, &UnsupportedError{Backend: BackendName(c.b), Feature: CapTenants}
+	f := c.b.Features()
+	if f.Tenants == nil {
+		return nil, f.unsupported(CapTenants)
 	}
-	return tb, nil
+	return f.Tenants, nil
 }
 
 // SetTenantDefaults sets the settings of every tenant that has none of its
@@ -304,7 +279,7 @@ func (c *Client) SetTenant(ctx context.Context, tenant string, cfg TenantConfig)
 	if err != nil {
 		return err
 	}
-	if err := validName("tenant", tenant, true); err != nil {
+	if err := validName(Field("", "tenant"), tenant, true); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -334,7 +309,7 @@ func (c *Client) Tenant(ctx context.Context, tenant string) (*TenantInfo, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := validName("tenant", tenant, true); err != nil {
+	if err := validName(Field("", "tenant"), tenant, true); err != nil {
 		return nil, err
 	}
 	return tb.Tenant(ctx, tenant)
@@ -350,11 +325,11 @@ func (c *Client) SetAging(ctx context.Context, queue string, step int) error {
 	if err != nil {
 		return err
 	}
-	if err := validName("queue", queue, true); err != nil {
+	if err := validName(Field("", "queue"), queue, true); err != nil {
 		return err
 	}
 	if step < 0 || step > MaxAgingStep {
-		return InvalidArgument("aging step", "must be between 0 and %d, got %d", MaxAgingStep, step)
+		return invalid(Field("", "aging step"), "must be between 0 and %d, got %d", MaxAgingStep, step)
 	}
 	return tb.SetAging(ctx, queue, step)
 }

@@ -31,12 +31,12 @@ type TenantFilter struct {
 // that breaks a rule.
 func (f TenantFilter) Validate() error {
 	if f.Limit < 0 {
-		return InvalidArgument("TenantFilter.Limit", "must not be negative, got %d", f.Limit)
+		return invalid(Field("TenantFilter", "Limit"), "must not be negative, got %d", f.Limit)
 	}
 	switch f.Order {
 	case "", TenantsByName, TenantsBusiest:
 	default:
-		return InvalidArgument("TenantFilter.Order", "must be %q or %q, got %q", TenantsByName, TenantsBusiest, f.Order)
+		return invalid(Field("TenantFilter", "Order"), "must be %q or %q, got %q", TenantsByName, TenantsBusiest, f.Order)
 	}
 	return nil
 }
@@ -50,8 +50,8 @@ type TenantPage struct {
 	Next string
 }
 
-// TenantLister is implemented by backends with CapTenantList: they can
-// list every tenant that has unfinished jobs or settings of its own (the
+// TenantLister is served (Features.TenantList) by backends with
+// CapTenantList: they can list every tenant that has unfinished jobs or settings of its own (the
 // defaults, tenant "", are not listed), each with the same counts and
 // settings as TenantBackend.Tenant, one page per call. Counts move while
 // an operator pages: a tenant whose rank changes between two pages of the
@@ -65,9 +65,10 @@ type TenantLister interface {
 // by name or busiest first (see TenantFilter). It returns an
 // *UnsupportedError when the backend cannot list tenants.
 func (c *Client) Tenants(ctx context.Context, f TenantFilter) (*TenantPage, error) {
-	tl, ok := c.b.(TenantLister)
-	if !ok || !CapabilitiesOf(c.b).Has(CapTenantList) {
-		return nil, &UnsupportedError{Backend: BackendName(c.b), Feature: CapTenantList}
+	feat := c.b.Features()
+	tl := feat.TenantList
+	if tl == nil {
+		return nil, feat.unsupported(CapTenantList)
 	}
 	if err := f.Validate(); err != nil {
 		return nil, err

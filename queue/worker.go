@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 )
 
 // Handler runs one attempt of a job. It returns an optional result, stored
@@ -214,8 +214,9 @@ func (w *Worker) handler(kind string) Handler {
 // Alongside, it recovers expired leases in its queues (RescueEvery) and
 // deletes finished jobs past their retention (CleanupEvery). Backend
 // faults are logged and retried, never fatal. Run returns nil after a
-// graceful stop, or an error at once if the worker has no handler or is
-// already running.
+// graceful stop, or an error at once if the worker has no handler, is
+// already running, or has a start rate that is set but invalid (an
+// *InvalidArgumentError naming it, see StartRates.Validate).
 func (w *Worker) Run(ctx context.Context) error {
 	if !w.running.CompareAndSwap(false, true) {
 		return errors.New("queue: worker is already running")
@@ -226,6 +227,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.mu.RUnlock()
 	if n == 0 {
 		return errors.New("queue: worker has no handlers (call Handle before Run)")
+	}
+	// A start rate the store refuses would let every job run unchecked.
+	if err := w.cfg.StartRates.Validate(); err != nil {
+		return err
 	}
 	r := newRun(w)
 	var bg sync.WaitGroup

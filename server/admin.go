@@ -80,11 +80,8 @@ func (s *Server) handleResumeQueue(w http.ResponseWriter, r *http.Request) {
 func (s *Server) pauseQueue(w http.ResponseWriter, r *http.Request, d time.Duration) {
 	name := r.PathValue("queue")
 	until, err := s.jobs.BackOff(r.Context(), queue.QueueScope(name), d)
-	var ia *queue.InvalidArgumentError
-	if errors.As(err, &ia) && ia.Field == "Scope.Name" {
-		err = &queue.InvalidArgumentError{Field: "queue", Rule: ia.Rule} // the path's {queue}
-	}
 	if err != nil {
+		err = asField(err, queue.Field("Scope", "Name"), "queue") // the path's {queue}
 		s.jobError(w, r, err)
 		return
 	}
@@ -148,10 +145,11 @@ func (s *Server) handleWebhookDeliveries(w http.ResponseWriter, r *http.Request)
 // deliveries answers one page of the delivery log, newest first, with
 // ?limit (1 to 1000, default 100) and ?cursor (a previous page's next).
 func (s *Server) deliveries(w http.ResponseWriter, r *http.Request, f queue.DeliveryFilter) {
-	ob, ok := s.backend.(queue.Outbox)
-	if !ok {
+	feat := s.backend.Features()
+	ob := feat.Outbox
+	if ob == nil {
 		writeProblem(w, &problem{Status: http.StatusNotImplemented,
-			Detail: queue.BackendName(s.backend) + " keeps no webhook delivery log"}, nil)
+			Detail: feat.Name + " keeps no webhook delivery log"}, nil)
 		return
 	}
 	q := r.URL.Query()

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
@@ -187,25 +187,35 @@ func TestDeliveriesThroughTheAPI(t *testing.T) {
 	}
 }
 
-// plainBackend hides every optional interface of the backend it wraps.
-type plainBackend struct{ queue.Backend }
+// plainBackend serves none of the optional parts of the backend it wraps,
+// though it still has their methods.
+type plainBackend struct{ *sqlitequeue.Backend }
+
+func (plainBackend) Features() queue.Features {
+	return queue.Features{Name: "plain", Capabilities: queue.AllCapabilities}
+}
 
 // A backend without retry, pauses or a delivery log answers 501 with a
-// problem that names what is missing.
+// problem that names what is missing. A SQLite store opened with its
+// outbox off (webhooks not configured) keeps no delivery log either.
 func TestAdminRoutesUnsupported(t *testing.T) {
 	t.Parallel()
-	b := openQueue(t, sqlitequeue.Options{})
-	h := newHarnessOn(t, testConfig, plainBackend{b})
-	cases := []struct{ method, path, detail string }{
-		{"POST", "/v1/jobs/1/retry", "server.plainBackend does not support retrying finished jobs"},
-		{"POST", "/v1/queues/q/pause", "server.plainBackend does not support tenant scheduling"},
-		{"POST", "/v1/queues/q/resume", "server.plainBackend does not support tenant scheduling"},
-		{"GET", "/v1/jobs/1/deliveries", "server.plainBackend keeps no webhook delivery log"},
-		{"GET", "/v1/webhooks/ops/deliveries", "server.plainBackend keeps no webhook delivery log"},
-		{"GET", "/v1/tenants", "server.plainBackend does not support listing tenants"},
+	plain := newHarnessOn(t, testConfig, plainBackend{openQueue(t, sqlitequeue.Options{})})
+	off := newHarnessOn(t, testConfig, openQueue(t, sqlitequeue.Options{}))
+	cases := []struct {
+		h                    *harness
+		method, path, detail string
+	}{
+		{plain, "POST", "/v1/jobs/1/retry", "plain does not support retrying finished jobs"},
+		{plain, "POST", "/v1/queues/q/pause", "plain does not support tenant scheduling"},
+		{plain, "POST", "/v1/queues/q/resume", "plain does not support tenant scheduling"},
+		{plain, "GET", "/v1/jobs/1/deliveries", "plain keeps no webhook delivery log"},
+		{plain, "GET", "/v1/webhooks/ops/deliveries", "plain keeps no webhook delivery log"},
+		{plain, "GET", "/v1/tenants", "plain does not support listing tenants"},
+		{off, "GET", "/v1/jobs/1/deliveries", "sqlitequeue keeps no webhook delivery log"},
 	}
 	for _, c := range cases {
-		r := h.do(c.method, c.path, "", "")
+		r := c.h.do(c.method, c.path, "", "")
 		if r.status != 501 || r.body["detail"] != c.detail {
 			t.Errorf("%s %s: %d %s; want 501 %q", c.method, c.path, r.status, r.raw, c.detail)
 		}
@@ -262,5 +272,35 @@ func TestWhoami(t *testing.T) {
 	open := newHarness(t, testConfig, true)
 	if r := open.do("GET", "/v1/whoami", "", ""); r.status != 200 || r.body["open"] != true || len(r.body["roles"].([]any)) != len(config.Roles) {
 		t.Errorf("open server: %d %s", r.status, r.raw)
+	}
+}
+
+// noUnique is a store without unique keys, as the RabbitMQ lane is.
+type noUnique struct{ *sqlitequeue.Backend }
+
+func (n noUnique) Features() queue.Features {
+	f := n.Backend.Features()
+	f.Name, f.Capabilities = "lane", f.Capabilities.Without(queue.CapUnique)
+	return f
+}
+
+// A job field the backend cannot honour is refused with 501 naming the
+// field as the request wrote it, and nothing is stored.
+func TestUnsupportedFieldInAPIWords(t *testing.T) {
+	t.Parallel()
+	h := newHarnessOn(t, testConfig, noUnique{openQueue(t, sqlitequeue.Options{})})
+	cases := []struct{ path, body, detail string }{
+		{"/v1/jobs", `{"queue":"q","kind":"k","unique_key":"u"}`, "lane does not support unique keys (unique_key is set)"},
+		{"/v1/jobs/batch", `{"jobs":[{"queue":"q","kind":"k"},{"queue":"q","kind":"k","unique_key":"u"}]}`,
+			"lane does not support unique keys (jobs[1].unique_key is set)"},
+	}
+	for _, c := range cases {
+		r := h.do("POST", c.path, "", c.body)
+		if r.status != 501 || r.body["detail"] != c.detail {
+			t.Errorf("POST %s: %d %s; want 501 %q", c.path, r.status, r.raw, c.detail)
+		}
+	}
+	if r := h.do("GET", "/v1/jobs", "", ""); r.status != 200 || len(r.body["jobs"].([]any)) != 0 {
+		t.Errorf("GET /v1/jobs after refusals: %d %s; want no jobs", r.status, r.raw)
 	}
 }

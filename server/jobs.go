@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/queue/mux"
 )
 
 // MaxBatch is the most jobs one POST /v1/jobs/batch may hold.
@@ -157,7 +156,7 @@ func (s *Server) jobError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, queue.ErrGroupClosed):
 		p = &problem{Status: http.StatusConflict, Detail: "the job's group is done or cancelled: nothing was stored"}
 	case errors.Is(err, queue.ErrUnsupported):
-		p = &problem{Status: http.StatusNotImplemented, Detail: strings.TrimPrefix(err.Error(), "queue: ")}
+		p = &problem{Status: http.StatusNotImplemented, Detail: unsupportedDetail(err)}
 	case errors.Is(err, queue.ErrLeaseLost):
 		p = &problem{Status: http.StatusConflict, Detail: "lease lost: the job was rescued, requeued or finished, or the token is wrong; drop the job"}
 	case errors.Is(err, queue.ErrJobFinished):
@@ -176,28 +175,21 @@ func (s *Server) jobError(w http.ResponseWriter, r *http.Request, err error) {
 	writeProblem(w, p, nil)
 }
 
-// specFields names JobSpec fields as the JSON API does.
-var specFields = strings.NewReplacer(
-	"JobSpec.Queue", "queue", "JobSpec.Kind", "kind", "JobSpec.Payload", "payload",
-	"JobSpec.Tenant", "tenant", "JobSpec.Group", "group", "JobSpec.Priority", "priority", "JobSpec.RunAt", "run_at",
-	"JobSpec.MaxAttempts", "max_attempts", "JobSpec.Timeout", "timeout_ms",
-	"JobSpec.UniqueKey", "unique_key", "JobSpec.UniqueFor", "unique_for_ms", "specs[", "jobs[",
-	"GroupSpec.ID", "id", "GroupSpec.Tenant", "tenant", "GroupSpec.MaxConcurrency", "max_concurrency",
-	"GroupSpec.MinInterval", "min_interval_ms", "GroupSpec.TTL", "ttl_ms", "GroupSpec.CompletionKind", "completion_kind",
-	"GroupSpec.CompletionQueue", "completion_queue", "GroupSpec.CompletionPayload", "completion_payload",
-	"TenantConfig.Limit", "limit", "TenantConfig.Weight", "weight", "TenantConfig.Backlog", "backlog",
-	"TenantConfig.MaxWait", "max_wait_ms",
-	"ListFilter.Queue", "queue", "ListFilter.Tenant", "tenant", "ListFilter.Kind", "kind",
-	"ListFilter.Group", "group", "ListFilter.Order", "order", "ListFilter.Cursor", "cursor",
-	"ListFilter.States", "state", "ListFilter.Limit", "limit",
-	"TenantFilter.Order", "order", "TenantFilter.Cursor", "cursor", "TenantFilter.Limit", "limit",
-)
-
 // invalidDetail says what was wrong in the API's own field names.
 func invalidDetail(err error) string {
 	var ia *queue.InvalidArgumentError
-	if errors.As(err, &ia) {
-		return specFields.Replace(ia.Field) + " " + specFields.Replace(ia.Rule)
+	if errors.As(err, &ia) && ia.Path != (queue.FieldPath{}) {
+		return apiField(ia.Path) + " " + ia.Rule
+	}
+	return strings.TrimPrefix(err.Error(), "queue: ")
+}
+
+// unsupportedDetail says what the backend lacks, naming the job field that
+// asked for it in the API's words.
+func unsupportedDetail(err error) string {
+	var ue *queue.UnsupportedError
+	if errors.As(err, &ue) && ue.Path != (queue.FieldPath{}) {
+		return fmt.Sprintf("%s does not support %s (%s is set)", ue.Backend, ue.Feature, apiField(ue.Path))
 	}
 	return strings.TrimPrefix(err.Error(), "queue: ")
 }
@@ -260,7 +252,7 @@ func (s *Server) handleEnqueueBatch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	res, err := s.jobs.EnqueueBatch(r.Context(), specs)
-	var partial *mux.PartialError
+	var partial *queue.PartialError
 	if errors.As(err, &partial) {
 		s.partialBatch(w, r, partial)
 		return
@@ -292,7 +284,7 @@ type partialStored struct {
 	Duplicate bool   `json:"duplicate,omitempty"`
 }
 
-func (s *Server) partialBatch(w http.ResponseWriter, r *http.Request, e *mux.PartialError) {
+func (s *Server) partialBatch(w http.ResponseWriter, r *http.Request, e *queue.PartialError) {
 	s.log.ErrorContext(r.Context(), "server: batch stored in part", "route", r.Pattern, "error", e)
 	s.countEnqueued(slices.DeleteFunc(slices.Clone(e.Results), func(x queue.Enqueued) bool { return x.Job == nil }))
 	body := partialProblem{problem: problem{

@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
@@ -248,7 +248,10 @@ func TestBadInputs(t *testing.T) {
 		{"fail no error", "POST", "/v1/worker/jobs/x/fail", `{"token":"t"}`, 400, "error is required: say why the attempt failed"},
 		{"content type", "POST", "/v1/jobs", `queue=q`, 415, `Content-Type must be application/json, got "text/plain"`},
 		{"tenant limit missing", "PUT", "/v1/tenants/acme/limit", `{}`, 400, "concurrency is required: the number of the tenant's jobs that may run at once (0 follows the default, -1 lifts the limit)"},
-		{"tenant limit bad", "PUT", "/v1/tenants/acme/limit", `{"concurrency":-2}`, 400, "limit must be -1 (unlimited), 0 (default) or positive, got -2"},
+		{"tenant limit bad", "PUT", "/v1/tenants/acme/limit", `{"concurrency":-2}`, 400, "concurrency must be -1 (unlimited), 0 (default) or positive, got -2"},
+		{"tenant weight bad", "PUT", "/v1/tenants/acme", `{"weight":-1}`, 400, "weight must be between 0 (default) and 1000, got -1"},
+		{"job unique for alone", "POST", "/v1/jobs", `{"queue":"q","kind":"k","unique_for_ms":1000}`, 400, "unique_for_ms is set without a unique key"},
+		{"group completion without kind", "POST", "/v1/groups", `{"id":"g","completion_queue":"reports"}`, 400, "completion_kind must be set when a completion queue or payload is"},
 		{"unknown group", "GET", "/v1/groups/nope", ``, 404, `unknown group "nope"`},
 		{"group without id", "POST", "/v1/groups", `{"max_concurrency":2}`, 400, "id must not be empty"},
 		{"group negative ttl", "POST", "/v1/groups", `{"id":"g","ttl_ms":-1}`, 400, "ttl_ms must be between 0 and 3153600000000 (100 years), got -1"},

@@ -12,7 +12,6 @@ import (
 
 	"github.com/sluicehq/sluice/internal/amqptest"
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/server/config"
 )
@@ -57,14 +56,13 @@ func TestStoresPlaceQueues(t *testing.T) {
 	cfg.Storage.DataDir = t.TempDir()
 	cfg.Queues.Backends = map[string]string{"report": config.BackendEmbedded}
 	st := openTestStores(t, cfg)
-	m, ok := st.Queue.(*mux.Backend)
-	if !ok {
-		t.Fatalf("Queue = %T, want a router", st.Queue)
+	if f := st.Queue.Features(); f.Router == nil || f.Name != "mux" {
+		t.Fatalf("Queue = %s, want a router", f.Name)
 	}
 	if st.Kind != "redis, jobs on redis+embedded" {
 		t.Errorf("Kind = %q", st.Kind)
 	}
-	c := queue.NewClient(m)
+	c := queue.NewClient(st.Queue)
 	res, err := c.EnqueueBatch(ctx, []queue.JobSpec{{Queue: "report", Kind: "k", Tenant: "beta"}, {Queue: "scrape", Kind: "k", Tenant: "acme"}})
 	if err != nil {
 		t.Fatal(err)

@@ -102,7 +102,7 @@ func (s *Server) handleSetTenantLimit(w http.ResponseWriter, r *http.Request) {
 	}
 	tenant := r.PathValue("tenant")
 	if err := s.jobs.SetTenantLimit(r.Context(), tenant, *body.Concurrency); err != nil {
-		s.jobError(w, r, err)
+		s.jobError(w, r, asField(err, queue.Field("TenantConfig", "Limit"), "concurrency"))
 		return
 	}
 	s.handleGetTenant(w, r)
@@ -135,8 +135,8 @@ func (s *Server) applyTenants(ctx context.Context, t config.Tenants) error {
 	if !set || s.jobs == nil {
 		return nil
 	}
-	if !queue.CapabilitiesOf(s.backend).Has(queue.CapTenants) {
-		s.log.Warn("server: queues.tenants is set but the job backend has no tenant scheduling; it is ignored", "backend", queue.BackendName(s.backend))
+	if f := s.backend.Features(); f.Tenants == nil {
+		s.log.Warn("server: queues.tenants is set but the job backend has no tenant scheduling; it is ignored", "backend", f.Name)
 		return nil
 	}
 	if err := s.jobs.SetTenantDefaults(ctx, tenantConfig(t.Default)); err != nil {

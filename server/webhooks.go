@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/webhook"
 	"github.com/sluicehq/sluice/server/config"
 )
@@ -49,10 +48,11 @@ func (s *Server) startWebhooks(ctx context.Context, wg *sync.WaitGroup) {
 	if !webhooksOn(cfg) {
 		return
 	}
-	ob, ok := outboxOf(s.backend)
-	if !ok {
+	f := s.backend.Features()
+	ob := f.Outbox
+	if ob == nil {
 		s.log.Warn("server: webhooks are configured but this job store records no events; none will be sent",
-			"store", queue.BackendName(s.backend))
+			"store", f.Name)
 		return
 	}
 	guard := webhookGuard

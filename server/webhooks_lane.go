@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/webhook"
 	"github.com/sluicehq/sluice/server/config"
 )
@@ -42,14 +41,4 @@ func (s *Server) startLaneWebhooks(ctx context.Context, wg *sync.WaitGroup, d *w
 			s.log.Error("server: webhook delivery worker stopped", "error", err)
 		}
 	}()
-}
-
-// outboxOf returns b's event outbox: a router's is its default backend's,
-// which it forwards to only when that backend has one.
-func outboxOf(b queue.Backend) (queue.Outbox, bool) {
-	if m, ok := b.(*mux.Backend); ok && !m.HasOutbox() {
-		return nil, false
-	}
-	ob, ok := b.(queue.Outbox)
-	return ob, ok
 }

@@ -133,8 +133,7 @@ type leaseWaiter struct {
 }
 
 func newLeaseWaiter(b queue.Backend) *leaseWaiter {
-	n, _ := b.(queue.Notifier)
-	return &leaseWaiter{b: b, notifier: n, stopping: make(chan struct{})}
+	return &leaseWaiter{b: b, notifier: b.Features().Notify, stopping: make(chan struct{})}
 }
 
 func (lw *leaseWaiter) close() { lw.once.Do(func() { close(lw.stopping) }) }

@@ -5,7 +5,7 @@
 // A Model holds jobs, tenants, groups and queues in memory and moves them
 // exactly as a backend must: admit or hold a job that becomes ready (pending
 // or waiting), release waiting jobs best first when room appears, give each
-// job its fair start tag once (queue.FairTag, queue.FairOrder), refuse an
+// job its fair start tag once (backend.FairTag, backend.FairOrder), refuse an
 // enqueue over a tenant's backlog, fail a job that waited past its tenant's
 // MaxWait, pause tenants, groups and queues, apply a group's concurrency
 // limit and crawl delay, and complete a group exactly once, enqueuing its

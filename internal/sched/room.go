@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // This file is the admission rule (queue.TenantBackend, "Limit and the
@@ -126,8 +127,8 @@ func (m *Model) hold(j *Job) {
 func (m *Model) tag(j *Job) {
 	q := m.queue(j.Queue)
 	w := m.effective(j.Tenant).Weight
-	j.Start, q.finish[j.Tenant] = queue.FairTag(q.vtime, q.finish[j.Tenant], w)
-	j.Band, j.Rank = queue.FairOrder(j.Start, j.Priority, q.aging)
+	j.Start, q.finish[j.Tenant] = backend.FairTag(q.vtime, q.finish[j.Tenant], w)
+	j.Band, j.Rank = backend.FairOrder(j.Start, j.Priority, q.aging)
 	j.Tagged = true
 }
 

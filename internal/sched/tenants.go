@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // This file is queue.TenantBackend: settings, aging and pauses.
@@ -91,7 +92,7 @@ func (m *Model) pause(scope queue.Scope, end time.Time) (time.Time, error) {
 		m.paused(g.pausedUntil, func(j *Job) bool { return j.Group == scope.Name }, &m.step.fillG, scope.Name)
 		return g.pausedUntil, nil
 	}
-	return time.Time{}, queue.InvalidArgument("Scope.Kind", "must be tenant, group or queue, got %q", scope.Kind)
+	return time.Time{}, backend.InvalidArgument(queue.Field("Scope", "Kind"), "must be tenant, group or queue, got %q", scope.Kind)
 }
 
 // paused applies a tenant's or group's new pause end to its jobs (in):

@@ -10,8 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Backend is the RabbitMQ lane: a queue.Backend on durable broker queues.
@@ -56,7 +57,6 @@ type Backend struct {
 var (
 	_ queue.Backend  = (*Backend)(nil)
 	_ queue.Notifier = (*Backend)(nil)
-	_ queue.Capable  = (*Backend)(nil)
 )
 
 // name is how errors name this backend.
@@ -126,17 +126,18 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// Capabilities implements queue.Capable. The lane has delays (bucketed, on
-// the broker's clock) and, in priority mode, priorities; it lacks unique
-// keys, listing, cancelling jobs that have not started, tenant scheduling,
-// groups, strict ordering, atomic batches and retrying finished jobs (a
-// finished job's message is gone from the broker).
-func (b *Backend) Capabilities() queue.Capabilities {
+// Features implements queue.Backend. The lane has delays (bucketed, on
+// the broker's clock) and, in priority mode, priorities, and it notifies
+// workers; it lacks unique keys, listing, cancelling jobs that have not
+// started, tenant scheduling, groups, strict ordering, atomic batches,
+// retrying finished jobs (a finished job's message is gone from the
+// broker), listing tenants and an outbox.
+func (b *Backend) Features() queue.Features {
 	c := queue.NewCapabilities(queue.CapDelay)
 	if b.opts.Priorities > 0 {
 		c |= queue.NewCapabilities(queue.CapPriority)
 	}
-	return c
+	return queue.Features{Name: name, Capabilities: c, Notify: b}
 }
 
 func (b *Backend) newID() string {
@@ -172,7 +173,7 @@ func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
 // List is not supported: the broker cannot list the jobs inside a queue.
 // It returns an error matching queue.ErrUnsupported.
 func (b *Backend) List(context.Context, queue.ListFilter) (*queue.Page, error) {
-	return nil, queue.Unsupported(name, queue.CapList)
+	return nil, backend.Unsupported(name, queue.CapList)
 }
 
 // Cancel cancels a job running under a lease of this process (its worker
@@ -226,14 +227,14 @@ func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, e
 
 // Enqueue publishes one persistent message per spec and returns once the
 // broker has confirmed every one. A spec asking for a feature the lane
-// lacks (see Capabilities) fails the whole call before anything is
+// lacks (see Features) fails the whole call before anything is
 // published, with an error matching queue.ErrUnsupported. The batch is not
 // atomic: when the call fails, some of its jobs may have been stored.
 func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	if b.closed.Load() {
 		return nil, queue.ErrClosed
 	}
-	if err := queue.CheckSpecs(b, specs); err != nil {
+	if err := b.Features().CheckSpecs(specs); err != nil {
 		return nil, err
 	}
 	now := b.clk.Now()

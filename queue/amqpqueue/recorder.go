@@ -5,7 +5,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 )
 

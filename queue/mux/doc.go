@@ -22,23 +22,24 @@
 // stores a batch (all or nothing on SQLite and Redis). A batch spread over
 // several backends is stored backend by backend: when one fails, the specs
 // already stored on the others stay stored, and the error (a
-// *PartialError) says which. So the router lacks queue.CapAtomicBatch;
+// *queue.PartialError) says which. So the router lacks queue.CapAtomicBatch;
 // queue.CapabilitiesFor tells what one queue's backend has.
 //
 // # Capabilities
 //
-// Capabilities differ by queue: the router implements queue.Router, and
-// queue.CheckSpecs (which queue.Client runs on every enqueue) checks each
-// spec against the backend holding its queue. A spec with a UniqueKey for a
-// lane queue gets a *queue.UnsupportedError naming amqpqueue; the same spec
-// for a SQLite queue passes. The router's own Capabilities are the
-// default's (minus atomic batches), because the features that are not tied
-// to one queue (tenant settings, job groups, the event outbox) are served
-// by the default backend: the router forwards queue.TenantBackend,
-// queue.GroupBackend and queue.Outbox to it. Events are recorded only for
-// jobs on the default backend, and a group's jobs and its completion job
-// belong on the default backend's queues (the default enqueues the
-// completion job in its own store).
+// Capabilities differ by queue: the router's Features have a Router part,
+// and queue.Client checks each spec of an enqueue against the backend
+// holding its queue (see queue.Features.CheckSpecs). A spec with a
+// UniqueKey for a lane queue gets a *queue.UnsupportedError naming
+// amqpqueue; the same spec for a SQLite queue passes. The router's own
+// Features are the default's (minus atomic batches), because the features
+// that are not tied to one queue (tenant settings, job groups, retries by
+// id, the event outbox) are served through the default backend: the router
+// names a part only when the default serves it, and its methods for that
+// part forward to the default's (a retry goes to the backend the job's id
+// names). Events are recorded only for jobs on the default backend, and a
+// group's jobs and its completion job belong on the default backend's
+// queues (the default enqueues the completion job in its own store).
 //
 // # Moving a queue
 //

@@ -9,8 +9,8 @@ import (
 // Enqueue stores specs on the backends of their queues. Specs of one
 // backend are stored in one call to it, with its atomicity; backends are
 // called one after another in route order (the default first). When one
-// fails after others stored their specs, the error is a *PartialError
-// listing what was stored.
+// fails after others stored their specs, the error is a
+// *queue.PartialError listing what was stored.
 func (m *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	groups := m.splitSpecs(specs)
 	if len(groups) == 1 {
@@ -39,7 +39,7 @@ func (m *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.E
 			if !stored {
 				return nil, r.wrap(err)
 			}
-			return nil, &PartialError{Results: out, Route: r.name, Err: err}
+			return nil, &queue.PartialError{Results: out, Route: r.name, Err: err}
 		}
 		for k, e := range r.outerAll(res) {
 			out[g.at[k]] = e

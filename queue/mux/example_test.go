@@ -51,6 +51,8 @@ func Example() {
 
 type noUnique struct{ *sqlitequeue.Backend }
 
-func (noUnique) Capabilities() queue.Capabilities {
-	return queue.AllCapabilities.Without(queue.CapUnique)
+func (n noUnique) Features() queue.Features {
+	f := n.Backend.Features()
+	f.Name, f.Capabilities = "nounique", f.Capabilities.Without(queue.CapUnique)
+	return f
 }

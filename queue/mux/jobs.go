@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Get returns the job from the backend its id names.
@@ -63,15 +64,15 @@ func errResults(got, want int) error {
 }
 
 // Retry brings a failed or cancelled job back on the backend its id names
-// (queue.Retrier); a backend that cannot retry answers as Client.Retry
+// (its Features' Retry part); a backend that cannot retry answers as Client.Retry
 // does for it, with an *UnsupportedError.
 func (m *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 	r, inner := m.locate(id)
-	rt, ok := r.b.(queue.Retrier)
-	if !ok || !queue.CapabilitiesOf(r.b).Has(queue.CapRetry) {
-		return nil, queue.Unsupported(queue.BackendName(r.b), queue.CapRetry)
+	f := r.b.Features()
+	if f.Retry == nil {
+		return nil, backend.Unsupported(f.Name, queue.CapRetry)
 	}
-	j, err := rt.Retry(ctx, inner)
+	j, err := f.Retry.Retry(ctx, inner)
 	return r.outer(j), r.wrap(r.outerErr(err))
 }
 

@@ -69,7 +69,7 @@ func (m *Backend) Subscribe(queues []string) (<-chan struct{}, func()) {
 	var subs []queue.Notifier
 	var qs [][]string
 	for i, g := range m.split(queues) {
-		if n, ok := m.routes[i].b.(queue.Notifier); ok {
+		if n := m.routes[i].b.Features().Notify; n != nil {
 			subs, qs = append(subs, n), append(qs, g)
 		}
 	}

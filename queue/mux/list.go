@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // List pages through jobs. With f.Queue, it is that queue's backend's
@@ -73,7 +74,7 @@ func parseCursor(c string, routes int) (int, string, error) {
 	n, rest, ok := strings.Cut(c, ":")
 	i, err := strconv.Atoi(n)
 	if !ok || err != nil || i < 0 || i >= routes {
-		return 0, "", queue.InvalidArgument("ListFilter.Cursor", "is not a cursor of this listing")
+		return 0, "", backend.InvalidArgument(queue.Field("ListFilter", "Cursor"), "is not a cursor of this listing")
 	}
 	return i, rest, nil
 }

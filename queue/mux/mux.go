@@ -42,19 +42,19 @@ type route struct {
 type Backend struct {
 	routes  []route // the default first
 	byQueue map[string]int
-	turn    atomic.Uint32 // where the next multi-backend Lease starts
+	turn    atomic.Uint32  // where the next multi-backend Lease starts
+	feat    queue.Features // what Features returns, found once by New
 }
 
 var (
-	_ queue.Backend               = (*Backend)(nil)
-	_ queue.Router                = (*Backend)(nil)
-	_ queue.Notifier              = (*Backend)(nil)
-	_ queue.Capable               = (*Backend)(nil)
-	_ queue.TenantBackend         = (*Backend)(nil)
-	_ queue.GroupBackend          = (*Backend)(nil)
-	_ queue.Outbox                = (*Backend)(nil)
-	_ error                       = (*PartialError)(nil)
-	_ interface{ Unwrap() error } = (*PartialError)(nil)
+	_ queue.Backend       = (*Backend)(nil)
+	_ queue.Router        = (*Backend)(nil)
+	_ queue.Notifier      = (*Backend)(nil)
+	_ queue.TenantBackend = (*Backend)(nil)
+	_ queue.TenantLister  = (*Backend)(nil)
+	_ queue.GroupBackend  = (*Backend)(nil)
+	_ queue.Retrier       = (*Backend)(nil)
+	_ queue.Outbox        = (*Backend)(nil)
 )
 
 // New returns a router holding every queue on def except those a route
@@ -95,6 +95,7 @@ func New(def queue.Backend, routes ...Route) (*Backend, error) {
 			m.byQueue[q] = len(m.routes) - 1
 		}
 	}
+	m.feat = m.features()
 	return m, nil
 }
 
@@ -119,16 +120,44 @@ func (m *Backend) Backends() []queue.Backend {
 // Default returns the backend of the queues no route names.
 func (m *Backend) Default() queue.Backend { return m.routes[0].b }
 
-// Capabilities implements queue.Capable: the default backend's, which
-// serves tenants, groups and the outbox, without CapAtomicBatch when there
-// are routes (a batch over several backends is stored per backend). What
-// one queue has is queue.CapabilitiesFor.
-func (m *Backend) Capabilities() queue.Capabilities {
-	c := queue.CapabilitiesOf(m.Default())
+// Features implements queue.Backend. The router is named "mux" and has
+// the parts and capabilities of its default backend, which serves tenant
+// settings, groups and the outbox, without CapAtomicBatch when there are
+// routes (a batch over several backends is stored per backend); it
+// notifies when any routed backend does. Its parts are the router itself,
+// whose methods forward (see their docs), and its Router part answers what
+// one queue has (queue.CapabilitiesFor). A backend answers the same for its
+// life, so the router's answer is found once, by New.
+func (m *Backend) Features() queue.Features { return m.feat }
+
+func (m *Backend) features() queue.Features {
+	def := m.Default().Features()
+	f := queue.Features{Name: "mux", Capabilities: queue.CapabilitiesOf(m.Default()), Router: m}
 	if len(m.routes) > 1 {
-		c = c.Without(queue.CapAtomicBatch)
+		f.Capabilities = f.Capabilities.Without(queue.CapAtomicBatch)
 	}
-	return c
+	if def.Tenants != nil {
+		f.Tenants = m
+	}
+	if def.TenantList != nil {
+		f.TenantList = m
+	}
+	if def.Groups != nil {
+		f.Groups = m
+	}
+	if def.Retry != nil {
+		f.Retry = m
+	}
+	if def.Outbox != nil {
+		f.Outbox = m
+	}
+	for _, r := range m.routes {
+		if r.b.Features().Notify != nil {
+			f.Notify = m
+			break
+		}
+	}
+	return f
 }
 
 func (m *Backend) index(q string) int {
@@ -177,32 +206,3 @@ func (m *Backend) split(queues []string) map[int][]string {
 	}
 	return out
 }
-
-// PartialError is an Enqueue spread over several backends that stored the
-// specs of some and then failed on another.
-type PartialError struct {
-	// Results has one entry per spec, in order: the outcome of the specs
-	// stored, and a zero Enqueued (Job nil) for the rest.
-	Results []queue.Enqueued
-	// Route names the backend that failed ("" for the default).
-	Route string
-	// Err is its error.
-	Err error
-}
-
-func (e *PartialError) Error() string {
-	stored := 0
-	for _, r := range e.Results {
-		if r.Job != nil {
-			stored++
-		}
-	}
-	where := "the default backend"
-	if e.Route != "" {
-		where = fmt.Sprintf("route %q", e.Route)
-	}
-	return fmt.Sprintf("mux: %d of %d jobs stored, then %s failed: %v", stored, len(e.Results), where, e.Err)
-}
-
-// Unwrap returns the backend's error.
-func (e *PartialError) Unwrap() error { return e.Err }

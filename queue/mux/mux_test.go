@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/queuetest"
@@ -17,12 +17,30 @@ import (
 
 // plain is a SQLite backend that declares fewer capabilities than it has:
 // a backend such as a broker lane, for checks that run without a broker.
+// Its Features are named "plain" and keep only the parts whose capability
+// caps has, and no outbox; the methods of every part are still there.
 type plain struct {
 	*sqlitequeue.Backend
 	caps queue.Capabilities
 }
 
-func (p plain) Capabilities() queue.Capabilities { return p.caps }
+func (p plain) Features() queue.Features {
+	f := p.Backend.Features()
+	f.Name, f.Capabilities, f.Outbox = "plain", p.caps, nil
+	if !p.caps.Has(queue.CapTenants) {
+		f.Tenants = nil
+	}
+	if !p.caps.Has(queue.CapTenantList) {
+		f.TenantList = nil
+	}
+	if !p.caps.Has(queue.CapGroups) {
+		f.Groups = nil
+	}
+	if !p.caps.Has(queue.CapRetry) {
+		f.Retry = nil
+	}
+	return f
+}
 
 func TestNewRejectsBadRoutes(t *testing.T) {
 	t.Parallel()
@@ -115,8 +133,8 @@ func TestCapabilitiesPerQueue(t *testing.T) {
 	}
 	_, err := c.Enqueue(ctx, unique("fast"))
 	var ue *queue.UnsupportedError
-	if !errors.As(err, &ue) || ue.Feature != queue.CapUnique || ue.Field != "JobSpec.UniqueKey" || ue.Backend != "mux_test.plain" {
-		t.Fatalf("unique job on the lane = %v, want an *UnsupportedError for JobSpec.UniqueKey on mux_test.plain", err)
+	if !errors.As(err, &ue) || ue.Feature != queue.CapUnique || ue.Field != "JobSpec.UniqueKey" || ue.Backend != "plain" {
+		t.Fatalf("unique job on the lane = %v, want an *UnsupportedError for JobSpec.UniqueKey on plain", err)
 	}
 	_, err = c.EnqueueBatch(ctx, []queue.JobSpec{unique("slow"), {Queue: "fast", Kind: "k", Group: "g"}})
 	if !errors.As(err, &ue) || ue.Field != "specs[1].JobSpec.Group" {
@@ -131,7 +149,7 @@ func TestCapabilitiesPerQueue(t *testing.T) {
 	if got := queue.CommonCapabilities(m); got != lane.caps {
 		t.Errorf("CommonCapabilities = %v, want %v", got, lane.caps)
 	}
-	if got := m.Capabilities(); got.Has(queue.CapAtomicBatch) || !got.Has(queue.CapGroups) || !got.Has(queue.CapTenants) {
+	if got := queue.CapabilitiesOf(m); got.Has(queue.CapAtomicBatch) || !got.Has(queue.CapGroups) || !got.Has(queue.CapTenants) {
 		t.Errorf("Capabilities = %v, want the default's without atomic batches", got)
 	}
 }
@@ -146,9 +164,9 @@ func TestEnqueuePartial(t *testing.T) {
 	m := newMux(t, a, mux.Route{Name: "lane", Backend: b, Queues: []string{"fast"}})
 	b.Close()
 	_, err := m.Enqueue(ctx, []queue.JobSpec{{Queue: "fast", Kind: "k", MaxAttempts: 1}, {Queue: "slow", Kind: "k", MaxAttempts: 1}})
-	var pe *mux.PartialError
+	var pe *queue.PartialError
 	if !errors.As(err, &pe) || pe.Route != "lane" || !errors.Is(err, queue.ErrClosed) {
-		t.Fatalf("Enqueue = %v, want a *PartialError from route lane matching ErrClosed", err)
+		t.Fatalf("Enqueue = %v, want a *queue.PartialError from route lane matching ErrClosed", err)
 	}
 	if pe.Results[0].Job != nil || pe.Results[1].Job == nil || pe.Results[1].Job.Queue != "slow" {
 		t.Fatalf("Results = %+v, want only the slow job stored", pe.Results)

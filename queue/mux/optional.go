@@ -6,21 +6,22 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // The settings that are not tied to one queue (tenants, groups, the event
-// outbox) live on the default backend; the calls below forward to it, and
-// answer as a backend without the feature would when it has none. Calls
+// outbox) live on the default backend; the calls below forward to the part
+// its Features name, and answer as a backend without the part would when
+// it has none (the router's own Features then leave the part out). Calls
 // that name a queue (SetAging, Pause of a queue) go to that queue's
 // backend.
 
 func (m *Backend) tenants(q string) (queue.TenantBackend, error) {
-	b := m.routes[m.index(q)].b
-	tb, ok := b.(queue.TenantBackend)
-	if !ok {
-		return nil, queue.Unsupported(queue.BackendName(b), queue.CapTenants)
+	f := m.routes[m.index(q)].b.Features()
+	if f.Tenants == nil {
+		return nil, backend.Unsupported(f.Name, queue.CapTenants)
 	}
-	return tb, nil
+	return f.Tenants, nil
 }
 
 // SetTenant forwards to the default backend.
@@ -44,12 +45,11 @@ func (m *Backend) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo,
 // Tenants forwards to the default backend, where tenant settings live;
 // counts of jobs on the other backends are not in it.
 func (m *Backend) Tenants(ctx context.Context, f queue.TenantFilter) (*queue.TenantPage, error) {
-	b := m.routes[m.index("")].b
-	tl, ok := b.(queue.TenantLister)
-	if !ok || !queue.CapabilitiesOf(b).Has(queue.CapTenantList) {
-		return nil, queue.Unsupported(queue.BackendName(b), queue.CapTenantList)
+	def := m.Default().Features()
+	if def.TenantList == nil {
+		return nil, backend.Unsupported(def.Name, queue.CapTenantList)
 	}
-	return tl.Tenants(ctx, f)
+	return def.TenantList.Tenants(ctx, f)
 }
 
 // SetAging forwards to the backend of q.
@@ -76,15 +76,15 @@ func (m *Backend) Pause(ctx context.Context, scope queue.Scope, d time.Duration)
 }
 
 func (m *Backend) groups() (queue.GroupBackend, error) {
-	gb, ok := m.Default().(queue.GroupBackend)
-	if !ok {
-		return nil, queue.Unsupported(queue.BackendName(m.Default()), queue.CapGroups)
+	def := m.Default().Features()
+	if def.Groups == nil {
+		return nil, backend.Unsupported(def.Name, queue.CapGroups)
 	}
-	return gb, nil
+	return def.Groups, nil
 }
 
 // CreateGroup forwards to the default backend. A group's jobs must be on
-// the default backend's queues: queue.CheckSpecs refuses a Group on a
+// the default backend's queues: queue.Client refuses a Group on a
 // queue whose backend lacks groups.
 func (m *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue.GroupProgress, error) {
 	gb, err := m.groups()
@@ -115,18 +115,11 @@ func (m *Backend) CancelGroup(ctx context.Context, id string) (*queue.GroupProgr
 // outbox returns the default backend's outbox, or an error matching
 // queue.ErrOutboxOff, so a consumer fails loudly instead of waiting.
 func (m *Backend) outbox() (queue.Outbox, error) {
-	ob, ok := m.Default().(queue.Outbox)
-	if !ok {
-		return nil, fmt.Errorf("mux: the default backend (%s) has no outbox: %w", queue.BackendName(m.Default()), queue.ErrOutboxOff)
+	def := m.Default().Features()
+	if def.Outbox == nil {
+		return nil, fmt.Errorf("mux: the default backend (%s) has no outbox: %w", def.Name, queue.ErrOutboxOff)
 	}
-	return ob, nil
-}
-
-// HasOutbox reports whether the default backend records events
-// (implements queue.Outbox); the router's Outbox methods forward to it.
-func (m *Backend) HasOutbox() bool {
-	_, ok := m.Default().(queue.Outbox)
-	return ok
+	return def.Outbox, nil
 }
 
 // ClaimEvents forwards to the default backend's outbox.

@@ -3,13 +3,13 @@ package queuetest
 import (
 	"testing"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 )
 
 // test is one test of the suite and the capabilities it relies on. The
 // suite's tables declare them, so a backend that declares less than
-// everything (see queue.Capable) runs the rest, and no test is skipped by
+// everything (see queue.Features) runs the rest, and no test is skipped by
 // its name.
 type test struct {
 	name  string
@@ -61,6 +61,6 @@ func SkipUnless(t *testing.T, b queue.Backend, caps ...queue.Capability) {
 	t.Helper()
 	have := queue.CommonCapabilities(b)
 	if missing := queue.NewCapabilities(caps...) &^ have; missing != 0 {
-		t.Skipf("%s lacks %s", queue.BackendName(b), missing)
+		t.Skipf("%s lacks %s", b.Features().Name, missing)
 	}
 }

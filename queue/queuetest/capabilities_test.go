@@ -5,18 +5,20 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 )
 
-// lacking is a backend that declares caps; the tests below never call its
-// other methods.
+// lacking is a backend that declares caps and no optional part; the tests
+// below never call its other methods.
 type lacking struct {
 	queue.Backend
 	caps queue.Capabilities
 }
 
-func (l lacking) Capabilities() queue.Capabilities { return l.caps }
+func (l lacking) Features() queue.Features {
+	return queue.Features{Name: "lacking", Capabilities: l.caps}
+}
 
 // A test whose declared capability the backend lacks is skipped when it
 // opens a backend; the others run.
@@ -36,14 +38,14 @@ func TestRunTestsSkipsWhatTheBackendLacks(t *testing.T) {
 	t.Run("suite", func(t *testing.T) {
 		runTests(t, f, []test{
 			{"Plain", nil, opens("Plain")},
-			{"Groups", needs(queue.CapGroups, queue.CapUnique), opens("Groups")},
-			{"Priority", needs(queue.CapGroups, queue.CapPriority), opens("Priority")},
+			{"Unique", needs(queue.CapList, queue.CapUnique), opens("Unique")},
+			{"Priority", needs(queue.CapList, queue.CapPriority), opens("Priority")},
 		})
 	})
-	if want := []string{"Plain", "Groups"}; !slices.Equal(ran, want) {
+	if want := []string{"Plain", "Unique"}; !slices.Equal(ran, want) {
 		t.Errorf("ran %v, want %v", ran, want)
 	}
-	if want := map[string]bool{"Plain": false, "Groups": false, "Priority": true}; !maps.Equal(skipped, want) {
+	if want := map[string]bool{"Plain": false, "Unique": false, "Priority": true}; !maps.Equal(skipped, want) {
 		t.Errorf("skipped %v, want %v", skipped, want)
 	}
 }

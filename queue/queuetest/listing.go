@@ -95,7 +95,7 @@ func testListFilters(t *testing.T, f Factory) {
 // A router lists backend after backend, so there only the order within
 // each queue is promised.
 func sameListing(b queue.Backend, queueOf map[string]string, got, want []string) bool {
-	if _, routed := b.(queue.Router); !routed {
+	if b.Features().Router == nil {
 		return slices.Equal(got, want)
 	}
 	byQueue := func(ids []string) map[string][]string {

@@ -15,9 +15,7 @@ import (
 func testOutboxGroup(t *testing.T, f Factory) {
 	t.Parallel()
 	h := newOutboxHarness(t, f)
-	if _, ok := h.Backend.(queue.GroupBackend); !ok {
-		t.Skipf("%s does not implement queue.GroupBackend", queue.BackendName(h.Backend))
-	}
+	h.Need(t, queue.CapGroups)
 	ctx := context.Background()
 	if _, err := h.Client.CreateGroup(ctx, queue.GroupSpec{ID: "crawl-1", CompletionKind: "report", CompletionQueue: "reports"}); err != nil {
 		t.Fatalf("CreateGroup: %v", err)

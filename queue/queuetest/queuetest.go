@@ -24,7 +24,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -53,9 +53,10 @@ func NewHarness(t *testing.T, f Factory) *Harness {
 
 // Run runs the whole suite against backends made by f. Each test declares
 // the capabilities it relies on; on a backend that lacks one it is skipped
-// with a message naming what is missing (see queue.Capable).
+// with a message naming what is missing (see queue.Features).
 func Run(t *testing.T, f Factory) {
 	runTests(t, f, []test{
+		{"Features", nil, RunFeatures},
 		{"Enqueue", needs(queue.CapGroups), testEnqueue},
 		{"BadInput", nil, testBadInput},
 		{"StateMachine", needs(queue.CapClockDelays), testStateMachine},
@@ -64,13 +65,13 @@ func Run(t *testing.T, f Factory) {
 		{"PriorityFIFO", needs(queue.CapPriority, queue.CapStrictOrder), testPriorityFIFO},
 		{"Unique", needs(queue.CapUnique), testUnique},
 		{"Retries", needs(queue.CapClockDelays), testRetries},
-		{"Cancel", needs(queue.CapCancelPending), testCancel},
+		{"Cancel", needs(queue.CapCancelPending, queue.CapDelay), testCancel},
 		{"Stalls", nil, testStalls},
 		{"Retention", needs(queue.CapCancelPending), testRetention},
 		{"HugeDurations", nil, testHugeDurations},
 		{"ListStats", needs(queue.CapList), testListStats},
 		{"Worker", nil, testWorker},
-		{"Concurrency", needs(queue.CapPriority), testConcurrency},
+		{"Concurrency", nil, testConcurrency},
 		{"Tenants", nil, RunTenants},
 		{"Groups", nil, RunGroups},
 		{"Retry", nil, RunRetry},

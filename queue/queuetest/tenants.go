@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/ratelimit"
@@ -39,15 +39,12 @@ func RunTenants(t *testing.T, f Factory) {
 	})
 }
 
-// needTenants returns the backend's tenant methods, or skips the test when
-// it does not implement them (the test's table declares queue.CapTenants).
+// needTenants returns the backend's tenant part, or skips the test when it
+// has none (the test's table declares queue.CapTenants).
 func (h *Harness) needTenants(t *testing.T) queue.TenantBackend {
 	t.Helper()
-	tb, ok := h.Backend.(queue.TenantBackend)
-	if !ok {
-		t.Skipf("%s does not implement queue.TenantBackend", queue.BackendName(h.Backend))
-	}
-	return tb
+	h.Need(t, queue.CapTenants)
+	return h.Backend.Features().Tenants
 }
 
 func (h *Harness) setTenant(t *testing.T, tenant string, cfg queue.TenantConfig) {
@@ -81,14 +78,6 @@ func (h *Harness) complete(t *testing.T, l queue.Lease) {
 	if err := h.Backend.Complete(context.Background(), l.Job.ID, l.Token, nil); err != nil {
 		t.Fatalf("Complete(%s): %v", l.Job.ID, err)
 	}
-}
-
-func jobIDs(js []*queue.Job) []string {
-	out := make([]string, len(js))
-	for i, j := range js {
-		out[i] = j.ID
-	}
-	return out
 }
 
 // testTenantLimitWaits: over its limit a tenant's jobs wait, visibly, and

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/redisbreaker"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Defaults of the breaker's Options.
@@ -23,9 +24,9 @@ var ErrBreakerOpen = redisbreaker.ErrOpen
 func attachBreaker(client redis.UniversalClient, opts Options) error {
 	switch {
 	case opts.BreakerFailures < 0:
-		return queue.InvalidArgument("Options.BreakerFailures", "must not be negative, got %d", opts.BreakerFailures)
+		return backend.InvalidArgument(queue.Field("Options", "BreakerFailures"), "must not be negative, got %d", opts.BreakerFailures)
 	case opts.BreakerProbeInterval < 0:
-		return queue.InvalidArgument("Options.BreakerProbeInterval", "must not be negative, got %s", opts.BreakerProbeInterval)
+		return backend.InvalidArgument(queue.Field("Options", "BreakerProbeInterval"), "must not be negative, got %s", opts.BreakerProbeInterval)
 	case opts.DisableBreaker:
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // group returns the KEYS and the leading ARGV every script takes for qs:
@@ -72,7 +73,7 @@ func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.E
 	pos := map[string]int{}
 	for _, s := range specs {
 		if s.Queue == "" {
-			return nil, queue.InvalidArgument("JobSpec.Queue", "must not be empty")
+			return nil, backend.InvalidArgument(queue.Field("JobSpec", "Queue"), "must not be empty")
 		}
 		if _, ok := pos[s.Queue]; !ok {
 			qs = append(qs, b.keys.queue(s.Queue))

@@ -10,22 +10,14 @@ import (
 )
 
 // Per-queue keys, in the order every script receives them (KEYS[1..nk] for
-// the first queue, KEYS[nk+1..2nk] for the second, ...). The index names
-// match the states whose jobs they hold, so a script finds a job's index
-// as q[state]. All of them carry the queue name as their hash tag.
+// the first queue, KEYS[nk+1..2nk] for the second, ...). What each holds is
+// written once, in the package doc's key list (doc.go), in this order. The
+// index names match the states whose jobs they hold, so a script finds a
+// job's index as q[state]. All of them carry the queue name as their hash
+// tag.
 var queueKeyNames = [...]string{
-	"pending",   // ready jobs; score = band, member = rank and sequence (the fair order)
-	"scheduled", // delayed or snoozed jobs; score = RunAt (µs)
-	"retrying",  // failed attempts waiting for their retry; score = RunAt (µs)
-	"active",    // leased jobs; score = LeaseUntil (µs): the rescue index
-	"completed", // finished jobs; score = when retention starts (µs): FinishedAt, later for a group's job (lua/cleanup.lua)
-	"failed",
-	"cancelled",
-	"waiting", // jobs held back by a tenant or group (queue.StateWaiting); ordered as pending
-	"jobs",    // every job of the queue; score 0, members in sequence order: listing
-	"seq",     // a string: the last sequence number handed out
-	"sched",   // a hash: the fair order's virtual time, aging step and finish tags
-	"paused",  // a string: the end (µs) of the queue's pause, when one is in force
+	"pending", "scheduled", "retrying", "active", "completed", "failed", "cancelled",
+	"waiting", "jobs", "seq", "sched", "paused",
 }
 
 const nk = len(queueKeyNames)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Lease implements queue.Backend. It hands out at most 1000 jobs per call.
@@ -14,14 +15,14 @@ import (
 // in the order given.
 func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
 	if len(req.Queues) == 0 || req.Max < 1 || req.LeaseFor <= 0 {
-		return nil, queue.InvalidArgument("LeaseRequest", "needs queues, Max >= 1 and LeaseFor > 0, got %d queues, Max %d, LeaseFor %s",
+		return nil, backend.InvalidArgument(queue.Field("", "LeaseRequest"), "needs queues, Max >= 1 and LeaseFor > 0, got %d queues, Max %d, LeaseFor %s",
 			len(req.Queues), req.Max, req.LeaseFor)
 	}
 	qs := make([]*qkeys, 0, len(req.Queues))
 	seen := map[string]bool{}
 	for _, q := range req.Queues {
 		if q == "" {
-			return nil, queue.InvalidArgument("LeaseRequest.Queues", "must not contain an empty name")
+			return nil, backend.InvalidArgument(queue.Field("LeaseRequest", "Queues"), "must not contain an empty name")
 		}
 		if !seen[q] {
 			seen[q] = true

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // listBudget bounds how many jobs one List call looks at per queue when it
@@ -39,7 +40,7 @@ func (b *Backend) List(ctx context.Context, f queue.ListFilter) (*queue.Page, er
 	if f.Cursor != "" {
 		seq, q, err := parseID(f.Cursor)
 		if err != nil {
-			return nil, queue.InvalidArgument("ListFilter.Cursor", "is not a cursor from this backend: %q", f.Cursor)
+			return nil, backend.InvalidArgument(queue.Field("ListFilter", "Cursor"), "is not a cursor from this backend: %q", f.Cursor)
 		}
 		cseq, cesc = seq, keyspace.Escape(q)
 	}

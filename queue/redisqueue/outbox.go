@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 var _ queue.Outbox = (*Backend)(nil)
@@ -50,7 +51,7 @@ func (b *Backend) outboxScript(ctx context.Context, op string, s scriptRef, args
 // recorded.
 func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]queue.ClaimedEvent, error) {
 	if max < 1 || leaseFor <= 0 {
-		return nil, queue.InvalidArgument("ClaimEvents", "needs max >= 1 and leaseFor > 0, got max %d, leaseFor %s", max, leaseFor)
+		return nil, backend.InvalidArgument(queue.Field("", "ClaimEvents"), "needs max >= 1 and leaseFor > 0, got max %d, leaseFor %s", max, leaseFor)
 	}
 	if b.outbox == "" {
 		return nil, queue.ErrOutboxOff
@@ -172,7 +173,7 @@ func (b *Backend) RecordDelivery(ctx context.Context, d queue.Delivery) error {
 		return queue.ErrOutboxOff
 	}
 	if d.EventID == "" || d.Subscription == "" || d.Attempt < 1 || d.Outcome == "" {
-		return queue.InvalidArgument("Delivery", "needs EventID, Subscription, Attempt >= 1 and Outcome, got %q, %q, %d, %q",
+		return backend.InvalidArgument(queue.Field("", "Delivery"), "needs EventID, Subscription, Attempt >= 1 and Outcome, got %q, %q, %d, %q",
 			d.EventID, d.Subscription, d.Attempt, d.Outcome)
 	}
 	final := "0"
@@ -196,7 +197,7 @@ func (b *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queu
 	limit = min(limit, queue.MaxListLimit)
 	if f.Cursor != "" {
 		if n, err := strconv.ParseInt(f.Cursor, 10, 64); err != nil || n <= 0 || strconv.FormatInt(n, 10) != f.Cursor {
-			return nil, queue.InvalidArgument("DeliveryFilter.Cursor", "is not a cursor from this backend: %q", f.Cursor)
+			return nil, backend.InvalidArgument(queue.Field("DeliveryFilter", "Cursor"), "is not a cursor from this backend: %q", f.Cursor)
 		}
 	}
 	res, err := b.outboxScript(ctx, "deliveries", scriptDeliveryList, f.Cursor, limit+1, f.EventID, f.JobID, f.Subscription)

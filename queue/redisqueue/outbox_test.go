@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/queuetest"
@@ -145,7 +145,7 @@ func TestOutboxWebhook(t *testing.T) {
 	}
 }
 
-// eventID is the format of queue.NewEventID.
+// eventID is the format of backend.NewEventID.
 var eventID = regexp.MustCompile(`^evt_[0-9a-f]{32}$`)
 
 // completeJob enqueues, leases and completes one job and returns its id.
@@ -166,7 +166,7 @@ func completeJob(t *testing.T, b *redisqueue.Backend, s queue.JobSpec) string {
 	return j.ID
 }
 
-// TestOutboxEventIDs checks the ids: queue.NewEventID's format, unique
+// TestOutboxEventIDs checks the ids: backend.NewEventID's format, unique
 // across two stores whose event counters are equal, and claimed in the
 // order the events were recorded when they are due at the same time.
 func TestOutboxEventIDs(t *testing.T) {

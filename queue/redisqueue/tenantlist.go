@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 var _ queue.TenantLister = (*Backend)(nil)
@@ -204,7 +205,7 @@ func parseTenantCursor(s string, busiest bool) (*tenantCursor, error) {
 	if s == "" {
 		return nil, nil
 	}
-	bad := queue.InvalidArgument("TenantFilter.Cursor", "is not a cursor of this order from this backend: %q", s)
+	bad := backend.InvalidArgument(queue.Field("TenantFilter", "Cursor"), "is not a cursor of this order from this backend: %q", s)
 	if !busiest {
 		name, ok := strings.CutPrefix(s, "n:")
 		if !ok {

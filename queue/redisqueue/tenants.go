@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // needSched returns an *queue.UnsupportedError for feature when the
 // scheduler is off (a Redis Cluster client).
 func (b *Backend) needSched(feature queue.Capability) error {
 	if b.schedPrefix == "" {
-		return queue.Unsupported("redisqueue", feature)
+		return backend.Unsupported("redisqueue", feature)
 	}
 	return nil
 }
@@ -121,7 +122,7 @@ func (b *Backend) Pause(ctx context.Context, scope queue.Scope, d time.Duration)
 			}
 		}
 	default:
-		return time.Time{}, queue.InvalidArgument("Scope.Kind", "must be tenant, group or queue, got %q", scope.Kind)
+		return time.Time{}, backend.InvalidArgument(queue.Field("Scope", "Kind"), "must be tenant, group or queue, got %q", scope.Kind)
 	}
 	_, args := b.group(nil, 4)
 	args = append(append(args, string(scope.Kind), scope.Name, us(max(d, 0))), extra...)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // List implements queue.Backend. A page is one query that walks an index
@@ -73,7 +74,7 @@ func listWhere(f queue.ListFilter) ([]string, []any, error) {
 	if f.Cursor != "" {
 		n, err := strconv.ParseInt(f.Cursor, 10, 64)
 		if err != nil || n < 0 {
-			return nil, nil, queue.InvalidArgument("ListFilter.Cursor", "is not a cursor from this backend: %q", f.Cursor)
+			return nil, nil, backend.InvalidArgument(queue.Field("ListFilter", "Cursor"), "is not a cursor from this backend: %q", f.Cursor)
 		}
 		if f.Order.Newest() {
 			where = append(where, "id < ?")

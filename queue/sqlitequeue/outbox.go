@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 var _ queue.Outbox = (*Backend)(nil)
@@ -45,11 +46,11 @@ var (
 // job id having just reached s. Call it inside the transition's write,
 // after the job's row has its new state, so both commit or neither does.
 func (b *Backend) emitState(tx *wtx, id int64, s queue.State, now int64) error {
-	typ, ok := queue.EventForState(s)
+	typ, ok := backend.EventForState(s)
 	if !ok || !b.outbox {
 		return nil
 	}
-	_, err := tx.exec(qEmitJob, queue.NewEventID(), string(typ), now, id)
+	_, err := tx.exec(qEmitJob, backend.NewEventID(), string(typ), now, id)
 	return err
 }
 
@@ -73,7 +74,7 @@ func (b *Backend) emitEvent(tx *wtx, e queue.Event, now int64) error {
 	if len(e.Data) > 0 {
 		data = e.Data
 	}
-	_, err := tx.exec(qEmitEvent, queue.NewEventID(), string(e.Type), e.JobID, e.Queue, e.Kind,
+	_, err := tx.exec(qEmitEvent, backend.NewEventID(), string(e.Type), e.JobID, e.Queue, e.Kind,
 		e.Tenant, e.Group, string(e.State), e.Attempt, e.Error, data, now)
 	return err
 }
@@ -81,7 +82,7 @@ func (b *Backend) emitEvent(tx *wtx, e queue.Event, now int64) error {
 // ClaimEvents implements queue.Outbox.
 func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]queue.ClaimedEvent, error) {
 	if max < 1 || leaseFor <= 0 {
-		return nil, queue.InvalidArgument("ClaimEvents", "needs max >= 1 and leaseFor > 0, got max %d, leaseFor %s", max, leaseFor)
+		return nil, backend.InvalidArgument(queue.Field("", "ClaimEvents"), "needs max >= 1 and leaseFor > 0, got max %d, leaseFor %s", max, leaseFor)
 	}
 	if !b.outbox {
 		return nil, queue.ErrOutboxOff
@@ -204,7 +205,7 @@ func (b *Backend) RecordDelivery(ctx context.Context, d queue.Delivery) error {
 		return queue.ErrOutboxOff
 	}
 	if d.EventID == "" || d.Subscription == "" || d.Attempt < 1 || d.Outcome == "" {
-		return queue.InvalidArgument("Delivery", "needs EventID, Subscription, Attempt >= 1 and Outcome, got %q, %q, %d, %q",
+		return backend.InvalidArgument(queue.Field("", "Delivery"), "needs EventID, Subscription, Attempt >= 1 and Outcome, got %q, %q, %d, %q",
 			d.EventID, d.Subscription, d.Attempt, d.Outcome)
 	}
 	now := b.now()
@@ -257,7 +258,7 @@ func (b *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queu
 	if f.Cursor != "" {
 		n, err := strconv.ParseInt(f.Cursor, 10, 64)
 		if err != nil || n <= 0 {
-			return nil, queue.InvalidArgument("DeliveryFilter.Cursor", "is not a cursor from this backend: %q", f.Cursor)
+			return nil, backend.InvalidArgument(queue.Field("DeliveryFilter", "Cursor"), "is not a cursor from this backend: %q", f.Cursor)
 		}
 		where, args = append(where, "seq < ?"), append(args, n)
 	}

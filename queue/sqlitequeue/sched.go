@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // sched does the tenant and group scheduling of one write operation (see
@@ -235,7 +236,7 @@ func (s *sched) queue(name string) (*queueRow, error) {
 }
 
 // tag gives a job becoming ready for the first time its start tag and sort
-// key (queue.FairTag, queue.FairOrder).
+// key (backend.FairTag, backend.FairOrder).
 func (s *sched) tag(q, tenant string, priority int) (start, band, rank int64, err error) {
 	qr, err := s.queue(q)
 	if err != nil {
@@ -255,8 +256,8 @@ func (s *sched) tag(q, tenant string, priority int) (start, band, rank int64, er
 	if s.finish == nil {
 		s.finish = map[fairKey]int64{}
 	}
-	start, s.finish[k] = queue.FairTag(qr.vtime, f, t.eff.Weight)
-	band, rank = queue.FairOrder(start, priority, qr.aging)
+	start, s.finish[k] = backend.FairTag(qr.vtime, f, t.eff.Weight)
+	band, rank = backend.FairOrder(start, priority, qr.aging)
 	return start, band, rank, nil
 }
 

@@ -20,8 +20,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -74,7 +75,7 @@ var _ queue.Notifier = (*Backend)(nil)
 // its schema to the current version.
 func Open(path string, opts Options) (*Backend, error) {
 	if path == "" {
-		return nil, queue.InvalidArgument("path", "must not be empty")
+		return nil, backend.InvalidArgument(queue.Field("", "path"), "must not be empty")
 	}
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 5 * time.Second

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 var _ queue.TenantLister = (*Backend)(nil)
@@ -119,7 +120,7 @@ func tenantCursor(c string, busiest bool) (string, []any, error) {
 	if c == "" {
 		return "", nil, nil
 	}
-	bad := queue.InvalidArgument("TenantFilter.Cursor", "is not a cursor of this order from this backend: %q", c)
+	bad := backend.InvalidArgument(queue.Field("TenantFilter", "Cursor"), "is not a cursor of this order from this backend: %q", c)
 	if !busiest {
 		name, ok := strings.CutPrefix(c, "n:")
 		if !ok {

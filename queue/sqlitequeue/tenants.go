@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 var _ queue.TenantBackend = (*Backend)(nil)
@@ -124,7 +125,7 @@ func (b *Backend) Pause(ctx context.Context, scope queue.Scope, d time.Duration)
 				s.readyQueue(scope.Name)
 			}
 		default:
-			err = queue.InvalidArgument("Scope.Kind", "must be tenant, group or queue, got %q", scope.Kind)
+			err = backend.InvalidArgument(queue.Field("Scope", "Kind"), "must be tenant, group or queue, got %q", scope.Kind)
 		}
 		return err
 	})

@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/flow"
-	"github.com/sluicehq/sluice/internal/clock"
 	"github.com/sluicehq/sluice/queue"
 )
 

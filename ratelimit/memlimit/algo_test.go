@@ -6,7 +6,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/sluicehq/sluice/internal/clock"
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/ratelimit"
 )
 

@@ -22,7 +22,15 @@ const goodA = "limits:\n  scenes:\n    s:\n      subject: [x]\n      policies: {
 const goodB = "limits:\n  scenes:\n    s:\n      subject: [x]\n      policies: {p: {limits: [{quota: 7, window: 1s}]}}\n"
 const bad = "limits:\n  scenes:\n    s:\n      subject: [x]\n      policies: {p: {limits: [{quota: 0, window: 1s}]}}\n"
 
-func quota(c *Config) int64 { return c.Limits.Scenes["s"].Policies["p"].Limits[0].Quota }
+// quota is the test policy's quota, or -1 when the loaded config has no
+// such policy (a reload that read a file while it was being written).
+func quota(c *Config) int64 {
+	ls := c.Limits.Scenes["s"].Policies["p"].Limits
+	if len(ls) == 0 {
+		return -1
+	}
+	return ls[0].Quota
+}
 
 type syncBuf struct {
 	mu sync.Mutex
@@ -95,7 +103,15 @@ func TestRunFollowsFileChanges(t *testing.T) {
 
 	// The watcher is registered asynchronously: keep rewriting until it is
 	// seen, bounded by the test's deadline, never asserting how fast.
-	testutil.Eventually(t, "the bad file to be rejected", func() bool { write(t, path, bad); return w.Rejected() > 0 })
+	// Written by rename, so the watcher never reads a half-written file.
+	testutil.Eventually(t, "the bad file to be rejected", func() bool {
+		tmp := path + ".tmp"
+		write(t, tmp, bad)
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+		return w.Rejected() > 0
+	})
 	if quota(w.Config()) != 1 {
 		t.Fatal("bad file replaced the config")
 	}

@@ -12,14 +12,11 @@
 -- marker lets a script that was not sent them fail loudly at its first
 -- event instead of reading its own arguments as the outbox's.
 --
--- Outbox keys, under the prefix (see outbox.go):
---   seq         the last event number handed out (in blocks)
---   due         event ids; score = when the event is next due (µs)
---   event:<id>  an event (a hash): ty type, ca created (µs), j job id,
---               q queue, k kind, tn tenant, g group, st state, at attempt,
---               er error, d data; tk the claim token; p:<subscription>
---               the delivery progress, '<attempts>' or '<attempts>!' once
---               final.
+-- The outbox's keys are listed in the package doc (doc.go). An event
+-- (event:<id>, a hash) holds: ty type, ca created (µs), j job id, q queue,
+-- k kind, tn tenant, g group, st state, at attempt, er error, d data; tk
+-- the claim token; p:<subscription> the delivery progress, '<attempts>' or
+-- '<attempts>!' once final.
 
 local OUTBOX = nil -- the outbox's arguments: false when off, read once
 

@@ -4,7 +4,7 @@
 -- Fair order. Each queue's sched hash holds its virtual time v, its aging
 -- step ag, and the finish tag f:<tenant> of each tenant ('' for jobs
 -- without one). A job that becomes ready for the first time gets its start
--- tag (queue.FairTag) and its order (queue.FairOrder), kept for life: vo
+-- tag (backend.FairTag) and its order (backend.FairOrder), kept for life: vo
 -- (rank, 16 digits), vb (band; only when not the priority) and vs (start
 -- tag; only when not the rank). Ready and waiting sets score a job by
 -- its band and name it by rank and sequence, so Redis orders equal bands

@@ -1,5 +1,12 @@
-// Package clock lets code take the time from an injected source, so tests
-// can move time forward instead of sleeping.
+// Package clock is the source of time every Sluice component reads: the
+// Options.Clock fields of the stores, queue backends, workers and
+// dispatchers take a Clock, and leave it nil for the system clock (Real).
+//
+// Tests pass a *Fake instead and move time forward with Advance, so a test
+// of a rate-limit window, a lease expiry or a retry backoff never sleeps.
+// The conformance suites (ratelimit/limittest, queue/queuetest) drive the
+// store or backend under test through such a fake clock, which is why a
+// store written outside this module must take its time from a Clock too.
 package clock
 
 import (
@@ -8,8 +15,10 @@ import (
 	"time"
 )
 
-// Clock is a source of time and timers.
+// Clock is a source of time and timers. Implementations are safe for
+// concurrent use.
 type Clock interface {
+	// Now returns the current time.
 	Now() time.Time
 	// NewTimer returns a timer that fires once after d.
 	NewTimer(d time.Duration) Timer
@@ -17,6 +26,7 @@ type Clock interface {
 
 // Timer is the part of *time.Timer that Sluice uses.
 type Timer interface {
+	// C returns the channel that receives the time once the timer fires.
 	C() <-chan time.Time
 	// Stop prevents the timer from firing; it reports whether it stopped it.
 	Stop() bool
@@ -36,7 +46,8 @@ type realTimer struct{ t *time.Timer }
 func (r realTimer) C() <-chan time.Time { return r.t.C }
 func (r realTimer) Stop() bool          { return r.t.Stop() }
 
-// Or returns c, or Real when c is nil.
+// Or returns c, or Real when c is nil: what a component does with the
+// zero value of its Options.Clock.
 func Or(c Clock) Clock {
 	if c == nil {
 		return Real
@@ -44,7 +55,9 @@ func Or(c Clock) Clock {
 	return c
 }
 
-// Fake is a Clock that moves only when told to. It is safe for concurrent use.
+// Fake is a Clock that moves only when told to (Advance, Set). A timer
+// made by NewTimer fires when Advance or Set moves the clock to or past
+// its deadline. It is safe for concurrent use.
 type Fake struct {
 	mu      sync.Mutex
 	now     time.Time

@@ -1,0 +1,24 @@
+package backend
+
+import (
+	"fmt"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// Unsupported returns the *queue.UnsupportedError (matching
+// queue.ErrUnsupported) of a method call that needs feature, which the
+// backend named name lacks, such as List on a store that cannot list. A
+// backend returns it from a method it has only to satisfy an interface,
+// having left the feature out of its Features.
+func Unsupported(name string, feature queue.Capability) error {
+	return &queue.UnsupportedError{Backend: name, Feature: feature}
+}
+
+// InvalidArgument returns the *queue.InvalidArgumentError (matching
+// queue.ErrInvalidArgument) of an argument that breaks a rule: the field at
+// path, such as queue.Field("ListFilter", "Cursor"), and the rule, which
+// names no other field by its Go name (see queue.InvalidArgumentError).
+func InvalidArgument(path queue.FieldPath, format string, args ...any) error {
+	return &queue.InvalidArgumentError{Field: path.String(), Rule: fmt.Sprintf(format, args...), Path: path}
+}

@@ -1,0 +1,170 @@
+package queue
+
+// Features is what a backend says about itself (Backend.Features): its
+// name, the capabilities of its Backend methods, and the optional parts it
+// serves. It is the one way to ask a backend for an optional feature: a
+// part is there when its field is not nil, and only then.
+//
+// Code that needs a part asks for it here (b.Features().Tenants), never by
+// a type assertion (b.(TenantBackend)): a type may have a part's methods
+// without serving it. A Redis backend on a Cluster client has the methods
+// of TenantBackend and answers ErrUnsupported from them; a router has them
+// all and forwards them to a default backend that may lack them; a
+// backend opened with its outbox off answers ErrOutboxOff. Their Features
+// leave those parts out.
+//
+// A wrapper that embeds a Backend inherits its Features, whose parts are
+// the wrapped backend's: calls through them skip the wrapper. A wrapper
+// that must see those calls too returns Features naming its own parts.
+type Features struct {
+	// Name names the backend in errors and logs, such as "sqlitequeue".
+	// Required.
+	Name string
+	// Capabilities are the backend's capabilities. Those of the parts
+	// below (CapTenants, CapGroups, CapRetry, CapTenantList) follow the
+	// parts, whatever this field says: a part that is there brings its
+	// capability, one that is nil takes it away (see CapabilitiesOf). A
+	// backend with every capability of its Backend methods sets
+	// AllCapabilities.
+	Capabilities Capabilities
+
+	// Tenants schedules by tenant: limits, the fair order, pauses
+	// (CapTenants).
+	Tenants TenantBackend
+	// TenantList lists every tenant with its counts (CapTenantList).
+	TenantList TenantLister
+	// Groups ties jobs into groups with limits and completion (CapGroups).
+	Groups GroupBackend
+	// Retry makes a failed or cancelled job ready again (CapRetry).
+	Retry Retrier
+	// Outbox records events in the transitions' own atomic steps. Nil
+	// when the backend records none, including when it was opened with
+	// its outbox off.
+	Outbox Outbox
+	// Notify wakes idle workers when jobs may have become ready; without
+	// it workers only poll.
+	Notify Notifier
+	// Router places queues on other backends (package queue/mux): what
+	// concerns one queue is asked of the backend holding it. Nil for a
+	// backend that holds every queue itself.
+	Router Router
+}
+
+// partCaps are the capabilities that come from the parts of Features.
+const partCaps = Capabilities(CapTenants | CapGroups | CapRetry | CapTenantList)
+
+// capabilities returns f.Capabilities with the parts' capabilities set by
+// the parts.
+func (f Features) capabilities() Capabilities {
+	c := f.Capabilities &^ partCaps
+	parts := []struct {
+		there bool
+		cap   Capability
+	}{
+		{f.Tenants != nil, CapTenants}, {f.Groups != nil, CapGroups},
+		{f.Retry != nil, CapRetry}, {f.TenantList != nil, CapTenantList},
+	}
+	for _, p := range parts {
+		if p.there {
+			c |= Capabilities(p.cap)
+		}
+	}
+	return c
+}
+
+// unsupported returns the *UnsupportedError of a call that needs feature.
+func (f Features) unsupported(feature Capability) error {
+	return &UnsupportedError{Backend: f.Name, Feature: feature}
+}
+
+// CapabilitiesOf returns the capabilities b declares in its Features, with
+// those of the optional parts (CapTenants, CapGroups, CapRetry,
+// CapTenantList) set exactly when the part is there.
+func CapabilitiesOf(b Backend) Capabilities { return b.Features().capabilities() }
+
+// specNeed is a JobSpec field that asks for a capability when set.
+type specNeed struct {
+	set   bool
+	cap   Capability
+	field FieldPath
+}
+
+// specNeeds lists the JobSpec fields that ask for a capability: the rule
+// CheckSpecs applies.
+func specNeeds(s JobSpec) [4]specNeed {
+	return [4]specNeed{
+		{s.UniqueKey != "", CapUnique, Field("JobSpec", "UniqueKey")},
+		{s.Group != "", CapGroups, Field("JobSpec", "Group")},
+		{s.Priority > 0, CapPriority, Field("JobSpec", "Priority")},
+		{!s.RunAt.IsZero(), CapDelay, Field("JobSpec", "RunAt")},
+	}
+}
+
+// specCaps are the capabilities a spec can ask for.
+const specCaps = Capabilities(CapUnique | CapGroups | CapPriority | CapDelay)
+
+// CheckSpecs returns an *UnsupportedError naming the first field of specs
+// that asks for a capability the backend lacks, or nil:
+//
+//   - UniqueKey needs CapUnique;
+//   - Group needs CapGroups;
+//   - Priority > 0 needs CapPriority;
+//   - a non-zero RunAt needs CapDelay.
+//
+// The field is prefixed with the spec's index when there is more than one
+// spec. Tenant needs nothing: every backend records it; scheduling by
+// tenant needs CapTenants, which whoever configures tenant limits checks.
+//
+// Client.EnqueueBatch runs this check against the backend that holds each
+// spec's queue (see Router) before calling Enqueue, so a backend may assume
+// its specs ask only for what it has. A backend that can be called without
+// a Client and wants to refuse such specs itself calls it at the top of
+// Enqueue; it checks f alone, without following f.Router.
+func (f Features) CheckSpecs(specs []JobSpec) error {
+	caps := f.capabilities()
+	if caps&specCaps == specCaps {
+		return nil
+	}
+	for i, s := range specs {
+		if err := checkSpec(caps, f.Name, s, i, len(specs)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSpec checks spec i of n against caps.
+func checkSpec(caps Capabilities, name string, s JobSpec, i, n int) error {
+	for _, need := range specNeeds(s) {
+		if !need.set || caps.Has(need.cap) {
+			continue
+		}
+		at := need.field
+		if n > 1 {
+			at = at.At("specs", i)
+		}
+		return &UnsupportedError{Backend: name, Feature: need.cap, Field: at.String(), Path: at}
+	}
+	return nil
+}
+
+// checkPlaced runs the check of Features.CheckSpecs on each spec against
+// the backend that holds its queue (b, or b's route for it).
+func checkPlaced(b Backend, specs []JobSpec) error {
+	f := b.Features()
+	if f.Router == nil {
+		return f.CheckSpecs(specs)
+	}
+	byQueue := map[string]Features{} // a batch holds few queues
+	for i, s := range specs {
+		at, ok := byQueue[s.Queue]
+		if !ok {
+			at = placed(b, s.Queue).Features()
+			byQueue[s.Queue] = at
+		}
+		if err := checkSpec(at.capabilities(), at.Name, s, i, len(specs)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,27 @@
+package redisqueue
+
+import "github.com/sluicehq/sluice/queue"
+
+// Features implements queue.Backend: every capability and every part on a
+// single Redis (or Sentinel), the outbox only with Options.Outbox. On a
+// Redis Cluster client it lacks queue.CapAtomicBatch and the tenant, tenant
+// list and group parts (see the package doc): tenants and groups span
+// queues, so their keys cannot live in one queue's slot.
+func (b *Backend) Features() queue.Features {
+	f := queue.Features{
+		Name:         "redisqueue",
+		Capabilities: queue.AllCapabilities,
+		Retry:        b,
+		Notify:       b,
+	}
+	if b.schedPrefix != "" {
+		f.Tenants, f.TenantList, f.Groups = b, b, b
+	}
+	if b.cluster {
+		f.Capabilities = f.Capabilities.Without(queue.CapAtomicBatch)
+	}
+	if b.outbox != "" {
+		f.Outbox = b
+	}
+	return f
+}

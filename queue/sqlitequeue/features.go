@@ -1,0 +1,21 @@
+package sqlitequeue
+
+import "github.com/sluicehq/sluice/queue"
+
+// Features implements queue.Backend: every capability and every part, the
+// outbox only when the backend was opened with Options.Outbox.
+func (b *Backend) Features() queue.Features {
+	f := queue.Features{
+		Name:         "sqlitequeue",
+		Capabilities: queue.AllCapabilities,
+		Tenants:      b,
+		TenantList:   b,
+		Groups:       b,
+		Retry:        b,
+		Notify:       b,
+	}
+	if b.outbox {
+		f.Outbox = b
+	}
+	return f
+}
