@@ -1,6 +1,7 @@
 // Package testutil holds what the module's tests share: waiting on a
-// condition with a generous deadline (Eventually) and running a background
-// component for the length of a test (Start).
+// condition with a generous deadline (Eventually), running a background
+// component for the length of a test (Start), and a log buffer several
+// goroutines may write to (Buffer).
 package testutil
 
 import (

@@ -12,8 +12,8 @@ import (
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
 
-// TestConformance runs the suite every queue.Backend must pass. The tests
-// that need a capability memqueue does not declare skip themselves.
+// TestConformance runs the suite every queue.Backend must pass. The suite
+// skips the tests that need a capability memqueue does not declare.
 func TestConformance(t *testing.T) {
 	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
 		return memqueue.New(memqueue.Options{Clock: clk})
