@@ -108,6 +108,14 @@ func laneWorker(be queue.Backend, conc int, handle func([]byte)) (stop func()) {
 // laneFill enqueues n no-op jobs through a sluice Client, in batches of
 // 500 from 4 goroutines.
 func laneFill(ctx context.Context, c *queue.Client, n int) error {
+	return laneFillSpecs(ctx, c, n, func(int) queue.JobSpec {
+		return queue.JobSpec{Queue: laneQueueName, Kind: "noop", Payload: laneStamp()}
+	})
+}
+
+// laneFillSpecs enqueues the n jobs spec(0..n-1) through a sluice Client,
+// in batches of 500 from 4 goroutines.
+func laneFillSpecs(ctx context.Context, c *queue.Client, n int, spec func(i int) queue.JobSpec) error {
 	const batch = 500
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -123,7 +131,7 @@ func laneFill(ctx context.Context, c *queue.Client, n int) error {
 				}
 				specs := make([]queue.JobSpec, min(batch, n-from))
 				for i := range specs {
-					specs[i] = queue.JobSpec{Queue: laneQueueName, Kind: "noop", Payload: laneStamp()}
+					specs[i] = spec(from + i)
 				}
 				if _, err := c.EnqueueBatch(ctx, specs); err != nil {
 					errs <- err

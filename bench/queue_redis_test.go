@@ -106,6 +106,12 @@ func rqOpenRedisQueue(b *testing.B) rqTarget {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = be.Close() })
+	return rqClientTarget(be)
+}
+
+// rqClientTarget drives a Sluice job backend through queue.Client and
+// queue.Worker.
+func rqClientTarget(be queue.Backend) rqTarget {
 	cl := queue.NewClient(be)
 	return rqTarget{
 		enqueue: func(ctx context.Context, p []byte) error {
@@ -272,29 +278,35 @@ func BenchmarkQueueRedisProcess(b *testing.B) {
 	for _, sys := range rqSystems {
 		for _, conc := range []int{10, 100} {
 			b.Run(fmt.Sprintf("sys=%s/c=%d", sys.name, conc), func(b *testing.B) {
-				q := sys.open(b)
-				ctx := context.Background()
-				if err := q.fill(ctx, b.N); err != nil {
-					b.Fatal(err)
-				}
-				var ran atomic.Int64
-				all := make(chan struct{})
-				b.ResetTimer()
-				start := time.Now()
-				stop := q.run(conc, func([]byte) {
-					if ran.Add(1) == int64(b.N) {
-						close(all)
-					}
-				})
-				<-all
-				rqWaitFinished(b, q)
-				elapsed := time.Since(start)
-				b.StopTimer()
-				stop()
-				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
+				rqProcess(b, sys.open(b), conc)
 			})
 		}
 	}
+}
+
+// rqProcess fills q with b.N jobs, then drains them with one worker at
+// concurrency conc and reports jobs/s from the worker's start until every
+// job is recorded done.
+func rqProcess(b *testing.B, q rqTarget, conc int) {
+	ctx := context.Background()
+	if err := q.fill(ctx, b.N); err != nil {
+		b.Fatal(err)
+	}
+	var ran atomic.Int64
+	all := make(chan struct{})
+	b.ResetTimer()
+	start := time.Now()
+	stop := q.run(conc, func([]byte) {
+		if ran.Add(1) == int64(b.N) {
+			close(all)
+		}
+	})
+	<-all
+	rqWaitFinished(b, q)
+	elapsed := time.Since(start)
+	b.StopTimer()
+	stop()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "jobs/s")
 }
 
 // rqWaitFinished waits until the system records every job done.

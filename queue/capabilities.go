@@ -50,6 +50,19 @@ const (
 	// CapTenantList: every tenant with jobs or settings can be listed
 	// with its counts (Features.TenantList, Client.Tenants).
 	CapTenantList
+	// CapFlows: jobs may depend on others (JobSpec.DependsOn,
+	// Client.EnqueueFlow) and wait blocked until they complete
+	// (Features.Flows).
+	CapFlows
+	// CapSchedules: recurring schedules are kept in the store and their
+	// ticks claimed there (Features.Schedules, Client.SetSchedule).
+	CapSchedules
+	// CapProgress: a running job's progress is recorded
+	// (Features.Progress, ReportProgress).
+	CapProgress
+	// CapEvents: the backend keeps an event log read by cursor
+	// (Features.Events, Client.Subscribe).
+	CapEvents
 
 	capEnd // one past the last capability
 )
@@ -111,6 +124,10 @@ var capNames = map[Capability]string{
 	CapAtomicBatch:   "atomic batch enqueue",
 	CapRetry:         "retrying finished jobs",
 	CapTenantList:    "listing tenants",
+	CapFlows:         "job flows (dependencies between jobs)",
+	CapSchedules:     "schedules",
+	CapProgress:      "job progress",
+	CapEvents:        "an event log",
 }
 
 // String names the capability, such as "unique keys".

@@ -38,6 +38,15 @@ func (b laneBackend) Features() queue.Features {
 	if !b.caps.Has(queue.CapRetry) {
 		f.Retry = nil
 	}
+	if !b.caps.Has(queue.CapSchedules) {
+		f.Schedules = nil
+	}
+	if !b.caps.Has(queue.CapProgress) {
+		f.Progress = nil
+	}
+	if !b.caps.Has(queue.CapEvents) {
+		f.Events = nil
+	}
 	return f
 }
 
@@ -52,8 +61,8 @@ func TestCapabilitiesSet(t *testing.T) {
 		{"Has(CapList)", s.Has(queue.CapList), false},
 		{"String", s.String(), "unique keys, delayed jobs"},
 		{"Without", s.Without(queue.CapUnique).String(), "delayed jobs"},
-		{"All has last", queue.AllCapabilities.Has(queue.CapTenantList), true},
-		{"All count", len(queue.AllCapabilities.List()), 12},
+		{"All has last", queue.AllCapabilities.Has(queue.CapEvents), true},
+		{"All count", len(queue.AllCapabilities.List()), 16},
 		{"unknown name", queue.Capability(1 << 30).String(), "capability(0x40000000)"},
 		{"CapabilitiesOf(lane)", queue.CapabilitiesOf(laneBackend{caps: s}), s},
 	}
@@ -88,8 +97,9 @@ func TestCapabilitiesFollowParts(t *testing.T) {
 		{"parts without their bits", queue.Features{Tenants: full.Tenants, Retry: full.Retry},
 			queue.NewCapabilities(queue.CapTenants, queue.CapRetry)},
 		{"bits without their parts", queue.Features{Capabilities: queue.AllCapabilities},
-			queue.AllCapabilities.Without(queue.CapTenants, queue.CapGroups, queue.CapRetry, queue.CapTenantList)},
-		{"all", full, queue.AllCapabilities},
+			queue.AllCapabilities.Without(queue.CapTenants, queue.CapGroups, queue.CapRetry, queue.CapTenantList, queue.CapFlows, queue.CapSchedules,
+				queue.CapProgress, queue.CapEvents)},
+		{"all but the event log, which is off", full, queue.AllCapabilities.Without(queue.CapEvents)},
 	}
 	for _, c := range cases {
 		if got := queue.CapabilitiesOf(partsOnly{f: c.f}); got != c.want {

@@ -3,6 +3,9 @@ package queue
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ClientConfig configures a Client. The zero value is the default.
@@ -17,6 +20,11 @@ type ClientConfig struct {
 	// with a tenant from the tenant's recent load (see LoadPriority); the
 	// zero value keeps the priorities the specs carry.
 	Priority PriorityConfig
+	// TracerProvider, when set, traces each enqueue as a span below the
+	// caller's (ctx) and stores its context with the jobs (JobSpec.
+	// Trace) for their workers to continue. Default nil: no spans and no
+	// cost.
+	TracerProvider trace.TracerProvider
 }
 
 // Client enqueues and inspects jobs. It is safe for concurrent use.
@@ -24,6 +32,11 @@ type Client struct {
 	b   Backend
 	cfg ClientConfig
 	adm *admission
+	tr  *tracer // nil when tracing is off
+	// live, once Reconfigure has run, replaces cfg's Admission and
+	// Priority and adm.
+	live atomic.Pointer[clientLive]
+	hub  hub // Wait and Subscribe (watch.go)
 }
 
 // NewClient returns a client on b, configured by an optional ClientConfig
@@ -37,6 +50,7 @@ func NewClient(b Backend, cfg ...ClientConfig) *Client {
 		c.cfg.MaxPayload = DefaultMaxPayload
 	}
 	c.adm = newAdmission(c.cfg.Admission)
+	c.tr = newTracer(c.cfg.TracerProvider)
 	return c
 }
 
@@ -66,6 +80,13 @@ func (c *Client) Enqueue(ctx context.Context, spec JobSpec) (*Job, error) {
 // its part atomically; when one fails after another stored its part, the
 // error is a *PartialError saying which specs were stored.
 func (c *Client) EnqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued, error) {
+	if c.tr != nil && len(specs) > 0 {
+		return c.enqueueTraced(ctx, specs)
+	}
+	return c.enqueueBatch(ctx, specs)
+}
+
+func (c *Client) enqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued, error) {
 	if len(specs) == 0 {
 		return nil, nil
 	}
@@ -83,18 +104,22 @@ func (c *Client) EnqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued,
 	}
 	// A spec that needs a feature the backend lacks is refused here, before
 	// admission counts it, so no backend can silently ignore a field.
+	if err := checkScheduling(ctx, c.b, norm); err != nil { // enforce.go
+		return nil, err
+	}
 	if err := checkPlaced(c.b, norm); err != nil {
 		return nil, err
 	}
-	rsv, err := c.adm.admit(ctx, c.b, norm)
+	adm, prio := c.current()
+	rsv, err := adm.admit(ctx, c.b, norm)
 	if err != nil {
 		return nil, err
 	}
-	c.cfg.Priority.apply(ctx, norm)
+	prio.apply(ctx, norm)
 	res, err := c.b.Enqueue(ctx, norm)
-	c.adm.settle(rsv, norm, res, err)
+	adm.settle(rsv, norm, res, err)
 	if err != nil {
-		return nil, c.adm.refusal(err)
+		return nil, adm.refusal(err)
 	}
 	if len(res) != len(specs) {
 		return nil, fmt.Errorf("queue: backend returned %d results for %d specs", len(res), len(specs))
@@ -102,9 +127,14 @@ func (c *Client) EnqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued,
 	return res, nil
 }
 
-// Get returns the job with the given id, or ErrNotFound.
+// Get returns the job with the given id, or ErrNotFound. A job with
+// parents comes with them (Job.Parents) on a backend with CapFlows.
 func (c *Client) Get(ctx context.Context, id string) (*Job, error) {
-	return c.b.Get(ctx, id)
+	j, err := c.b.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return j, withParents(ctx, c.b, j)
 }
 
 // Cancel cancels a job. A job that has not started is cancelled at once

@@ -37,6 +37,9 @@ type Features struct {
 	Groups GroupBackend
 	// Retry makes a failed or cancelled job ready again (CapRetry).
 	Retry Retrier
+	// Schedules keeps recurring schedules and claims their ticks
+	// (CapSchedules).
+	Schedules ScheduleStore
 	// Outbox records events in the transitions' own atomic steps. Nil
 	// when the backend records none, including when it was opened with
 	// its outbox off.
@@ -44,6 +47,18 @@ type Features struct {
 	// Notify wakes idle workers when jobs may have become ready; without
 	// it workers only poll.
 	Notify Notifier
+	// Flows stores jobs that depend on others and reads their graphs
+	// (CapFlows).
+	Flows FlowBackend
+	// TenantSecrets keeps the tenants' webhook signing secrets. Nil
+	// when the backend keeps none.
+	TenantSecrets TenantSecrets
+	// Progress records a running job's progress (CapProgress).
+	Progress ProgressBackend
+	// Events keeps a log of what happens to jobs and groups that readers
+	// follow by cursor (Client.Subscribe, Client.Wait): nil when the
+	// backend keeps none, including when it was opened with it off.
+	Events EventLog
 	// Router places queues on other backends (package queue/mux): what
 	// concerns one queue is asked of the backend holding it. Nil for a
 	// backend that holds every queue itself.
@@ -51,7 +66,7 @@ type Features struct {
 }
 
 // partCaps are the capabilities that come from the parts of Features.
-const partCaps = Capabilities(CapTenants | CapGroups | CapRetry | CapTenantList)
+const partCaps = Capabilities(CapTenants | CapGroups | CapRetry | CapTenantList | CapFlows | CapSchedules | CapProgress | CapEvents)
 
 // capabilities returns f.Capabilities with the parts' capabilities set by
 // the parts.
@@ -63,6 +78,9 @@ func (f Features) capabilities() Capabilities {
 	}{
 		{f.Tenants != nil, CapTenants}, {f.Groups != nil, CapGroups},
 		{f.Retry != nil, CapRetry}, {f.TenantList != nil, CapTenantList},
+		{f.Flows != nil, CapFlows},
+		{f.Schedules != nil, CapSchedules},
+		{f.Progress != nil, CapProgress}, {f.Events != nil, CapEvents},
 	}
 	for _, p := range parts {
 		if p.there {
@@ -91,17 +109,18 @@ type specNeed struct {
 
 // specNeeds lists the JobSpec fields that ask for a capability: the rule
 // CheckSpecs applies.
-func specNeeds(s JobSpec) [4]specNeed {
-	return [4]specNeed{
+func specNeeds(s JobSpec) [5]specNeed {
+	return [5]specNeed{
 		{s.UniqueKey != "", CapUnique, Field("JobSpec", "UniqueKey")},
 		{s.Group != "", CapGroups, Field("JobSpec", "Group")},
 		{s.Priority > 0, CapPriority, Field("JobSpec", "Priority")},
 		{!s.RunAt.IsZero(), CapDelay, Field("JobSpec", "RunAt")},
+		{len(s.DependsOn) > 0, CapFlows, Field("JobSpec", "DependsOn")},
 	}
 }
 
 // specCaps are the capabilities a spec can ask for.
-const specCaps = Capabilities(CapUnique | CapGroups | CapPriority | CapDelay)
+const specCaps = Capabilities(CapUnique | CapGroups | CapPriority | CapDelay | CapFlows)
 
 // CheckSpecs returns an *UnsupportedError naming the first field of specs
 // that asks for a capability the backend lacks, or nil:
@@ -109,7 +128,8 @@ const specCaps = Capabilities(CapUnique | CapGroups | CapPriority | CapDelay)
 //   - UniqueKey needs CapUnique;
 //   - Group needs CapGroups;
 //   - Priority > 0 needs CapPriority;
-//   - a non-zero RunAt needs CapDelay.
+//   - a non-zero RunAt needs CapDelay;
+//   - DependsOn needs CapFlows.
 //
 // The field is prefixed with the spec's index when there is more than one
 // spec. Tenant needs nothing: every backend records it; scheduling by

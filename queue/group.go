@@ -50,6 +50,10 @@ type GroupSpec struct {
 	// CompletionPayload is the completion job's payload. When empty, the
 	// payload is the JSON of a CompletionReport.
 	CompletionPayload []byte
+	// Webhook, when set, receives the events of every job of the group
+	// and the group's group.completed (see Webhook). Optional; needs a
+	// backend with an outbox.
+	Webhook *Webhook
 }
 
 // Validate returns an *InvalidArgumentError naming the first field that
@@ -87,6 +91,8 @@ func (g GroupSpec) Validate(maxPayload int) error {
 		return invalid(Field("GroupSpec", "CompletionPayload"), "must be at most %d bytes, got %d", maxPayload, len(g.CompletionPayload))
 	case g.CompletionKind == "" && (g.CompletionQueue != "" || len(g.CompletionPayload) > 0):
 		return invalid(Field("GroupSpec", "CompletionKind"), "must be set when a completion queue or payload is")
+	case g.Webhook != nil:
+		return g.Webhook.Validate("GroupSpec")
 	}
 	return nil
 }
@@ -98,6 +104,9 @@ type GroupProgress struct {
 	// the cleaner deletes them.
 	Scheduled, Pending, Waiting, Active, Retrying int64
 	Completed, Failed, Cancelled                  int64
+	// Blocked counts the group's jobs waiting for their parents (a flow
+	// in the group).
+	Blocked int64
 	// CancelRequested is set by CancelGroup (or the TTL): no job of the
 	// group starts any more.
 	CancelRequested bool
@@ -115,12 +124,12 @@ type GroupProgress struct {
 
 // Total is the number of jobs the group has had.
 func (p GroupProgress) Total() int64 {
-	return p.Scheduled + p.Pending + p.Waiting + p.Active + p.Retrying + p.Completed + p.Failed + p.Cancelled
+	return p.Unfinished() + p.Completed + p.Failed + p.Cancelled
 }
 
 // Unfinished is the number of the group's jobs not in a final state.
 func (p GroupProgress) Unfinished() int64 {
-	return p.Scheduled + p.Pending + p.Waiting + p.Active + p.Retrying
+	return p.Scheduled + p.Pending + p.Waiting + p.Active + p.Retrying + p.Blocked
 }
 
 // CompletionReport is the payload of a completion job whose GroupSpec has

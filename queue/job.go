@@ -36,6 +36,15 @@ import (
 //	waiting   → pending    room freed: released best first
 //	waiting   → failed     it waited longer than its tenant's MaxWait
 //
+// A job that depends on others (JobSpec.DependsOn, a flow) waits for them
+// first (on a backend with CapFlows):
+//
+//	blocked → scheduled, pending   every parent has completed (or ended,
+//	                               with OnParentFailure "run"): it becomes
+//	                               ready by the same path as any job
+//	blocked → cancelled            a parent failed or was cancelled
+//	cancelled → blocked            that parent was retried by hand
+//
 // Any state that is not final can end in cancelled. A job in a final state
 // (completed, failed, cancelled) changes no more by itself; the cleaner
 // removes it once its retention has passed. Only an operator brings one
@@ -70,12 +79,17 @@ const (
 	StateFailed State = "failed"
 	// StateCancelled is a job cancelled before it finished. Final.
 	StateCancelled State = "cancelled"
+	// StateBlocked is a job that waits for its parents (JobSpec.DependsOn,
+	// a flow's edges) to complete; then it becomes ready like any other
+	// job. BullMQ calls it waiting-children. Only a backend with CapFlows
+	// puts a job in it.
+	StateBlocked State = "blocked"
 )
 
 // States lists every state in lifecycle order.
 var States = []State{
 	StateScheduled, StatePending, StateWaiting, StateActive, StateRetrying,
-	StateCompleted, StateFailed, StateCancelled,
+	StateCompleted, StateFailed, StateCancelled, StateBlocked,
 }
 
 // Final reports whether s is completed, failed or cancelled: a job stays
@@ -156,6 +170,24 @@ type JobSpec struct {
 	// Group ties jobs together (such as the pages of one crawl). Optional;
 	// the group scheduler uses it for per-group limits and completion.
 	Group string
+	// DependsOn lists the ids of jobs that must complete before this one
+	// runs (its parents), at most MaxParents, each stored already on the
+	// same backend. Until they have, the job is blocked. Needs CapFlows.
+	DependsOn []string
+	// OnParentFailure says what happens when a parent fails for good or
+	// is cancelled: ParentFailureCancel (the default, "") cancels this job
+	// too, naming the parent in its LastError; ParentFailureRun lets it
+	// run anyway once every other parent has ended.
+	OnParentFailure ParentFailure
+	// Webhook, when set, receives this job's events (see Webhook).
+	// Optional; needs a backend with an outbox.
+	Webhook *Webhook
+	// Trace is the W3C trace context of the call that enqueued the job:
+	// a traceparent, then a space and the tracestate when there is one.
+	// Client.Enqueue sets it from ctx when tracing is on (ClientConfig.
+	// TracerProvider) and a worker continues that trace; an HTTP caller's
+	// traceparent header lands here. At most MaxTraceLen bytes.
+	Trace string
 }
 
 // Job is a stored job: its spec plus what happened to it. Backends keep
@@ -197,6 +229,17 @@ type Job struct {
 	StartedAt time.Time
 	// FinishedAt is when the job reached a final state; zero before.
 	FinishedAt time.Time
+	// Flow is the id of the flow the job belongs to (Client.EnqueueFlow),
+	// and FlowNode its name there; both empty for a job of no flow.
+	Flow, FlowNode string
+	// Parents are the jobs it depends on, with their states and results,
+	// as the Client's Get and a Worker's lease hand them out (a backend's
+	// own Get leaves them empty). Results are bounded: see
+	// MaxParentResults.
+	Parents []ParentResult
+	// Progress is the latest progress its handler reported (see
+	// ReportProgress), kept after the job ends; nil when none was.
+	Progress *JobProgress
 }
 
 // AttemptError records one failed attempt.

@@ -44,7 +44,7 @@ func (r *run) finish(jl *jobLease, job *Job, o outcome) {
 		return // someone else holds the job now; its result is not ours to record
 	}
 	var snooze *SnoozeError
-	if err := r.record(jl, r.outcomeWrite(jl, job, o)); err == nil && o.err != nil && !errors.As(o.err, &snooze) {
+	if err := r.record(jl, r.w.tr.outcome(context.Background(), jl.work, o, r.outcomeWrite(jl, job, o))); err == nil && o.err != nil && !errors.As(o.err, &snooze) {
 		r.w.cfg.Logger.Info("queue: attempt failed", "job", jl.id, "kind", job.Kind, "attempt", job.Attempt, "err", o.err)
 	}
 }

@@ -30,17 +30,22 @@ var errBlip = errors.New("flaky: connection reset by peer")
 // flakyBackend wraps a real backend: its next `blips` outcome writes
 // (Complete, Fail, Snooze) fail with errBlip before reaching the store,
 // then, when final is set, every later one fails with final. Every outcome
-// write is counted, and every Lease call is reported on leased.
+// write is counted, every Lease call is reported on leased, and every
+// write that ends the worker's retries (it reached the store, or met
+// final) on settled once it has returned.
 type flakyBackend struct {
 	queue.Backend
-	mu     sync.Mutex
-	blips  int // -1: fail forever
-	final  error
-	writes int
-	leased chan struct{}
+	mu      sync.Mutex
+	blips   int // -1: fail forever
+	final   error
+	writes  int
+	leased  chan struct{}
+	settled chan struct{}
 }
 
-func (f *flakyBackend) outcome() error {
+// outcome counts a write and returns whether it ends the retries (no
+// fault, or the final one) and the fault it meets, if any.
+func (f *flakyBackend) outcome() (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.writes++
@@ -49,11 +54,19 @@ func (f *flakyBackend) outcome() error {
 		if f.blips > 0 {
 			f.blips--
 		}
-		return fmt.Errorf("store: %w", errBlip)
+		return false, fmt.Errorf("store: %w", errBlip)
 	case f.final != nil:
-		return fmt.Errorf("store: %w", f.final)
+		return true, fmt.Errorf("store: %w", f.final)
 	}
-	return nil
+	return true, nil
+}
+
+// signal reports on ch without waiting.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default: // the test is not watching any more
+	}
 }
 
 func (f *flakyBackend) outcomeWrites() int {
@@ -63,21 +76,33 @@ func (f *flakyBackend) outcomeWrites() int {
 }
 
 func (f *flakyBackend) Complete(ctx context.Context, id, token string, result []byte) error {
-	if err := f.outcome(); err != nil {
+	last, err := f.outcome()
+	if last {
+		defer signal(f.settled)
+	}
+	if err != nil {
 		return err
 	}
 	return f.Backend.Complete(ctx, id, token, result)
 }
 
 func (f *flakyBackend) Fail(ctx context.Context, id, token string, fl queue.Failure) (queue.State, error) {
-	if err := f.outcome(); err != nil {
+	last, err := f.outcome()
+	if last {
+		defer signal(f.settled)
+	}
+	if err != nil {
 		return "", err
 	}
 	return f.Backend.Fail(ctx, id, token, fl)
 }
 
 func (f *flakyBackend) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
-	if err := f.outcome(); err != nil {
+	last, err := f.outcome()
+	if last {
+		defer signal(f.settled)
+	}
+	if err != nil {
 		return "", err
 	}
 	return f.Backend.Snooze(ctx, id, token, d)
@@ -170,10 +195,10 @@ func newOutcomeHarness(t *testing.T, open func(clock.Clock) queue.Backend, blips
 	fake := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	h := &outcomeHarness{t: t, logs: &testutil.Buffer{}}
 	h.store = open(fake)
-	h.b = &flakyBackend{Backend: h.store, blips: blips, final: final, leased: make(chan struct{}, 64)}
+	h.b = &flakyBackend{Backend: h.store, blips: blips, final: final, leased: make(chan struct{}, 64), settled: make(chan struct{}, 64)}
 	cfg.Queues, cfg.Concurrency = []string{"q"}, 1
 	cfg.PollInterval, cfg.RescueEvery, cfg.CleanupEvery = time.Hour, time.Hour, -1
-	cfg.Logger = slog.New(slog.NewTextHandler(h.logs, nil))
+	cfg.Logger = slog.New(giveUpSignal{slog.NewTextHandler(h.logs, nil), h.b.settled})
 	if cfg.LeaseFor == 0 {
 		cfg.LeaseFor = time.Hour
 	}
@@ -203,7 +228,19 @@ func (h *outcomeHarness) start() string {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel, h.done = cancel, make(chan error, 1)
 	go func() { h.done <- h.w.Run(ctx) }()
-	h.t.Cleanup(func() { cancel(); <-h.done })
+	h.t.Cleanup(func() {
+		// A retry or grace period still armed on the fake clock would hold
+		// Run forever: move time on until it returns.
+		cancel()
+		for {
+			select {
+			case <-h.done:
+				return
+			case <-time.After(20 * time.Millisecond):
+				h.clk.Advance(time.Hour)
+			}
+		}
+	})
 	h.wait(h.b.leased, "the first lease")
 	return j.ID
 }
@@ -219,7 +256,8 @@ func (h *outcomeHarness) wait(ch <-chan struct{}, what string) {
 }
 
 // retry advances the clock past the next retry wait, as soon as there is
-// one; it returns false when the worker leased again instead (the runner
+// one; it returns false when the worker's retries ended instead (the write
+// landed, met a final answer, or the worker gave up)
 // has returned: it retries no more).
 func (h *outcomeHarness) retry() bool {
 	h.t.Helper()
@@ -227,7 +265,7 @@ func (h *outcomeHarness) retry() bool {
 	case d := <-h.clk.short:
 		h.clk.Advance(d)
 		return true
-	case <-h.b.leased:
+	case <-h.b.settled:
 		return false
 	case <-time.After(30 * time.Second):
 		h.t.Fatalf("timed out waiting for a retry\nlogs:\n%s", h.logs.String())
@@ -260,7 +298,7 @@ func TestWorkerRetriesOutcomeThroughStoreBlip(t *testing.T) {
 					t.Fatalf("the worker gave up after %d failed writes, want it to retry", i+1)
 				}
 			}
-			h.wait(h.b.leased, "the slot to free after the outcome landed")
+			h.wait(h.b.settled, "the outcome to land")
 			j := h.job(id)
 			if j.State != queue.StateCompleted || string(j.Result) != "ok" || j.Attempt != 1 {
 				t.Fatalf("job = %s attempt %d result %q, want completed on attempt 1 with result ok", j.State, j.Attempt, j.Result)
@@ -295,7 +333,7 @@ func TestWorkerRetriesFailedAttemptThroughStoreBlip(t *testing.T) {
 			t.Fatalf("the worker gave up after %d failed writes, want it to retry", i+1)
 		}
 	}
-	h.wait(h.b.leased, "the slot to free after the outcome landed")
+	h.wait(h.b.settled, "the outcome to land")
 	j := h.job(id)
 	if j.State != queue.StateRetrying || j.Attempt != 1 || len(j.Errors) != 1 || j.LastError != "upstream said no" {
 		t.Fatalf("job = %s attempt %d errors %d last %q, want retrying after attempt 1 with one error", j.State, j.Attempt, len(j.Errors), j.LastError)
@@ -446,4 +484,26 @@ func (h *outcomeHarness) waitLong(what string) {
 	case <-time.After(30 * time.Second):
 		h.t.Fatalf("timed out waiting for %s\nlogs:\n%s", what, h.logs.String())
 	}
+}
+
+// giveUpSignal is a log handler that reports on ch each time the worker
+// logs that it gave up writing an outcome.
+type giveUpSignal struct {
+	slog.Handler
+	ch chan struct{}
+}
+
+func (g giveUpSignal) Handle(ctx context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, "queue: gave up recording job outcome") {
+		defer signal(g.ch)
+	}
+	return g.Handler.Handle(ctx, r)
+}
+
+func (g giveUpSignal) WithAttrs(as []slog.Attr) slog.Handler {
+	return giveUpSignal{g.Handler.WithAttrs(as), g.ch}
+}
+
+func (g giveUpSignal) WithGroup(name string) slog.Handler {
+	return giveUpSignal{g.Handler.WithGroup(name), g.ch}
 }

@@ -17,7 +17,10 @@ type run struct {
 	base     context.Context
 	stopJobs chan struct{} // closed when the grace period is over
 	abandon  chan struct{} // closed when the drain after it is over too
-	done     chan struct{} // a job finished and freed its slot
+	done     chan struct{} // a job's handler returned and freed its slot
+	// writes bounds the outcome writes still under way after their jobs
+	// freed their slots (see run.freeSlot).
+	writes   chan struct{}
 	jobs     sync.WaitGroup
 	handlers sync.WaitGroup
 	inflight int
@@ -30,6 +33,7 @@ func newRun(w *Worker) *run {
 		stopJobs: make(chan struct{}),
 		abandon:  make(chan struct{}),
 		done:     make(chan struct{}, w.cfg.Concurrency),
+		writes:   make(chan struct{}, w.cfg.Concurrency),
 	}
 }
 
@@ -83,6 +87,10 @@ func (r *run) idle(ctx context.Context, wake <-chan struct{}) {
 
 func (r *run) lease(ctx context.Context, max int) (int, error) {
 	cfg := r.w.cfg
+	var start time.Time
+	if r.w.tr != nil {
+		start = time.Now() // wall time: a span's, not a timer
+	}
 	leases, err := r.w.b.Lease(ctx, LeaseRequest{Queues: cfg.Queues, WorkerID: cfg.ID, Max: max, LeaseFor: cfg.LeaseFor})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -91,6 +99,7 @@ func (r *run) lease(ctx context.Context, max int) (int, error) {
 		return 0, err
 	}
 	for _, l := range leases {
+		r.w.tr.lease(l.Job, cfg.ID, start)
 		if !r.w.admitStart(l) {
 			continue // over a start rate: given back to wait
 		}
@@ -98,8 +107,10 @@ func (r *run) lease(ctx context.Context, max int) (int, error) {
 		r.jobs.Add(1)
 		go func() {
 			defer r.jobs.Done()
+			if err := withParents(ctx, r.w.b, l.Job); err != nil {
+				cfg.Logger.Error("queue: read parents' results", "job", l.Job.ID, "err", err)
+			}
 			r.runJob(l)
-			r.done <- struct{}{}
 		}()
 	}
 	return len(leases), nil

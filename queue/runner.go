@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // jobLease is the lease of one running job, shared by its heartbeat and
@@ -16,10 +18,14 @@ type jobLease struct {
 	id     string
 	token  string
 	cancel context.CancelCauseFunc
+	work   trace.Span // the attempt's span; nil when tracing is off
 
 	// renew serialises renewals, so that a heartbeat carrying the old
 	// length cannot land after ExtendLease and shorten the lease again.
 	renew sync.Mutex
+
+	// progress coalesces the handler's progress reports (progress.go).
+	progress *progressWriter
 
 	mu       sync.Mutex
 	leaseFor time.Duration
@@ -79,14 +85,23 @@ type outcome struct {
 	err    error
 }
 
-// runJob runs one leased job to the end of its attempt.
+// runJob runs one leased job to the end of its attempt. Its slot frees
+// when the handler returns, before the outcome is written: the next job
+// starts while the store commits this one's end, as a store that batches
+// its writes needs for its batches to fill. The write still holds the job
+// (and, in the store, its tenant's slot) until it lands; at most
+// Concurrency writes are under way at once, so a slow store holds the
+// next jobs back rather than piling writes up.
 func (r *run) runJob(ls Lease) {
 	cfg := r.w.cfg
 	job := ls.Job
 	ctx, cancel := context.WithCancelCause(r.base)
 	defer cancel(nil)
 	jl := &jobLease{b: r.w.b, id: job.ID, token: ls.Token, cancel: cancel, leaseFor: cfg.LeaseFor, until: job.LeaseUntil}
+	jl.progress = newProgressWriter(r.w.b, job.ID, ls.Token, cfg.Clock, cfg.Logger)
 	hctx := context.WithValue(ctx, leaseKey{}, jl)
+	hctx, jl.work = r.w.tr.startWork(hctx, job)
+	defer endWork(jl.work)
 
 	out := make(chan outcome, 1)
 	r.handlers.Add(1)
@@ -109,7 +124,11 @@ func (r *run) runJob(ls Lease) {
 			if cause := context.Cause(ctx); o.err != nil && cause != nil && !errors.Is(o.err, cause) {
 				o.err = fmt.Errorf("%w (%v)", o.err, cause)
 			}
+			jl.progress.close() // the last report lands before the outcome
+			r.writes <- struct{}{}
+			r.done <- struct{}{}
 			r.finish(jl, job, o)
+			<-r.writes
 			return
 		case <-hb.C():
 			r.heartbeat(jl)
@@ -119,7 +138,9 @@ func (r *run) runJob(ls Lease) {
 			timeout = nil
 		case <-r.stopJobs:
 			cancel(ErrWorkerStopped)
+			jl.progress.close()
 			r.giveBack(jl)
+			r.done <- struct{}{}
 			return
 		}
 	}
@@ -168,12 +189,26 @@ func (r *run) callHandler(ctx context.Context, job *Job) (o outcome) {
 	return outcome{result: res, err: err}
 }
 
-// giveBack puts the job straight back to pending (shutdown).
+// giveBackTries bounds the tries of a shutdown's Requeue: a store fault of
+// the moment (a statement cancelled under it, a dropped connection) gets
+// another go at once, as the worker is stopping and cannot wait long.
+const giveBackTries = 3
+
+// giveBack puts the job straight back to pending (shutdown). A job it
+// could not give back stays active until its lease expires and a rescue
+// puts it back.
 func (r *run) giveBack(jl *jobLease) {
 	if r.isLost(jl) {
 		return
 	}
-	if _, err := r.w.b.Requeue(context.Background(), jl.id, jl.token); err != nil && !errors.Is(err, ErrLeaseLost) {
+	var err error
+	for try := 0; try < giveBackTries; try++ {
+		_, err = r.w.b.Requeue(context.Background(), jl.id, jl.token)
+		if err == nil || errors.Is(err, ErrLeaseLost) || finalOutcomeErr(err) {
+			break
+		}
+	}
+	if err != nil && !errors.Is(err, ErrLeaseLost) {
 		r.w.cfg.Logger.Error("queue: requeue on shutdown failed", "job", jl.id, "err", err)
 	}
 }

@@ -70,7 +70,10 @@ func ValidateSpec(s JobSpec, maxPayload int) error {
 	if s.UniqueFor > 0 && s.UniqueKey == "" {
 		return invalid(Field("JobSpec", "UniqueFor"), "is set without a unique key")
 	}
-	return nil
+	if err := validDeps(s); err != nil {
+		return err
+	}
+	return validateExtras(s)
 }
 
 // validDuration checks that d is between 0 and MaxDuration.

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/sluicehq/sluice/keyspace"
@@ -102,36 +103,48 @@ func (r StartRates) checks(j *Job) []rateCheck {
 	return out
 }
 
-// admitStart counts the leased job's start against its start rates. It
-// returns false after handing a job over its rate back to the backend to
-// wait; the caller must not run it.
+// admitStart counts the leased job's start against its start rates (see
+// StartRates.Admit).
 func (w *Worker) admitStart(l Lease) bool {
-	checks := w.cfg.StartRates.checks(l.Job)
+	return w.cfg.StartRates.Admit(context.Background(), w.b, l, w.cfg.Logger)
+}
+
+// Admit counts the start of a job leased from b against its start rates,
+// for code that hands leased jobs to workers of its own (a server serving
+// the worker protocol; a Worker does it by itself). It returns true when
+// the job may run. Over a rate, it pauses each scope over its rate until
+// the rate allows a start again, gives the job back without spending its
+// attempt (snoozing it on a backend without TenantBackend) and returns
+// false: the caller must not run it. A store fault lets the job run and
+// is logged to log (nil: slog.Default()).
+func (r StartRates) Admit(ctx context.Context, b Backend, l Lease, log *slog.Logger) bool {
+	checks := r.checks(l.Job)
 	if len(checks) == 0 {
 		return true
 	}
-	ctx := context.Background()
+	if log == nil {
+		log = slog.Default()
+	}
 	reqs := make([]ratelimit.Request, len(checks))
 	for i, c := range checks {
 		reqs[i] = c.req
 	}
-	d, err := w.cfg.StartRates.Store.Consume(ctx, reqs...)
+	d, err := r.Store.Consume(ctx, reqs...)
 	if err != nil {
-		w.cfg.Logger.Warn("queue: start rate not checked; the job runs", "job", l.Job.ID, "err", err)
+		log.Warn("queue: start rate not checked; the job runs", "job", l.Job.ID, "err", err)
 		return true
 	}
 	if d.Allowed {
 		return true
 	}
-	w.deferStart(ctx, l, checks, d)
+	deferStart(ctx, b, log, l, checks, d)
 	return false
 }
 
 // deferStart pauses each scope over its rate until the rate allows a start
 // and gives the job back without spending its attempt.
-func (w *Worker) deferStart(ctx context.Context, l Lease, checks []rateCheck, d ratelimit.Decision) {
-	log := w.cfg.Logger
-	tb := w.b.Features().Tenants
+func deferStart(ctx context.Context, b Backend, log *slog.Logger, l Lease, checks []rateCheck, d ratelimit.Decision) {
+	tb := b.Features().Tenants
 	paused := tb != nil
 	for i, res := range d.Results {
 		if res.Allowed || !paused {
@@ -144,9 +157,9 @@ func (w *Worker) deferStart(ctx context.Context, l Lease, checks []rateCheck, d 
 	}
 	var err error
 	if paused {
-		_, err = w.b.Requeue(ctx, l.Job.ID, l.Token)
+		_, err = b.Requeue(ctx, l.Job.ID, l.Token)
 	} else {
-		_, err = w.b.Snooze(ctx, l.Job.ID, l.Token, max(d.RetryAfter, time.Millisecond))
+		_, err = b.Snooze(ctx, l.Job.ID, l.Token, max(d.RetryAfter, time.Millisecond))
 	}
 	if err != nil && !errors.Is(err, ErrLeaseLost) {
 		log.Error("queue: could not give back a job over its start rate", "job", l.Job.ID, "err", err)

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/sluicehq/sluice/clock"
 )
 
@@ -50,7 +52,11 @@ var (
 type WorkerConfig struct {
 	// Queues to lease from; default ["default"].
 	Queues []string
-	// Concurrency is how many jobs run at once; default 10.
+	// Concurrency is how many handlers run at once; default 10. A slot
+	// frees when its handler returns: the outcome is written while the
+	// next job runs, and at most Concurrency outcome writes are under way
+	// at once, so the store may hold up to twice Concurrency of this
+	// worker's jobs active for a moment.
 	Concurrency int
 	// LeaseFor is the lease length; default 30s. A job whose worker stops
 	// renewing it is recovered by any worker once it expires.
@@ -103,6 +109,11 @@ type WorkerConfig struct {
 	// StartRates limits how fast jobs start per tenant, group or queue;
 	// a job over its rate waits (see StartRates). Default none.
 	StartRates StartRates
+	// TracerProvider, when set, traces each attempt (lease, the
+	// handler's work, its complete or fail) in the trace of the call
+	// that enqueued the job (JobSpec.Trace); the handler's ctx carries
+	// the work span. Default nil: no spans and no cost.
+	TracerProvider trace.TracerProvider
 }
 
 func (c WorkerConfig) withDefaults() WorkerConfig {
@@ -168,11 +179,12 @@ type Worker struct {
 	running  atomic.Bool
 	load     loadGate
 	faults   faultLog // rate-limits the logs of outcome writes being retried
+	tr       *tracer  // nil when tracing is off
 }
 
 // NewWorker returns a worker on b.
 func NewWorker(b Backend, cfg WorkerConfig) *Worker {
-	return &Worker{b: b, cfg: cfg.withDefaults(), handlers: map[string]Handler{}}
+	return &Worker{b: b, cfg: cfg.withDefaults(), handlers: map[string]Handler{}, tr: newTracer(cfg.TracerProvider)}
 }
 
 // ID returns the worker's id, as recorded on the jobs it holds.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/keyspace"
 )
 
@@ -58,6 +59,10 @@ type Definition[T any] struct {
 	// Error builds Assert's error for a denied decision; nil means a
 	// *LimitedError.
 	Error func(T, Decision) error
+	// InFlight returns the in-flight limit Acquire holds leases under; nil
+	// (or a zero Max) means the scene has none and Acquire fails with
+	// ErrInvalidArgument unless an override sets one.
+	InFlight func(T) InFlight
 }
 
 // Event is what an Observer sees after every decision.
@@ -76,19 +81,26 @@ type Event struct {
 	// Allowed is the answer given to the caller (after shadow and failure
 	// mode).
 	Allowed bool
+	// Release is set when the event reports a Release, not a decision:
+	// Allowed then says whether the lease was still held, and Decision is
+	// empty.
+	Release bool
 }
 
 // Observer is called synchronously after each decision made by Consume,
-// Allow, Assert or Check (once per call); keep it cheap.
+// Allow, Assert or Check (once per call), and after each Release; keep it
+// cheap.
 type Observer func(Event)
 
 // Option configures a Limiter.
 type Option func(*options)
 
 type options struct {
-	timeout  time.Duration
-	logger   *slog.Logger
-	observer Observer
+	timeout   time.Duration
+	logger    *slog.Logger
+	observer  Observer
+	clock     clock.Clock
+	overrides *Overrides
 }
 
 // WithTimeout bounds each store call (default 100ms), so a hung store cannot
@@ -115,7 +127,7 @@ func Define[T any](store Store, def Definition[T], opts ...Option) (*Limiter[T],
 	if err := validateDefinition(store, def); err != nil {
 		return nil, err
 	}
-	o := options{timeout: DefaultTimeout, logger: slog.Default()}
+	o := options{timeout: DefaultTimeout, logger: slog.Default(), clock: clock.Or(nil)}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -195,23 +207,8 @@ func (l *Limiter[T]) Requests(in T) ([]Request, error) {
 }
 
 func (l *Limiter[T]) requests(in T) (string, []Request, error) {
-	policy, key, err := l.key(in)
-	if err != nil {
-		return policy, nil, err
-	}
-	limits := l.def.Limits(in)
-	if len(limits) == 0 {
-		return policy, nil, invalidArg("limits", "scene %q policy %q has no limits", l.def.Scene, policy)
-	}
-	cost := int64(1)
-	if l.def.Cost != nil {
-		cost = l.def.Cost(in)
-	}
-	reqs := make([]Request, len(limits))
-	for i, lim := range limits {
-		reqs[i] = Request{Key: key, Limit: lim, Cost: cost}
-	}
-	return policy, reqs, ValidateRequests(reqs)
+	p, err := l.plan(context.Background(), in)
+	return p.policy, p.reqs, err
 }
 
 // Consume counts in against its limits and returns the raw decision. Store
@@ -229,17 +226,18 @@ func (l *Limiter[T]) Consume(ctx context.Context, in T) (Decision, error) {
 }
 
 func (l *Limiter[T]) consume(ctx context.Context, in T) (Decision, string, error) {
-	policy, reqs, err := l.requests(in)
-	if err != nil {
-		return Decision{}, policy, err
+	p, err := l.plan(ctx, in)
+	if err != nil || p.unlimited {
+		return p.decision(), p.policy, err
 	}
+	reqs := p.reqs
 	ctx, cancel := context.WithTimeout(ctx, l.opts.timeout)
 	defer cancel()
 	d, err := l.store.Consume(ctx, reqs...)
 	if err != nil && !errors.Is(err, ErrInvalidArgument) && !errors.Is(err, ErrStoreUnavailable) {
 		err = &StoreError{Op: "consume", Err: err}
 	}
-	return d, policy, err
+	return d, p.policy, err
 }
 
 // Allow reports whether in may proceed, counting it when it does. A store

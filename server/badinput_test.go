@@ -81,7 +81,7 @@ const msRule = "must be between 0 and 3153600000000 (100 years)"
 func TestBadJobInput(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, testConfig, true)
-	fields := "(fields: queue, kind, payload, tenant, group, priority, run_at, delay_ms, max_attempts, timeout_ms, unique_key, unique_for_ms)"
+	fields := "(fields: queue, kind, payload, tenant, group, priority, run_at, delay_ms, max_attempts, timeout_ms, unique_key, unique_for_ms, depends_on, on_parent_failure, webhook)"
 	cases := []badCase{
 		{name: "delay overflow", body: `{"queue":"q","kind":"k","delay_ms":` + maxInt64 + `}`, detail: "delay_ms " + msRule + ", got " + maxInt64},
 		{name: "delay past int64", body: `{"queue":"q","kind":"k","delay_ms":1e30}`, detail: "delay_ms " + msRule + ", got 1e30"},
@@ -168,7 +168,7 @@ func TestBadControlInput(t *testing.T) {
 		{name: "long job id", method: "GET", path: "/v1/jobs/" + long, status: 404, detail: `unknown job "` + long[:100] + `…"`},
 		{name: "long group id", method: "GET", path: "/v1/groups/" + long[:200], status: 404, detail: `unknown group "` + long[:100] + `…"`},
 		{name: "long state", method: "GET", path: "/v1/jobs?state=" + long, status: 400,
-			detail: `unknown state "` + long[:100] + `…" (states: scheduled, pending, waiting, active, retrying, completed, failed, cancelled)`},
+			detail: `unknown state "` + long[:100] + `…" (states: scheduled, pending, waiting, active, retrying, completed, failed, cancelled, blocked)`},
 		{name: "long route", method: "GET", path: "/v1/" + long, status: 404, detail: "no route for GET /v1/" + long[:96] + "…: see /v1/openapi.json"},
 		{name: "gzip group", method: "POST", path: "/v1/groups", body: "\x1f\x8b", header: map[string]string{"Content-Encoding": "gzip"}, status: 415,
 			detail: `Content-Encoding "gzip" is not supported: send the body uncompressed`},

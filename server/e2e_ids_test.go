@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/amqptest"
+	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/server/config"
 )
@@ -48,6 +49,13 @@ var idStores = []struct {
 		cfg := config.Default()
 		cfg.Storage.RedisURL = u
 		cfg.Storage.Prefix = randomRedisPrefix(t, u)
+		return cfg
+	}},
+	{"postgres", func(t *testing.T) *config.Config {
+		u := pgtest.URL(t)
+		cfg := config.Default()
+		cfg.Storage.PostgresURL = u
+		cfg.Storage.Postgres = config.PostgresTuning{Schema: pgtest.Schema(t, u), MaxConns: 4}
 		return cfg
 	}},
 	{"rabbitmq", func(t *testing.T) *config.Config {

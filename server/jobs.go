@@ -37,6 +37,11 @@ type jobSpecBody struct {
 	TimeoutMS   int64   `json:"timeout_ms,omitempty"`
 	UniqueKey   string  `json:"unique_key,omitempty"`
 	UniqueForMS int64   `json:"unique_for_ms,omitempty"`
+	// DependsOn and OnParentFailure: see queue.JobSpec (flows.go).
+	DependsOn       []string `json:"depends_on,omitempty"`
+	OnParentFailure string   `json:"on_parent_failure,omitempty"`
+	// Webhook receives the job's events (see docs/webhooks.md).
+	Webhook *queue.Webhook `json:"webhook,omitempty"`
 }
 
 // spec turns the body into a JobSpec; path prefixes the fields named in a
@@ -45,7 +50,8 @@ type jobSpecBody struct {
 func (b jobSpecBody) spec(now time.Time, path string) (queue.JobSpec, *problem) {
 	s := queue.JobSpec{
 		Queue: b.Queue, Kind: b.Kind, Payload: b.Payload, Tenant: b.Tenant, Group: b.Group,
-		Priority: b.Priority, MaxAttempts: b.MaxAttempts, UniqueKey: b.UniqueKey,
+		Priority: b.Priority, MaxAttempts: b.MaxAttempts, UniqueKey: b.UniqueKey, Webhook: b.Webhook,
+		DependsOn: b.DependsOn, OnParentFailure: queue.ParentFailure(b.OnParentFailure),
 	}
 	var p *problem
 	if s.Timeout, p = millis(joinPath(path, "timeout_ms"), b.TimeoutMS); p != nil {
@@ -100,6 +106,15 @@ type jobBody struct {
 	UpdatedAt       time.Time            `json:"updated_at"`
 	StartedAt       *time.Time           `json:"started_at,omitempty"`
 	FinishedAt      *time.Time           `json:"finished_at,omitempty"`
+	// Webhook is the job's own webhook, its header values redacted.
+	Webhook *queue.Webhook `json:"webhook,omitempty"`
+	// TraceParent and TraceState are the trace context stored with the
+	// job, for a worker to continue the enqueuing call's trace.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
+	flowFields
+	// Progress is the latest progress the job's handler reported.
+	Progress *queue.JobProgress `json:"progress,omitempty"`
 }
 
 func toJobBody(j *queue.Job) jobBody {
@@ -109,10 +124,13 @@ func toJobBody(j *queue.Job) jobBody {
 		TimeoutMS: j.Timeout.Milliseconds(), UniqueKey: j.UniqueKey, LastError: j.LastError, Errors: j.Errors,
 		CancelRequested: j.CancelRequested, WorkerID: j.WorkerID, LeaseUntil: timePtr(j.LeaseUntil),
 		RunAt: timePtr(j.RunAt), CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
-		StartedAt: timePtr(j.StartedAt), FinishedAt: timePtr(j.FinishedAt),
+		StartedAt: timePtr(j.StartedAt), FinishedAt: timePtr(j.FinishedAt), Progress: j.Progress,
 	}
 	b.Payload, b.PayloadBase64 = rawOrBase64(j.Payload)
 	b.Result, b.ResultBase64 = rawOrBase64(j.Result)
+	b.Webhook = redactHook(j.Webhook)
+	b.TraceParent, b.TraceState = splitTrace(j.Trace)
+	b.flowFields = toFlowFields(j)
 	return b
 }
 
@@ -155,6 +173,8 @@ func (s *Server) jobError(w http.ResponseWriter, r *http.Request, err error) {
 		p = &problem{Status: http.StatusConflict, Detail: "a group with this id already exists (a job that names a group creates it: create a group before its jobs)"}
 	case errors.Is(err, queue.ErrGroupClosed):
 		p = &problem{Status: http.StatusConflict, Detail: "the job's group is done or cancelled: nothing was stored"}
+	case errors.Is(err, queue.ErrNotEnforced):
+		p = badRequest("%s", notEnforcedDetail(err)) // enforce.go
 	case errors.Is(err, queue.ErrUnsupported):
 		p = &problem{Status: http.StatusNotImplemented, Detail: unsupportedDetail(err)}
 	case errors.Is(err, queue.ErrLeaseLost):
@@ -205,7 +225,14 @@ func (s *Server) handleEnqueue(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, nil)
 		return
 	}
-	res, err := s.jobs.EnqueueBatch(r.Context(), []queue.JobSpec{spec})
+	specs := []queue.JobSpec{spec}
+	s.specDefaults(specs)
+	ctx, err := s.prepareEnqueue(r, specs) // jobhooks.go
+	if err != nil {
+		s.jobError(w, r, err)
+		return
+	}
+	res, err := s.jobs.EnqueueBatch(ctx, specs)
 	if err != nil {
 		s.jobError(w, r, err)
 		return
@@ -251,7 +278,13 @@ func (s *Server) handleEnqueueBatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := s.jobs.EnqueueBatch(r.Context(), specs)
+	s.specDefaults(specs)
+	ctx, err := s.prepareEnqueue(r, specs) // jobhooks.go
+	if err != nil {
+		s.jobError(w, r, err)
+		return
+	}
+	res, err := s.jobs.EnqueueBatch(ctx, specs)
 	var partial *queue.PartialError
 	if errors.As(err, &partial) {
 		s.partialBatch(w, r, partial)
@@ -310,12 +343,19 @@ func (s *Server) countEnqueued(res []queue.Enqueued) {
 }
 
 func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
+	if d, p := waitParam(r); p != nil {
+		writeProblem(w, p, nil)
+		return
+	} else if d > 0 {
+		s.getJobWaiting(w, r, d) // wait.go
+		return
+	}
 	j, err := s.jobs.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.jobError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toJobBody(j))
+	writeJSON(w, http.StatusOK, s.withRelatives(r.Context(), j))
 }
 
 func (s *Server) handleCancelJob(w http.ResponseWriter, r *http.Request) {

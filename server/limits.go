@@ -26,6 +26,8 @@ type policy struct {
 	shadow  bool
 	mode    ratelimit.FailureMode
 	limiter *ratelimit.Limiter[limitInput]
+	// inFlight is the policy's in-flight limit; zero Max: none.
+	inFlight ratelimit.InFlight
 }
 
 // limitInput is what one decision is made of: the subject as type/id pairs
@@ -33,9 +35,13 @@ type policy struct {
 type limitInput struct {
 	pairs []string
 	cost  int64
+	// waitMS, atMost and leaseID carry the options of limits_ops.go.
+	waitMS  int64
+	atMost  bool
+	leaseID string
 }
 
-func (s *Server) buildScene(cfg *config.Config, name string, sc config.Scene) (*scene, error) {
+func (s *Server) buildScene(cfg *config.Config, name string, sc config.Scene, ov *ratelimit.Overrides) (*scene, error) {
 	out := &scene{name: name, subject: sc.Subject, policies: map[string]*policy{}}
 	for pname, pc := range sc.Policies {
 		p := &policy{name: pname, shadow: sc.Shadow, mode: ratelimit.FailOpen}
@@ -48,6 +54,9 @@ func (s *Server) buildScene(cfg *config.Config, name string, sc config.Scene) (*
 		for _, l := range pc.Limits {
 			p.limits = append(p.limits, l.Limit())
 		}
+		if pc.InFlight != nil {
+			p.inFlight = pc.InFlight.Limit()
+		}
 		lim, err := ratelimit.Define(s.limits, ratelimit.Definition[limitInput]{
 			Scene:       name,
 			Policy:      func(limitInput) string { return pname },
@@ -56,7 +65,9 @@ func (s *Server) buildScene(cfg *config.Config, name string, sc config.Scene) (*
 			Cost:        func(in limitInput) int64 { return in.cost },
 			FailureMode: p.mode,
 			Shadow:      p.shadow,
-		}, ratelimit.WithTimeout(cfg.Limits.Timeout.D()), ratelimit.WithLogger(s.log), ratelimit.WithObserver(s.metrics.observeLimit))
+			InFlight:    func(limitInput) ratelimit.InFlight { return p.inFlight },
+		}, ratelimit.WithTimeout(cfg.Limits.Timeout.D()), ratelimit.WithLogger(s.log), ratelimit.WithObserver(s.metrics.observeLimit),
+			ratelimit.WithOverrides(ov), ratelimit.WithClock(s.clock))
 		if err != nil {
 			return nil, err
 		}
@@ -70,6 +81,12 @@ func (s *Server) buildScene(cfg *config.Config, name string, sc config.Scene) (*
 type limitRequest struct {
 	Subject map[string]any `json:"subject"`
 	Cost    *int64         `json:"cost"`
+	// WaitMS is how long the caller will wait for admission (limits_ops.go).
+	WaitMS *int64 `json:"wait_ms"`
+	// AtMost grants as much of Cost as the limits admit.
+	AtMost bool `json:"at_most"`
+	// LeaseID names the lease to release.
+	LeaseID string `json:"lease_id"`
 }
 
 // limitResult is one limit's part of a decision in JSON.
@@ -101,6 +118,10 @@ type decisionBody struct {
 	FailureMode  string        `json:"failure_mode,omitempty"`
 	RetryAfterMS int64         `json:"retry_after_ms"`
 	Limits       []limitResult `json:"limits"`
+	// Granted is the cost granted by a partial grant (at_most).
+	Granted *int64 `json:"granted,omitempty"`
+	// WaitedMS is how long the call waited for admission (wait_ms).
+	WaitedMS int64 `json:"waited_ms,omitempty"`
 }
 
 type deniedBody struct {
@@ -114,6 +135,10 @@ func (s *Server) handleLimit(peek bool) http.HandlerFunc {
 		sc, pol, in, prob := st.limitInput(r, peek)
 		if prob != nil {
 			writeProblem(w, prob, nil)
+			return
+		}
+		if in.waitMS != 0 || in.atMost {
+			s.handleLimitMore(w, r, sc, pol, in) // limits_ops.go
 			return
 		}
 		v, err := pol.limiter.Check(r.Context(), in)
@@ -153,6 +178,9 @@ func (st *state) limitInput(r *http.Request, peek bool) (*scene, *policy, limitI
 	if peek {
 		in.cost = 0
 	}
+	if p := in.options(req, peek); p != nil {
+		return nil, nil, limitInput{}, p
+	}
 	return sc, pol, in, nil
 }
 
@@ -180,6 +208,10 @@ func (sc *scene) pairs(subject map[string]any) ([]string, *problem) {
 }
 
 func (s *Server) writeVerdict(w http.ResponseWriter, sc *scene, pol *policy, cost int64, v ratelimit.Verdict) {
+	s.writeVerdictBody(w, sc, pol, cost, v, nil)
+}
+
+func (s *Server) writeVerdictBody(w http.ResponseWriter, sc *scene, pol *policy, cost int64, v ratelimit.Verdict, more func(*decisionBody)) {
 	body := decisionBody{Allowed: v.Allowed, Scene: sc.name, Policy: pol.name, Cost: cost, Shadow: pol.shadow, Limits: results(v.Decision)}
 	h := w.Header()
 	if v.Fault != nil {
@@ -192,13 +224,16 @@ func (s *Server) writeVerdict(w http.ResponseWriter, sc *scene, pol *policy, cos
 		writeJSON(w, http.StatusOK, body)
 		return
 	}
+	if more != nil {
+		more(&body)
+	}
 	d := v.Decision
 	body.RetryAfterMS = d.RetryAfter.Milliseconds()
 	if v.Allowed && !d.Allowed { // shadow: report the denial, answer allowed
 		body.ShadowDenied = true
 		d.Allowed, d.RetryAfter = true, 0
 	}
-	httplimit.SetHeaders(h, sc.name+"/"+pol.name, d, false)
+	httplimit.SetHeaders(h, sc.name+"/"+pol.name, d, s.state.Load().cfg.Limits.LegacyHeaders)
 	if v.Allowed || cost == 0 {
 		writeJSON(w, http.StatusOK, body)
 		return

@@ -35,6 +35,7 @@ type metrics struct {
 	startDelay *prometheus.HistogramVec
 	deliveries *prometheus.CounterVec
 	deliverLat *prometheus.HistogramVec
+	releases   *prometheus.CounterVec
 	// tenants bounds the tenant label of enqueued and finished.
 	tenants *tenantSeries
 	// activity keeps the last minute per second for the dashboard.
@@ -59,6 +60,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	m.startDelay = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_job_start_delay_seconds", Help: "Time from a job being due (enqueue or run_at) to its start.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 12)}, []string{"queue"})
 	m.deliveries = counter(reg, "sluice_webhook_deliveries_total", "Webhook delivery attempts by subscription, event type and outcome.", "subscription", "event", "outcome")
 	m.deliverLat = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_webhook_delivery_seconds", Help: "Time one webhook delivery attempt took, response included.", Buckets: prometheus.ExponentialBuckets(0.005, 4, 8)}, []string{"subscription"})
+	m.releases = counter(reg, "sluice_limit_releases_total", "In-flight lease releases by scene, policy and outcome (released, not_held: expired or released before, error).", "scene", "policy", "outcome")
 	reg.MustRegister(m.storeLat, m.reqLat, m.jobDur, m.startDelay, m.deliverLat)
 	return m
 }
@@ -71,6 +73,10 @@ func counter(reg *prometheus.Registry, name, help string, labels ...string) *pro
 
 // observeLimit is the ratelimit Observer of every scene's Limiter.
 func (m *metrics) observeLimit(ev ratelimit.Event) {
+	if ev.Release {
+		m.observeRelease(ev)
+		return
+	}
 	outcome := "allowed"
 	switch {
 	case ev.FailureModeApplied && ev.Allowed:
@@ -90,6 +96,20 @@ func (m *metrics) observeLimit(ev ratelimit.Event) {
 	m.decisions.WithLabelValues(ev.Scene, ev.Policy, outcome).Inc()
 	m.storeLat.WithLabelValues(ev.Scene).Observe(ev.Latency.Seconds())
 	m.activity.ObserveLimit(ev)
+}
+
+// observeRelease counts a lease release; it is not a decision, so the
+// decision series and the dashboard's activity leave it out.
+func (m *metrics) observeRelease(ev ratelimit.Event) {
+	outcome := "released"
+	switch {
+	case ev.Err != nil:
+		outcome = "error"
+	case !ev.Allowed:
+		outcome = "not_held"
+	}
+	m.releases.WithLabelValues(ev.Scene, ev.Policy, outcome).Inc()
+	m.storeLat.WithLabelValues(ev.Scene).Observe(ev.Latency.Seconds())
 }
 
 // instrument counts requests by route pattern (never the raw path).

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/server/config"
 )
 
@@ -12,6 +14,15 @@ const metricsToken = "metrics-0123456789abcdef"
 func TestMetricsToken(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, authConfig+"metrics:\n  token: "+metricsToken+"\n", false)
+	// A request is counted once its handler has returned, which may be
+	// after its client has the answer: wait until one has been, so that
+	// the series exists whichever subtest is served first.
+	testutil.Eventually(t, "a request counted", func() error {
+		if r := h.do("GET", "/metrics", "admin-0123456789abcdef", ""); !strings.Contains(r.raw, "sluice_http_requests_total") {
+			return fmt.Errorf("status %d, no sluice_http_requests_total yet", r.status)
+		}
+		return nil
+	})
 	cases := []struct {
 		name, token string
 		status      int

@@ -24,12 +24,14 @@ type envoyRule struct {
 	policy    string // fixed policy, or "" when policyKey names it
 	policyKey string
 	entries   []config.EnvoyEntry
+	name      string   // for replaces
+	replaces  []string // rules skipped when this one matches (rls_replaces.go)
 }
 
 func buildEnvoy(cfg *config.Config) []envoyRule {
 	out := make([]envoyRule, 0, len(cfg.Limits.Envoy))
 	for _, r := range cfg.Limits.Envoy {
-		out = append(out, envoyRule{domain: r.Domain, scene: r.Scene, policy: r.Policy, policyKey: r.PolicyKey, entries: r.Entries})
+		out = append(out, envoyRule{domain: r.Domain, scene: r.Scene, policy: r.Policy, policyKey: r.PolicyKey, entries: r.Entries, name: r.Name, replaces: r.Replaces})
 	}
 	return out
 }
@@ -92,8 +94,9 @@ func (g *rls) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) 
 	}
 	st := g.s.state.Load()
 	resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK}
+	replaced := st.replaced(req)
 	for _, d := range req.Descriptors {
-		ds, err := g.decide(ctx, st, req, d)
+		ds, err := g.decide(ctx, st, req, d, replaced)
 		if err != nil {
 			return nil, err
 		}
@@ -105,7 +108,7 @@ func (g *rls) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) 
 	return resp, nil
 }
 
-func (g *rls) decide(ctx context.Context, st *state, req *rlsv3.RateLimitRequest, d *corev3.RateLimitDescriptor) (*rlsv3.RateLimitResponse_DescriptorStatus, error) {
+func (g *rls) decide(ctx context.Context, st *state, req *rlsv3.RateLimitRequest, d *corev3.RateLimitDescriptor, replaced map[string]bool) (*rlsv3.RateLimitResponse_DescriptorStatus, error) {
 	ok := &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OK}
 	if len(d.GetEntries()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "sluice: a descriptor must have at least one entry")
@@ -119,6 +122,9 @@ func (g *rls) decide(ctx context.Context, st *state, req *rlsv3.RateLimitRequest
 		policyName, pairs, matched := r.match(req.Domain, d, sc)
 		if !matched {
 			continue
+		}
+		if r.name != "" && replaced[r.name] {
+			return ok, nil // another matched rule replaces this one
 		}
 		pol := sc.policies[policyName]
 		if pol == nil {

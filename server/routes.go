@@ -38,6 +38,13 @@ func (s *Server) routeTable() []route {
 		{method: "GET", path: "/v1/limits", role: config.RoleLimiter, handler: s.handleScenes},
 		{method: "POST", path: "/v1/limits/{scene}/{policy}", role: config.RoleLimiter, handler: s.handleLimit(false)},
 		{method: "POST", path: "/v1/limits/{scene}/{policy}/peek", role: config.RoleLimiter, handler: s.handleLimit(true)},
+		{method: "POST", path: "/v1/limits/{scene}/{policy}/acquire", role: config.RoleLimiter, handler: s.handleAcquire},
+		{method: "POST", path: "/v1/limits/{scene}/{policy}/release", role: config.RoleLimiter, handler: s.handleRelease},
+		{method: "POST", path: "/v1/limits/{scene}/{policy}/inspect", role: config.RoleAdmin, handler: s.handleInspect},
+		{method: "POST", path: "/v1/limits/{scene}/{policy}/reset", role: config.RoleAdmin, handler: s.handleReset},
+		{method: "GET", path: "/v1/limit-overrides", role: config.RoleAdmin, handler: s.handleListOverrides},
+		{method: "PUT", path: "/v1/limit-overrides/{scene}/{policy}", role: config.RoleAdmin, handler: s.handleSetOverride},
+		{method: "DELETE", path: "/v1/limit-overrides/{scene}/{policy}", role: config.RoleAdmin, handler: s.handleDeleteOverride},
 
 		{method: "POST", path: "/v1/jobs", role: config.RoleProducer, job: true, handler: s.handleEnqueue},
 		{method: "POST", path: "/v1/jobs/batch", role: config.RoleProducer, job: true, handler: s.handleEnqueueBatch},
@@ -56,15 +63,25 @@ func (s *Server) routeTable() []route {
 		{method: "POST", path: "/v1/worker/jobs/{id}/complete", role: config.RoleWorker, job: true, handler: s.handleComplete},
 		{method: "POST", path: "/v1/worker/jobs/{id}/fail", role: config.RoleWorker, job: true, handler: s.handleFail},
 		{method: "POST", path: "/v1/worker/jobs/{id}/requeue", role: config.RoleWorker, job: true, handler: s.handleRequeue},
+		{method: "POST", path: "/v1/worker/jobs/{id}/progress", role: config.RoleWorker, job: true, handler: s.handleProgress},
+		{method: "GET", path: "/v1/events", role: config.RoleProducer, job: true, handler: s.handleEvents},
 
 		{method: "GET", path: "/v1/tenants", role: config.RoleProducer, job: true, handler: s.handleListTenants},
 		{method: "GET", path: "/v1/tenants/{tenant}", role: config.RoleProducer, job: true, handler: s.handleGetTenant},
 		{method: "PUT", path: "/v1/tenants/{tenant}", role: config.RoleAdmin, job: true, handler: s.handleSetTenant},
 		{method: "PUT", path: "/v1/tenants/{tenant}/limit", role: config.RoleAdmin, job: true, handler: s.handleSetTenantLimit},
+		{method: "GET", path: "/v1/tenants/{tenant}/webhook-secret", role: config.RoleAdmin, job: true, handler: s.handleGetTenantSecret},
+		{method: "PUT", path: "/v1/tenants/{tenant}/webhook-secret", role: config.RoleAdmin, job: true, handler: s.handleSetTenantSecret},
+		{method: "DELETE", path: "/v1/tenants/{tenant}/webhook-secret", role: config.RoleAdmin, job: true, handler: s.handleDeleteTenantSecret},
+		{method: "POST", path: "/v1/tenants/{tenant}/backoff", role: config.RoleWorker, job: true, handler: s.handleBackOffTenant},
 		{method: "POST", path: "/v1/groups", role: config.RoleProducer, job: true, handler: s.handleCreateGroup},
 		{method: "GET", path: "/v1/groups/{group}", role: config.RoleProducer, job: true, handler: s.handleGetGroup},
 		{method: "POST", path: "/v1/groups/{group}/cancel", role: config.RoleProducer, job: true, handler: s.handleCancelGroup},
-	}, s.dashboardRoutes()...) // dashboard.go
+		{method: "POST", path: "/v1/groups/{group}/backoff", role: config.RoleWorker, job: true, handler: s.handleBackOffGroup},
+		{method: "POST", path: "/v1/flows", role: config.RoleProducer, job: true, handler: s.handleEnqueueFlow},
+		{method: "GET", path: "/v1/flows/{flow}", role: config.RoleProducer, job: true, handler: s.handleGetFlow},
+		{method: "POST", path: "/v1/flows/{flow}/cancel", role: config.RoleProducer, job: true, handler: s.handleCancelFlow},
+	}, append(s.dashboardRoutes(), s.scheduleRoutes()...)...) // dashboard.go, schedules.go
 }
 
 // routes builds the mux. Unknown paths and wrong methods are answered as

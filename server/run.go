@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/server/config"
 )
 
@@ -33,6 +33,10 @@ type RunOptions struct {
 	// Listening, when set, is called with the HTTP (and gRPC, or "")
 	// addresses once both accept connections.
 	Listening func(httpAddr, grpcAddr string)
+	// TracerProvider, when set, is used instead of the one telemetry
+	// configures (for tests and programs that set up OpenTelemetry
+	// themselves); Run does not shut it down.
+	TracerProvider trace.TracerProvider
 }
 
 // Run opens the stores the config names (starting even while Redis does
@@ -65,8 +69,16 @@ func Run(ctx context.Context, opts RunOptions) error {
 			log.Error("server: closing stores", "error", err)
 		}
 	}()
-	srv, err := New(Options{Config: cfg, Limits: stores.Limits, Queue: stores.Queue, Ready: stores.Ping, Logger: log})
+	tp, stopTracing, err := runTracing(ctx, cfg, opts)
 	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	srv, err := New(Options{Config: cfg, Limits: stores.Limits, Queue: stores.Queue, Ready: stores.Ping, Logger: log, TracerProvider: tp})
+	if err != nil {
+		return err
+	}
+	if err := srv.applyTenantSecrets(ctx, cfg); err != nil {
 		return err
 	}
 	tenantsPending, err := srv.applyTenantsAtStart(ctx, cfg.Queues.Tenants)
@@ -198,33 +210,10 @@ func (s *Server) background(ctx context.Context, wg *sync.WaitGroup, path string
 		return
 	}
 	s.startWebhooks(ctx, wg)
-	r := s.Config().Queues.Retention
-	cl := queue.NewCleaner(s.backend, queue.CleanerConfig{Logger: s.log, Retention: queue.Retention{Completed: r.Completed.D(), Failed: r.Failed.D(), Cancelled: r.Cancelled.D()}})
-	wg.Add(2)
-	go func() { defer wg.Done(); _ = cl.Run(ctx) }()
-	go func() { defer wg.Done(); s.rescueLoop(ctx) }()
-}
-
-// rescueEvery is how often expired leases are looked for.
-const rescueEvery = time.Second
-
-func (s *Server) rescueLoop(ctx context.Context) {
-	t := time.NewTicker(rescueEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		res, err := s.backend.RescueExpired(ctx, queue.RescueRequest{})
-		switch {
-		case err != nil && ctx.Err() == nil:
-			s.log.Error("server: rescuing expired leases", "error", err)
-		case res.Total() > 0:
-			s.log.Warn("server: rescued jobs with expired leases", "requeued", res.Requeued, "failed", res.Failed, "cancelled", res.Cancelled)
-		}
-	}
+	s.maintain(ctx, wg) // rescue, cleaner, aging, overload monitor (queue_maintain.go)
+	s.startSchedules(ctx, wg)
+	// The event log is pruned to its retention (events.go).
+	s.startEventPruner(ctx, wg)
 }
 
 // onConfigChange applies a new config version. Listeners and stores are
@@ -237,5 +226,9 @@ func (s *Server) onConfigChange(next *config.Config) error {
 	}
 	applied := *next
 	applied.Server, applied.Storage = cur.Server, cur.Storage
-	return s.Apply(&applied)
+	if err := s.Apply(&applied); err != nil {
+		return err
+	}
+	s.reloadSchedules(&applied) // schedules_run.go
+	return nil
 }

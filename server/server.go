@@ -19,7 +19,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/server/config"
@@ -45,6 +47,12 @@ type Options struct {
 	Registry *prometheus.Registry
 	// Now is the clock for job latency metrics; default time.Now.
 	Now func() time.Time
+	// TracerProvider, when set, traces enqueues, limit decisions and
+	// webhook deliveries (see docs/tracing.md); default nil: off.
+	TracerProvider trace.TracerProvider
+	// Clock is where rate-limit waits (wait_ms) sleep and cached override
+	// answers age; nil means the system clock. Give Limits the same clock.
+	Clock clock.Clock
 }
 
 // Server is the HTTP handler and gRPC service. It is safe for concurrent
@@ -61,6 +69,9 @@ type Server struct {
 	handler http.Handler
 	leases  *leaseWaiter
 	counts  *dashboard.Breakdowns // job counts by tenant, group, ... (dashboard.go)
+	qo      *queueOptions         // start rates, priority, overload, per-queue maintenance (queue_options.go)
+	tracer  trace.TracerProvider  // nil when tracing is off (tracing.go)
+	clock   clock.Clock           // rate-limit waits and override ages (Options.Clock)
 }
 
 // New returns a Server for opts. It fails when opts.Limits is nil or the
@@ -69,7 +80,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Limits == nil {
 		return nil, errors.New("server: Options.Limits is required")
 	}
-	s := &Server{limits: opts.Limits, backend: opts.Queue, ready: opts.Ready, log: opts.Logger, now: opts.Now}
+	s := &Server{limits: ratelimit.TraceStore(opts.Limits, opts.TracerProvider), backend: opts.Queue, ready: opts.Ready,
+		log: opts.Logger, now: opts.Now, tracer: opts.TracerProvider, clock: clock.Or(opts.Clock)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -87,7 +99,8 @@ func New(opts Options) (*Server, error) {
 			MaxPayload: int(cfg.Queues.MaxPayloadBytes),
 			// Enqueues over a queue's depth cap are refused with an
 			// overload error, answered as 503 + Retry-After.
-			Admission: queue.Admission{MaxDepth: cfg.Queues.MaxDepth},
+			Admission:      queue.Admission{MaxDepth: cfg.Queues.MaxDepth},
+			TracerProvider: opts.TracerProvider,
 		})
 		s.counts = dashboard.NewBreakdowns(s.jobs, 0, s.now)
 		s.metrics.watchQueue(s.jobs)
@@ -119,6 +132,7 @@ func (s *Server) Apply(cfg *config.Config) error {
 	}
 	s.state.Store(st)
 	s.metrics.tenants.setLimit(cfg.Metrics.TenantSeries)
+	s.applyQueueOptions(cfg)
 	return nil
 }
 
@@ -128,6 +142,8 @@ type state struct {
 	scenes map[string]*scene
 	auth   authState
 	envoy  []envoyRule
+	// overrides finds per-subject overrides (limits_overrides.go).
+	overrides *ratelimit.Overrides
 }
 
 func (s *Server) build(cfg *config.Config) (*state, error) {
@@ -136,8 +152,11 @@ func (s *Server) build(cfg *config.Config) (*state, error) {
 		return nil, err
 	}
 	st := &state{cfg: cfg, auth: auth, scenes: map[string]*scene{}}
+	if st.overrides, err = s.buildOverrides(cfg); err != nil {
+		return nil, err
+	}
 	for name, sc := range cfg.Limits.Scenes {
-		built, err := s.buildScene(cfg, name, sc)
+		built, err := s.buildScene(cfg, name, sc, st.overrides)
 		if err != nil {
 			return nil, fmt.Errorf("server: scene %q: %w", name, err)
 		}

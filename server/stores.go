@@ -13,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/internal/redisbreaker"
-	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/ratelimit"
@@ -56,7 +55,7 @@ func OpenStores(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Sto
 		return openRedis(ctx, cfg, log)
 	}
 	st := &Stores{Kind: "embedded"}
-	mem := memlimit.New(memlimit.Options{})
+	mem := memlimit.New(memlimitOptions(cfg))
 	st.Limits = mem
 	st.closers = append(st.closers, mem.Close)
 	if err := st.openQueues(ctx, cfg, log, nil); err != nil {
@@ -74,7 +73,7 @@ func openSQLite(cfg *config.Config) (*sqlitequeue.Backend, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("server: data dir: %w", err)
 	}
-	return sqlitequeue.Open(sqlitePath(cfg), sqlitequeue.Options{Outbox: webhooksOn(cfg)})
+	return sqlitequeue.Open(sqlitePath(cfg), sqliteOptions(cfg))
 }
 
 // startPing bounds the check of Redis at start.
@@ -91,7 +90,7 @@ func openRedis(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stor
 		return nil, errors.New("server: storage.redis_url is not a valid redis:// URL") // never echo it: it may hold a password
 	}
 	st := &Stores{Kind: "redis", redis: redisAddress(cfg.Storage), closers: []func() error{client.Close}}
-	br, err := redisbreaker.Attach(client, redisbreaker.Options{Logger: log})
+	br, err := redisbreaker.Attach(client, breakerOptions(cfg, log))
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -105,7 +104,7 @@ func openRedis(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Stor
 		log.Warn("server: Redis does not answer: serving scenes by their failure mode and job calls with 503 until it does",
 			"redis", st.redis, "mode", cfg.Storage.RedisMode, "error", err)
 	}
-	rl, err := redislimit.New(client, redislimit.Options{Prefix: keyspace.Prefix(cfg.Storage.Prefix)})
+	rl, err := redislimit.New(client, redisLimitOptions(cfg))
 	if err != nil {
 		st.Close()
 		return nil, err

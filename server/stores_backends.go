@@ -118,20 +118,29 @@ func openBackend(ctx context.Context, name string, cfg *config.Config, log *slog
 		}
 		return ob, closer, nil
 	case config.BackendRabbitMQ:
-		b, err := openLane(cfg, log, client)
+		b, closer, err := openLane(cfg, log, client)
 		if err != nil {
 			return ob, nil, err
 		}
 		ob.b = b
 		ob.ping = func(ctx context.Context) error { _, err := b.Stats(ctx); return err }
+		return ob, closer, nil
+	case config.BackendPostgres:
+		b, err := openPostgres(ctx, cfg)
+		if err != nil {
+			return ob, nil, err
+		}
+		ob.b = b
+		ob.ping = func(ctx context.Context) error { return b.Pool().Ping(ctx) }
 		return ob, b.Close, nil
 	}
 	return ob, nil, fmt.Errorf("server: unknown queue backend %q", name)
 }
 
 // openLane connects the RabbitMQ lane with the config's options, declaring
-// the queues placed on it so that stats show them from the start.
-func openLane(cfg *config.Config, log *slog.Logger, client redis.UniversalClient) (*amqpqueue.Backend, error) {
+// the queues placed on it so that stats show them from the start, and
+// returns it with how to close it and its Scheduler.
+func openLane(cfg *config.Config, log *slog.Logger, client redis.UniversalClient) (*amqpqueue.Backend, func() error, error) {
 	r := cfg.Queues.RabbitMQ
 	opts := amqpqueue.Options{
 		Prefix: r.Prefix, Queues: queuesOn(cfg, config.BackendRabbitMQ), Prefetch: r.Prefetch, Consumers: r.Consumers,
@@ -151,17 +160,26 @@ func openLane(cfg *config.Config, log *slog.Logger, client redis.UniversalClient
 			Retention: queue.Retention{Completed: ret.Completed.D(), Failed: ret.Failed.D(), Cancelled: ret.Cancelled.D()},
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts.Recorder = rec
 	}
+	closeSched := func() error { return nil }
+	if r.Scheduler == "redis" {
+		s, err := openLaneScheduler(client, cfg, log) // enforce.go
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.Scheduler, closeSched = s, s.Close
+	}
 	b, err := amqpqueue.New(r.URL, opts)
 	if err != nil {
+		_ = closeSched()
 		// The URL may hold a password: the lane's dial errors name the
 		// broker's address only.
-		return nil, fmt.Errorf("server: queues.rabbitmq: %w", err)
+		return nil, nil, fmt.Errorf("server: queues.rabbitmq: %w", err)
 	}
-	return b, nil
+	return b, func() error { err := b.Close(); _ = closeSched(); return err }, nil
 }
 
 // pingQueues makes st.Ping check every job backend as well as what it

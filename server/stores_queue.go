@@ -6,7 +6,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/server/config"
@@ -23,5 +22,5 @@ func openRedisQueue(client redis.UniversalClient, cfg *config.Config, log *slog.
 		// so redisqueue keeps none on a Cluster.
 		return nil, errors.New("server: webhooks.subscriptions need storage.redis_mode single or sentinel: the Redis job store records no events on a Redis Cluster")
 	}
-	return redisqueue.New(client, redisqueue.Options{Prefix: keyspace.Prefix(cfg.Storage.Prefix), Logger: log, Outbox: webhooksOn(cfg)})
+	return redisqueue.New(client, redisQueueOptions(cfg, log))
 }

@@ -38,6 +38,8 @@ type tenantBody struct {
 	Effective   tenantSettings   `json:"effective"`
 	Jobs        map[string]int64 `json:"jobs"`
 	PausedUntil *time.Time       `json:"paused_until,omitempty"`
+	// Warnings say where the settings just set do not hold (enforce.go).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func toTenantBody(i *queue.TenantInfo) tenantBody {
@@ -48,12 +50,19 @@ func toTenantBody(i *queue.TenantInfo) tenantBody {
 }
 
 func (s *Server) handleGetTenant(w http.ResponseWriter, r *http.Request) {
+	s.writeTenant(w, r, nil)
+}
+
+// writeTenant answers with the tenant of the path and warnings.
+func (s *Server) writeTenant(w http.ResponseWriter, r *http.Request, warnings []string) {
 	info, err := s.jobs.Tenant(r.Context(), r.PathValue("tenant"))
 	if err != nil {
 		s.jobError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toTenantBody(info))
+	body := toTenantBody(info)
+	body.Warnings = warnings
+	writeJSON(w, http.StatusOK, body)
 }
 
 // tenantListBody is GET /v1/tenants: a page of tenants in the shape of
@@ -105,7 +114,7 @@ func (s *Server) handleSetTenantLimit(w http.ResponseWriter, r *http.Request) {
 		s.jobError(w, r, asField(err, queue.Field("TenantConfig", "Limit"), "concurrency"))
 		return
 	}
-	s.handleGetTenant(w, r)
+	s.writeTenant(w, r, s.gapWarnings(queue.CapTenants))
 }
 
 // handleSetTenant replaces a tenant's own settings.
@@ -124,7 +133,7 @@ func (s *Server) handleSetTenant(w http.ResponseWriter, r *http.Request) {
 		s.jobError(w, r, err)
 		return
 	}
-	s.handleGetTenant(w, r)
+	s.writeTenant(w, r, s.gapWarnings(queue.CapTenants))
 }
 
 // applyTenants writes the config's tenant defaults and overrides to the
@@ -147,6 +156,9 @@ func (s *Server) applyTenants(ctx context.Context, t config.Tenants) error {
 			return err
 		}
 	}
+	for _, w := range s.gapWarnings(queue.CapTenants) { // enforce.go
+		s.log.Warn("server: queues.tenants "+w, "refused", "jobs of a limited or paused tenant on these queues")
+	}
 	return nil
 }
 
@@ -164,6 +176,9 @@ type groupSpecBody struct {
 	CompletionKind    string          `json:"completion_kind,omitempty"`
 	CompletionQueue   string          `json:"completion_queue,omitempty"`
 	CompletionPayload json.RawMessage `json:"completion_payload,omitempty"`
+	// Webhook receives the events of the group's jobs and its
+	// group.completed (see docs/webhooks.md).
+	Webhook *queue.Webhook `json:"webhook,omitempty"`
 }
 
 type groupBody struct {
@@ -176,6 +191,8 @@ type groupBody struct {
 	PausedUntil     *time.Time       `json:"paused_until,omitempty"`
 	CreatedAt       time.Time        `json:"created_at"`
 	FinishedAt      *time.Time       `json:"finished_at,omitempty"`
+	// Warnings say where the group's settings do not hold (enforce.go).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func toGroupBody(g *queue.GroupProgress) groupBody {
@@ -184,9 +201,10 @@ func toGroupBody(g *queue.GroupProgress) groupBody {
 		groupSpecBody: groupSpecBody{
 			ID: g.ID, Tenant: g.Tenant, MaxConcurrency: g.MaxConcurrency, MinIntervalMS: g.MinInterval.Milliseconds(),
 			TTLMS: g.TTL.Milliseconds(), CompletionKind: g.CompletionKind, CompletionQueue: g.CompletionQueue, CompletionPayload: payload,
+			Webhook: redactHook(g.Webhook),
 		},
 		Jobs: map[string]int64{
-			"scheduled": g.Scheduled, "pending": g.Pending, "waiting": g.Waiting, "active": g.Active, "retrying": g.Retrying,
+			"scheduled": g.Scheduled, "pending": g.Pending, "waiting": g.Waiting, "active": g.Active, "retrying": g.Retrying, "blocked": g.Blocked,
 			"completed": g.Completed, "failed": g.Failed, "cancelled": g.Cancelled,
 		},
 		Total: g.Total(), CancelRequested: g.CancelRequested, Done: g.Done, CompletionJobID: g.CompletionJobID,
@@ -199,6 +217,7 @@ func (b groupSpecBody) spec() (queue.GroupSpec, *problem) {
 	g := queue.GroupSpec{
 		ID: b.ID, Tenant: b.Tenant, MaxConcurrency: b.MaxConcurrency,
 		CompletionKind: b.CompletionKind, CompletionQueue: b.CompletionQueue, CompletionPayload: b.CompletionPayload,
+		Webhook: b.Webhook,
 	}
 	var p *problem
 	if g.MinInterval, p = millis("min_interval_ms", b.MinIntervalMS); p != nil {
@@ -219,15 +238,29 @@ func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, nil)
 		return
 	}
+	s.groupDefaults(&spec)
+	if err := s.checkHooks(r.Context(), "GroupSpec", []*queue.Webhook{spec.Webhook}, nil); err != nil { // jobhooks.go
+		s.jobError(w, r, err)
+		return
+	}
 	g, err := s.jobs.CreateGroup(r.Context(), spec)
 	if err != nil {
 		s.jobError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, toGroupBody(g))
+	body := toGroupBody(g)
+	body.Warnings = s.gapWarnings(queue.CapGroups)
+	writeJSON(w, http.StatusCreated, body)
 }
 
 func (s *Server) handleGetGroup(w http.ResponseWriter, r *http.Request) {
+	if d, p := waitParam(r); p != nil {
+		writeProblem(w, p, nil)
+		return
+	} else if d > 0 {
+		s.getGroupWaiting(w, r, d) // wait.go
+		return
+	}
 	g, err := s.jobs.Group(r.Context(), r.PathValue("group"))
 	if err != nil {
 		s.jobError(w, r, err)

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/sluicehq/sluice/queue/webhook"
@@ -45,21 +44,22 @@ func checkWebhooks(cfg *config.Config) error {
 // restart, like storage.
 func (s *Server) startWebhooks(ctx context.Context, wg *sync.WaitGroup) {
 	cfg := s.Config()
-	if !webhooksOn(cfg) {
+	if !outboxOn(cfg) || s.backend == nil {
 		return
 	}
 	f := s.backend.Features()
 	ob := f.Outbox
 	if ob == nil {
-		s.log.Warn("server: webhooks are configured but this job store records no events; none will be sent",
-			"store", f.Name)
+		if webhooksOn(cfg) {
+			s.log.Warn("server: webhooks are configured but this job store records no events; none will be sent",
+				"store", f.Name)
+		}
 		return
 	}
-	guard := webhookGuard
-	guard.Allow = append(slices.Clip(guard.Allow), cfg.Webhooks.AllowedPrefixes()...)
-	guard.AllowSetting = "webhooks.allow_networks" // a refusal names the key that allows it
-	d, err := webhook.New(ob, webhook.Config{Subscriptions: webhookSubscriptions(cfg.Webhooks), Guard: guard, Logger: s.log,
-		OnDelivery: s.metrics.observeDelivery})
+	wc := webhook.Config{Subscriptions: webhookSubscriptions(cfg.Webhooks), Guard: hookGuard(cfg), Logger: s.log,
+		OnDelivery: s.metrics.observeDelivery, Jobs: s.jobHooks(cfg), TracerProvider: s.tracer, Resolve: webhookResolve}
+	tuneWebhooks(&wc, cfg.Webhooks.Delivery) // webhooks.delivery: webhooks_tuning.go
+	d, err := webhook.New(ob, wc)
 	if err != nil {
 		s.log.Error("server: webhooks not started", "error", err)
 		return

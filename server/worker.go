@@ -104,15 +104,18 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, nil)
 		return
 	}
-	req, wait, p := body.check(s.Config().Queues.Lease.D())
+	req, wait, p := body.check(s.leaseFor(body.Queues))
 	if p != nil {
 		writeProblem(w, p, nil)
 		return
 	}
-	leases, err := s.leases.lease(r.Context(), req, wait)
+	leases, err := s.leaseJobs(r.Context(), req, wait, body.LeaseMS != 0)
 	if err != nil {
 		s.jobError(w, r, err)
 		return
+	}
+	if err := queue.WithParents(r.Context(), s.jobs.Backend(), leases); err != nil {
+		s.log.WarnContext(r.Context(), "server: read parents' results", "error", err)
 	}
 	out := leasesBody{Leases: make([]leaseBody, len(leases))}
 	for i, l := range leases {
@@ -191,7 +194,7 @@ func (s *Server) handleHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if d == 0 {
-		d = s.Config().Queues.Lease.D()
+		d = s.heartbeatLease(r.Context(), r.PathValue("id"))
 	}
 	st, err := s.backend.Extend(r.Context(), r.PathValue("id"), body.Token, d)
 	if err != nil {
@@ -275,7 +278,7 @@ func (s *Server) handleFail(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	job := s.peekJob(r.Context(), id)
 	if retry == 0 && job != nil {
-		retry = queue.DefaultBackoff(job.Attempt, nil)
+		retry = s.retryIn(job)
 	}
 	st, err := s.backend.Fail(r.Context(), id, body.Token, queue.Failure{Error: body.Error, RetryIn: retry, Permanent: body.Permanent})
 	if err != nil {

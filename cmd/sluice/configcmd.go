@@ -51,5 +51,7 @@ func checkConfig(cmd *cobra.Command, path string) error {
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%d scenes, %d policies, %d envoy rules, %d tokens)\n",
 		path, len(cfg.Limits.Scenes), policies, len(cfg.Limits.Envoy), len(cfg.Auth.Tokens))
+	printQueueSettings(cmd.OutOrStdout(), cfg)
+	printTuning(cmd.OutOrStdout(), cfg)
 	return nil
 }

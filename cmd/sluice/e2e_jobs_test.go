@@ -20,6 +20,7 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/internal/redistest"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"google.golang.org/grpc"
@@ -374,9 +375,31 @@ func TestClientCommands(t *testing.T) {
 	if out, code := sluice("tenant", "list", "--busiest"); code != 0 || !regexp.MustCompile(`(?m)^acme +2 +0 +0 +0 +3 +0$`).MatchString(out) {
 		t.Fatalf("tenant list: %d %s", code, out)
 	}
+	backoffs := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"tenant", "backoff", "acme", "--for", "1m"}, 0, "tenant acme: backed off until 2"},
+		{[]string{"tenant", "get", "acme", "--json"}, 0, `"paused_until"`},
+		{[]string{"tenant", "backoff", "acme", "--for", "0"}, 0, "tenant acme: not backed off"},
+		{[]string{"tenant", "backoff", "acme"}, 1, `required flag(s) "for" not set`},
+		{[]string{"group", "backoff", "some-group", "--for", "30s"}, 1, `unknown group "some-group" (HTTP 404)`},
+	}
+	for _, b := range backoffs {
+		if out, code := sluice(b.args...); code != b.code || !strings.Contains(out, b.want) {
+			t.Fatalf("%v: %d %s; want %d and %q", b.args, code, out, b.code, b.want)
+		}
+	}
 	// A group: created, filled from a file, run by workers, waited for.
 	if out, code := sluice("group", "create", "crawl", "--max-concurrency", "2", "--completion-kind", "report", "--completion-queue", "reports"); code != 0 || !strings.Contains(out, "group crawl: running") {
 		t.Fatalf("group create: %d %s", code, out)
+	}
+	if out, code := sluice("group", "backoff", "crawl", "--for", "30s"); code != 0 || !strings.Contains(out, "group crawl: backed off until 2") {
+		t.Fatalf("group backoff: %d %s", code, out)
+	}
+	if out, code := sluice("group", "backoff", "crawl", "--for", "0", "--json"); code != 0 || !strings.Contains(out, `"paused": false`) {
+		t.Fatalf("group backoff --for 0: %d %s", code, out)
 	}
 	lines.Reset()
 	for i := range 12 {
@@ -440,4 +463,18 @@ func TestServeQueueDepthCap(t *testing.T) {
 	if got := counts(t, p, "capped")["pending"]; got != 2 {
 		t.Errorf("pending = %v, want 2", got)
 	}
+}
+
+// With SLUICE_POSTGRES_URL set, the same flows run with --postgres-url:
+// the jobs are in Postgres, in a schema of the test's own.
+func TestServeOnPostgres(t *testing.T) {
+	url := pgtest.URL(t)
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "sluice.yaml"), e2eConfig+"storage:\n  postgres: {schema: "+pgtest.Schema(t, url)+"}\n")
+	p := start(t, dir, nil, "--postgres-url", url)
+	testutil.Eventually(t, "the log to say the jobs are on postgres", func() bool {
+		return strings.Contains(p.stderr.String(), "jobs on postgres")
+	})
+	runJobsEndToEnd(t, p)
 }

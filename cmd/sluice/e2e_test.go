@@ -366,8 +366,28 @@ func TestConfigCheck(t *testing.T) {
 		}
 	}
 	out, err = exec.Command(binary, "config", "check", "../../sluice.example.yaml").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "ok (7 scenes, 24 policies, 2 envoy rules, 0 tokens)") {
+	if err != nil || !strings.Contains(string(out), "ok (7 scenes, 25 policies, 2 envoy rules, 0 tokens)") {
 		t.Fatalf("example: %v\n%s", err, out)
+	}
+	tuned := filepath.Join(dir, "tuned.yaml")
+	writeFile(t, tuned, `storage:
+  sqlite: {busy_timeout: 7s, durable: true}
+  redis_breaker: {failures: 2}
+webhooks:
+  subscriptions: [{name: a, url: "https://hooks.example.com/x"}]
+  delivery: {timeout: 5s, max_attempts: 3, backoff: {base: 1s}, host_rate: {calls: 5, per: 1s}}
+queues:
+  priority: {enabled: true, base: 0}
+`)
+	out, err = exec.Command(binary, "config", "check", tuned).CombinedOutput()
+	for _, want := range []string{
+		"  on: load priority (base 0, default tier standard)\n",
+		"  storage tuning: sqlite {busy_timeout 7s, durable}; redis_breaker {failures 2}\n",
+		"  webhook delivery: timeout 5s, max_attempts 3, backoff {base 1s}, host_rate {calls 5, per 1s}\n",
+	} {
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("tuned: %v, output lacks %q:\n%s", err, want, out)
+		}
 	}
 }
 

@@ -85,7 +85,7 @@ func newGroupCmd(cf *clientFlags) *cobra.Command {
 		Use: "wait ID", Short: "Wait until a group is done, with a progress bar", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return waitGroup(cmd, cf, args[0]) },
 	}
-	cmd.AddCommand(create, get, cancel, wait)
+	cmd.AddCommand(create, get, cancel, wait, newBackOffCmd(cf, "group"))
 	return cmd
 }
 

@@ -29,6 +29,8 @@ type job struct {
 	LastError   string          `json:"last_error"`
 	Result      json.RawMessage `json:"result"`
 	CreatedAt   time.Time       `json:"created_at"`
+	flowJob
+	Progress *jobProgress `json:"progress"`
 }
 
 func (j job) final() bool {
@@ -39,6 +41,8 @@ type specFlags struct {
 	queue, kind, payload, tenant, group, uniqueKey string
 	priority, maxAttempts                          int
 	delay                                          time.Duration
+	deps                                           depFlags
+	hook                                           hookFlags // jobhook.go
 }
 
 func (f *specFlags) spec() (map[string]any, error) {
@@ -63,7 +67,8 @@ func (f *specFlags) spec() (map[string]any, error) {
 	if f.delay > 0 {
 		s["delay_ms"] = f.delay.Milliseconds()
 	}
-	return s, nil
+	f.deps.apply(s)
+	return s, f.hook.add(s)
 }
 
 func newJobCmd(cf *clientFlags) *cobra.Command {
@@ -126,6 +131,8 @@ func newEnqueueCmd(cf *clientFlags) *cobra.Command {
 	fl.StringVar(&f.tenant, "tenant", "", "tenant the job runs for")
 	fl.StringVar(&f.group, "group", "", "group the job belongs to")
 	fl.StringVar(&f.uniqueKey, "unique-key", "", "unique key within the queue")
+	f.deps.register(cmd)
+	f.hook.register(fl)
 	fl.IntVar(&f.priority, "priority", 0, "priority, lower runs first")
 	fl.IntVar(&f.maxAttempts, "max-attempts", 0, "attempts before the job fails for good (default 25)")
 	fl.DurationVar(&f.delay, "delay", 0, "run after this delay, such as 30s")
@@ -207,6 +214,9 @@ func newBar(w io.Writer, n int, what string) *progressbar.ProgressBar {
 // waitJobs polls until every job is final, showing progress (counts by
 // state from the first job read on), and fails when any did not complete.
 func waitJobs(cmd *cobra.Command, cf *clientFlags, ids []string) error {
+	if len(ids) == 1 {
+		return waitOne(cmd, cf, ids[0]) // a bar of the job's own progress
+	}
 	c := cf.client()
 	p := newProgress(cmd.ErrOrStderr(), "wait")
 	total := int64(len(ids))
@@ -289,6 +299,8 @@ func printJob(w io.Writer, j job) {
 	if len(j.Result) > 0 {
 		fmt.Fprintf(w, "  result: %s\n", j.Result)
 	}
+	printRelatives(w, j.flowJob)
+	printProgress(w, j.Progress) // jobprogress.go
 }
 
 // jobAction runs POST /v1/jobs/{id}/<action> on the job named by the

@@ -14,6 +14,8 @@ import (
 func newLimitCmd(cf *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "limit", Short: "Ask a running server for rate-limit decisions"}
 	var cost int64
+	var wait time.Duration
+	var atMost bool
 	consume := &cobra.Command{
 		Use:   "consume SCENE POLICY FIELD=VALUE...",
 		Short: "Count a call against a policy and print the decision (exit code 2 when denied)",
@@ -21,19 +23,22 @@ func newLimitCmd(cf *clientFlags) *cobra.Command {
   sluice limit consume out-link request out-link=L1 uid=visitor-7 --cost 2`,
 		Args: cobra.MinimumNArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return limit(cmd, cf, args, cost, false)
+			return limit(cmd, cf, args, cost, false, consumeOptions(wait, atMost))
 		},
 	}
 	consume.Flags().Int64Var(&cost, "cost", 1, "cost of the call (0 peeks)")
+	consume.Flags().DurationVar(&wait, "wait", 0, "wait up to this long for admission instead of being refused (at most 60s)")
+	consume.Flags().BoolVar(&atMost, "at-most", false, "take as much of --cost as the limits admit (a partial grant)")
 	peek := &cobra.Command{
 		Use:   "peek SCENE POLICY FIELD=VALUE...",
 		Short: "Show what is left of a policy's limits without counting",
 		Args:  cobra.MinimumNArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return limit(cmd, cf, args, 0, true)
+			return limit(cmd, cf, args, 0, true, nil)
 		},
 	}
 	cmd.AddCommand(consume, peek)
+	cmd.AddCommand(limitOpsCmds(cf)...) // limit_ops.go
 	return cmd
 }
 
@@ -55,7 +60,7 @@ type decision struct {
 	} `json:"limits"`
 }
 
-func limit(cmd *cobra.Command, cf *clientFlags, args []string, cost int64, peek bool) error {
+func limit(cmd *cobra.Command, cf *clientFlags, args []string, cost int64, peek bool, extra map[string]any) error {
 	subject := map[string]string{}
 	for _, kv := range args[2:] {
 		k, v, ok := strings.Cut(kv, "=")
@@ -68,7 +73,11 @@ func limit(cmd *cobra.Command, cf *clientFlags, args []string, cost int64, peek 
 	if peek {
 		path += "/peek"
 	}
-	status, raw, err := cf.client().call(cmd.Context(), "POST", path, map[string]any{"subject": subject, "cost": cost}, http.StatusTooManyRequests)
+	body := map[string]any{"subject": subject, "cost": cost}
+	for k, v := range extra {
+		body[k] = v
+	}
+	status, raw, err := cf.client().call(cmd.Context(), "POST", path, body, http.StatusTooManyRequests)
 	if err != nil {
 		return err
 	}

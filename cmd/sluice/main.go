@@ -1,6 +1,6 @@
 // Command sluice serves Sluice's rate limits and job queue (sluice serve),
 // checks config files (sluice config check) and talks to a running server
-// (sluice limit, job, queue, tenant).
+// (sluice limit, job, queue, tenant, events).
 //
 // Exit codes: 0 success, 1 error, 2 a rate-limit denial (sluice limit
 // consume) or a config with problems (sluice config check).
@@ -68,7 +68,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	// Not defaulted from the environment here: help output would print it.
 	pf.StringVar(&cf.token, "token", "", "bearer token for client commands (default $SLUICE_TOKEN)")
 	pf.BoolVar(&cf.json, "json", false, "print the server's JSON instead of a summary")
-	root.AddCommand(newServe(), newConfigCmd(), newLimitCmd(cf), newJobCmd(cf), newQueueCmd(cf), newTenantCmd(cf), newGroupCmd(cf))
+	root.AddCommand(newServe(), newMigrateCmd(), newConfigCmd(), newLimitCmd(cf), newJobCmd(cf), newQueueCmd(cf), newTenantCmd(cf), newGroupCmd(cf), newFlowCmd(cf), newScheduleCmd(cf), newEventsCmd(cf))
 	return root
 }
 

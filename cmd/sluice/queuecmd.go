@@ -108,7 +108,7 @@ func newTenantCmd(cf *clientFlags) *cobra.Command {
 			return tenantCall(cmd, cf, "GET", args[0], "", nil)
 		},
 	}
-	cmd.AddCommand(set, get, newTenantListCmd(cf))
+	cmd.AddCommand(set, get, newTenantListCmd(cf), newBackOffCmd(cf, "tenant"))
 	return cmd
 }
 

@@ -22,7 +22,7 @@ import (
 const DefaultConfigFile = "sluice.yaml"
 
 type serveFlags struct {
-	config, listen, grpc, redisURL, redisMode, dataDir, logFormat, logLevel string
+	config, listen, grpc, redisURL, postgresURL, redisMode, dataDir, logFormat, logLevel string
 }
 
 func newServe() *cobra.Command {
@@ -36,7 +36,8 @@ The config is --config FILE, else ./sluice.yaml when it exists, else the
 built-in example (FastGPT's scenes, see sluice.example.yaml). The config
 file is watched: a valid change applies at once, an invalid one is logged
 and ignored. Counters stay in process and jobs in an SQLite file under
-./sluice-data unless --redis-url (or storage.redis_url) names a Redis;
+./sluice-data unless --redis-url (or storage.redis_url) names a Redis
+or --postgres-url (storage.postgres_url) a PostgreSQL for the jobs;
 queues.backends may place queues elsewhere, such as on the RabbitMQ lane
 (queues.rabbitmq.url), and the server then serves them all alike.
 SIGINT or SIGTERM shuts down gracefully.`,
@@ -52,6 +53,7 @@ SIGINT or SIGTERM shuts down gracefully.`,
 	fl.StringVar(&f.listen, "listen", "", "HTTP address, overriding server.listen (default 127.0.0.1:8080)")
 	fl.StringVar(&f.grpc, "grpc", "", "Envoy rate-limit gRPC address, overriding server.grpc (default off)")
 	fl.StringVar(&f.redisURL, "redis-url", "", "Redis URL, overriding storage.redis_url: counters (and jobs) on Redis")
+	fl.StringVar(&f.postgresURL, "postgres-url", "", "PostgreSQL URL, overriding storage.postgres_url: jobs in Postgres")
 	fl.StringVar(&f.redisMode, "redis-mode", "", "single, cluster or sentinel, overriding storage.redis_mode (default single)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "embedded data directory, overriding storage.data_dir (default ./sluice-data)")
 	fl.StringVar(&f.logFormat, "log-format", "", "text or json, overriding server.log_format")
@@ -115,6 +117,7 @@ func (f *serveFlags) override(cfg *config.Config) {
 	set(&cfg.Server.Listen, f.listen)
 	set(&cfg.Server.GRPC, f.grpc)
 	set(&cfg.Storage.RedisURL, f.redisURL)
+	set(&cfg.Storage.PostgresURL, f.postgresURL)
 	set(&cfg.Storage.RedisMode, f.redisMode)
 	set(&cfg.Storage.DataDir, f.dataDir)
 	set(&cfg.Server.LogFormat, f.logFormat)

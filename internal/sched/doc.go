@@ -19,31 +19,50 @@
 //
 // # What the contract leaves open
 //
-// Some outcomes depend on an order the contract does not fix, and the
-// backends do differ there: the order in which one step fills several
-// scopes or completes several groups, the order of a Lease's time-driven
-// work (scopes whose pause or crawl delay ended, MaxWait deadlines, group
-// TTLs) when more than one of them acts, whether a multi-job step (a
-// rescue, MaxWait expiries) settles after each job or once at the end, how
-// a Lease over several queues merges them, and whether a Lease promotes due
-// jobs of queues it was not asked for. The model takes one order (the
-// canonical one below) and, for every operation, runs the alternative
-// order too; when the outcomes differ, the operation's Choices name it, and
-// a caller comparing backends must not rely on that step. A Lease that
-// finds more than MaxLeaseHolds jobs blocked is reported the same way: the
-// backends bound the work of one call.
+// The backends agree on these orders, which the model takes as canonical:
+// a Lease promotes the due jobs of the queues it leases from only, queue by
+// queue in the order named, each by (RunAt, sequence); then fills the
+// tenants and then the groups whose wake has come (by wake, then name),
+// fails the jobs past MaxWait, and cancels the groups past their TTL; a
+// step settles once its moves are done, filling the tenants, then the
+// groups, then completing the groups owed, each in the order asked.
+// Cleanup keeps a queue's virtual time, idle or not.
+//
+// Where they still differ, the model runs the other order too (its
+// variant) and, when the outcomes differ, the operation's Choices name
+// it: a caller comparing backends must not rely on that step. The
+// differences kept, and why:
+//
+//   - Ties in (band, rank) between jobs of different queues. SQLite and the
+//     model break them by one global sequence. Redis numbers jobs per
+//     queue (from the clock, so a queue's keys stay in its slot) and
+//     names a scope's waiting jobs by rank then job key, so its ties go by
+//     queue key. A common order needs a global counter written by every
+//     enqueue (a hot key in no queue's slot) or a new member format in
+//     every stored sorted set (a migration of live data).
+//   - How a Lease over several queues merges them: SQLite lets the queues
+//     take turns within a band, Redis compares rank then member; ranks of
+//     different queues come from separate virtual times, and Redis has no
+//     cheap common order (above).
+//   - Bounded work per call: a Lease looks at a bounded number of
+//     candidates (four rounds on both) and of timed items (Redis 100 in
+//     all, SQLite 100 per kind), so a Lease that finds more than
+//     MaxLeaseHolds jobs blocked is left open. Unbounded, one call could
+//     hold the store for any time.
+//   - Multi-job steps that settle as they go: SQLite's RescueExpired and a
+//     group's TTL cancellation settle after each job or group (and fill a
+//     cancelled group's tenants in no fixed order); Redis settles once at
+//     the end of its script. These paths are not yet aligned.
+//   - Which transitions fill a scope: the model and Redis fill a job's
+//     tenant and group when it leaves pending or active; SQLite's settle
+//     fills them after any transition it settles (cancelling a waiting or
+//     scheduled job too), since it does not read the state the job left.
+//     This shows only between the end of a pause or crawl delay and the
+//     next Lease, which fills the scope on every backend.
 //
 // Time-driven work happens at the next Lease, as in the backends: a tenant
 // or group held back by a pause or crawl delay gets a wake at its end, and
 // the first Lease at or after it fills the scope. A wake stays when a
 // pause is cut short, so the scope is then also filled at the old end;
 // Timers lists every wake, so a caller can tell when a Lease will act.
-//
-// Canonical orders: a step's fills run tenants, then groups, then group
-// completions, each in the order the step asked for them, once the step's
-// moves are done; a Lease promotes the due jobs of its queues by (RunAt,
-// sequence), then fills the tenants and then the groups whose wake has
-// come (by wake, then name), fails the jobs past MaxWait, and cancels the
-// groups past their TTL; ready jobs across queues go by (band, rank,
-// sequence).
 package sched

@@ -84,11 +84,9 @@ func (m *Model) insert(spec queue.JobSpec, checkBacklog bool) (*Job, bool, error
 // and waiting jobs are at its backlog cap.
 func (m *Model) checkBacklog(tenant string) error {
 	capacity := m.effective(tenant).Backlog
-	if capacity == queue.Unlimited {
-		return nil
-	}
 	c := m.tenantCounts(tenant)
-	if n := c[queue.StatePending] + c[queue.StateWaiting]; n >= int64(capacity) {
+	if BacklogFull(capacity, c[queue.StatePending], c[queue.StateWaiting]) {
+		n := c[queue.StatePending] + c[queue.StateWaiting]
 		return &queue.BacklogFullError{Tenant: tenant, Backlog: n, Cap: int64(capacity)}
 	}
 	return nil

@@ -119,7 +119,7 @@ func (m *Model) completeGroup(id string) {
 		return
 	}
 	c := m.groupCounts(id)
-	if c.unfinished() > 0 || c.total() == 0 {
+	if !GroupComplete(c.unfinished(), c.total()) {
 		return
 	}
 	g.done, g.doneAt, g.deadline, g.wakeAt = true, m.now(), time.Time{}, time.Time{}

@@ -39,49 +39,38 @@ func (m *Model) Lease(now time.Time, req queue.LeaseRequest) []Leased {
 	return out
 }
 
-// maintain does a Lease's time-driven work, before it picks.
+// maintain does a Lease's time-driven work, before it picks, in the order
+// every backend does it.
 func (m *Model) maintain(queues []string) {
 	m.promote(queues)
-	steps := []func(){m.wakeScopes, m.expireWaits, m.expireGroups}
-	if m.variant {
-		steps = []func(){m.expireGroups, m.expireWaits, m.wakeScopes}
-	}
-	for _, s := range steps {
-		s()
-	}
+	m.wakeScopes()
+	m.expireWaits()
+	// A group whose last job just failed for MaxWait is done, not
+	// cancelled by a TTL that ran out in the same step: settle first.
+	m.settle()
+	m.expireGroups()
 }
 
-// promote makes the due scheduled and retrying jobs of queues ready, by
-// RunAt then sequence (the variant: scheduled ones first).
+// promote makes the due scheduled and retrying jobs of queues ready, queue
+// by queue in the order named, each by RunAt then sequence. A Lease
+// promotes only the queues it leases from.
 func (m *Model) promote(queues []string) {
 	now := m.now()
-	due := m.sorted(func(j *Job) bool {
-		return (j.State == queue.StateScheduled || j.State == queue.StateRetrying) && !j.RunAt.After(now)
-	})
-	var mine []*Job
-	for _, j := range due {
-		if slices.Contains(queues, j.Queue) {
-			mine = append(mine, j)
-		} else {
-			m.note("Lease", "jobs of queue %s not leased from are due: whether this Lease promotes them is open", j.Queue)
+	var seen []string
+	for _, q := range queues {
+		if slices.Contains(seen, q) {
+			continue
+		}
+		seen = append(seen, q)
+		due := m.sorted(func(j *Job) bool {
+			return j.Queue == q && (j.State == queue.StateScheduled || j.State == queue.StateRetrying) &&
+				!j.RunAt.After(now)
+		})
+		slices.SortStableFunc(due, func(a, b *Job) int { return a.RunAt.Compare(b.RunAt) })
+		for _, j := range due {
+			m.place(j)
 		}
 	}
-	slices.SortStableFunc(mine, func(a, b *Job) int {
-		if m.variant && a.State != b.State {
-			return cmp.Compare(stateRank(a.State), stateRank(b.State))
-		}
-		return cmp.Or(a.RunAt.Compare(b.RunAt), cmp.Compare(a.ID, b.ID))
-	})
-	for _, j := range mine {
-		m.place(j)
-	}
-}
-
-func stateRank(s queue.State) int {
-	if s == queue.StateScheduled {
-		return 0
-	}
-	return 1
 }
 
 // wakeScopes fills the tenants, then the groups, whose wake has come (by
@@ -109,10 +98,6 @@ func (m *Model) wakeScopes() {
 	order := func(a, b woken) int { return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.name, b.name)) }
 	slices.SortFunc(ts, order)
 	slices.SortFunc(gs, order)
-	if m.variant {
-		slices.Reverse(ts)
-		slices.Reverse(gs)
-	}
 	for _, t := range ts {
 		m.fillTenant(t.name)
 	}
@@ -122,16 +107,21 @@ func (m *Model) wakeScopes() {
 }
 
 // expireWaits fails the waiting jobs whose MaxWait deadline has come, by
-// deadline then sequence.
+// deadline then sequence (the variant: then queue, as Redis names them),
+// and the step settles once at the end.
 func (m *Model) expireWaits() {
 	now := m.now()
 	list := m.sorted(func(j *Job) bool {
 		return j.State == queue.StateWaiting && !j.WaitUntil.IsZero() && !j.WaitUntil.After(now)
 	})
-	slices.SortStableFunc(list, func(a, b *Job) int { return a.WaitUntil.Compare(b.WaitUntil) })
+	slices.SortStableFunc(list, func(a, b *Job) int {
+		if m.variant {
+			return cmp.Or(a.WaitUntil.Compare(b.WaitUntil), cmp.Compare(a.Queue, b.Queue))
+		}
+		return a.WaitUntil.Compare(b.WaitUntil)
+	})
 	for _, j := range list {
 		m.finish(j, queue.StateFailed)
-		m.settleEach()
 	}
 }
 
@@ -149,6 +139,7 @@ func (m *Model) expireGroups() {
 	})
 	for _, id := range ids {
 		m.cancelGroup(id)
+		m.settleEach()
 	}
 }
 
@@ -224,12 +215,12 @@ func (m *Model) pick(req queue.LeaseRequest) []Leased {
 func (m *Model) mayStart(j *Job) bool {
 	now := m.now()
 	if j.Tenant != "" {
-		if m.tenantPaused(j.Tenant) {
-			m.wakeTenant(j.Tenant, m.tenants[j.Tenant].pausedUntil)
-			return false
+		ok, wake := TenantRoom(m.effective(j.Tenant).Limit, m.pausedUntil(j.Tenant), now,
+			m.tenantCounts(j.Tenant)[queue.StateActive])
+		if !wake.IsZero() {
+			m.wakeTenant(j.Tenant, wake)
 		}
-		lim := m.effective(j.Tenant).Limit
-		if lim != queue.Unlimited && m.tenantCounts(j.Tenant)[queue.StateActive] >= int64(lim) {
+		if !ok {
 			return false
 		}
 	}
@@ -237,12 +228,11 @@ func (m *Model) mayStart(j *Job) bool {
 	if j.Group == "" || !ok {
 		return true
 	}
-	if until := g.blockedUntil(); until.After(now) {
-		m.wakeGroup(g, until)
-		return false
+	ok, wake := GroupMayStart(g.limits(), now, m.groupCounts(j.Group)[queue.StateActive])
+	if !wake.IsZero() {
+		m.wakeGroup(g, wake)
 	}
-	mc := int64(g.spec.MaxConcurrency)
-	return mc == 0 || m.groupCounts(j.Group)[queue.StateActive] < mc
+	return ok
 }
 
 // activate leases a job: active, one more attempt, a new lease number and

@@ -43,25 +43,33 @@ func (m *Model) tenantRoom(name string) bool {
 	if name == "" {
 		return true
 	}
-	if m.tenantPaused(name) {
-		m.wakeTenant(name, m.tenants[name].pausedUntil)
-		return false
+	ok, wake := TenantRoom(m.effective(name).Limit, m.pausedUntil(name), m.now(), m.tenantCounts(name).admitted())
+	if !wake.IsZero() {
+		m.wakeTenant(name, wake)
 	}
-	lim := m.effective(name).Limit
-	return lim == queue.Unlimited || m.tenantCounts(name).admitted() < int64(lim)
+	return ok
 }
 
-// blockedUntil is when the group may start a job again: the end of its
-// pause, or its last start plus its crawl delay.
-func (g *groupState) blockedUntil() time.Time {
-	until := g.pausedUntil
-	if mi := g.spec.MinInterval; mi > 0 && g.started {
-		if end := g.lastStart.Add(mi); end.After(until) {
-			until = end
-		}
+// pausedUntil is the end of the tenant's pause (zero: never paused).
+func (m *Model) pausedUntil(name string) time.Time {
+	if t, ok := m.tenants[name]; ok {
+		return t.pausedUntil
 	}
-	return until
+	return time.Time{}
 }
+
+// limits is what the group's decisions read (see GroupLimits).
+func (g *groupState) limits() GroupLimits {
+	l := GroupLimits{MaxConcurrency: g.spec.MaxConcurrency, MinInterval: g.spec.MinInterval, PausedUntil: g.pausedUntil}
+	if g.started {
+		l.LastStart = g.lastStart
+	}
+	return l
+}
+
+// blockedUntil is when the group may start a job again (see
+// GroupLimits.BlockedUntil).
+func (g *groupState) blockedUntil() time.Time { return g.limits().BlockedUntil() }
 
 // groupRoom reports whether the group may admit one more pending job: not
 // paused or inside its crawl delay, with a crawl delay no other pending
@@ -73,15 +81,11 @@ func (m *Model) groupRoom(id string) bool {
 		return true
 	}
 	c := m.groupCounts(id)
-	if g.spec.MinInterval > 0 && c[queue.StatePending] > 0 {
-		return false
+	ok, wake := GroupRoom(g.limits(), m.now(), c[queue.StatePending], c[queue.StateActive])
+	if !wake.IsZero() {
+		m.wakeGroup(g, wake)
 	}
-	if until := g.blockedUntil(); until.After(m.now()) {
-		m.wakeGroup(g, until)
-		return false
-	}
-	mc := int64(g.spec.MaxConcurrency)
-	return mc == 0 || c.admitted() < mc
+	return ok
 }
 
 // leave takes a job out of its state for a move: a job leaving pending or
@@ -117,8 +121,8 @@ func (m *Model) place(j *Job) {
 func (m *Model) hold(j *Job) {
 	j.State = queue.StateWaiting
 	j.WaitUntil = time.Time{}
-	if mw := m.effective(j.Tenant).MaxWait; j.Tenant != "" && mw > 0 {
-		j.WaitUntil = m.now().Add(mw)
+	if j.Tenant != "" {
+		j.WaitUntil = WaitDeadline(m.now(), m.effective(j.Tenant).MaxWait)
 	}
 }
 
@@ -157,10 +161,7 @@ func (m *Model) fillTenant(name string) {
 		m.wakeTenant(name, m.tenants[name].pausedUntil)
 		return
 	}
-	room := int64(len(list))
-	if lim := m.effective(name).Limit; lim != queue.Unlimited {
-		room = min(room, int64(lim)-m.tenantCounts(name).admitted())
-	}
+	room := TenantFill(m.effective(name).Limit, int64(len(list)), m.tenantCounts(name).admitted())
 	m.releaseBest(list, room, func(j *Job) bool { return m.groupRoom(j.Group) })
 }
 
@@ -177,13 +178,7 @@ func (m *Model) fillGroup(id string) {
 		return
 	}
 	c := m.groupCounts(id)
-	room := int64(len(list))
-	if mc := g.spec.MaxConcurrency; mc > 0 {
-		room = min(room, int64(mc)-c.admitted())
-	}
-	if g.spec.MinInterval > 0 {
-		room = min(room, 1-c[queue.StatePending])
-	}
+	room := GroupFill(g.limits(), int64(len(list)), c[queue.StatePending], c[queue.StateActive])
 	m.releaseBest(list, room, func(j *Job) bool { return m.tenantRoom(j.Tenant) })
 }
 

@@ -6,13 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Backend is the RabbitMQ lane: a queue.Backend on durable broker queues.
@@ -52,6 +52,13 @@ type Backend struct {
 	hmu  sync.Mutex
 	held map[string]*held // by token
 	byID map[string]*held
+
+	// sched schedules the jobs with a tenant or a group (Options.Scheduler;
+	// nil: none); turn alternates which of it and the broker a Lease asks
+	// first, and pauses are the queue pauses in force (scheduled.go).
+	sched  queue.Backend
+	turn   atomic.Uint32
+	pauses queuePauses
 }
 
 var (
@@ -81,6 +88,7 @@ func New(url string, opts Options) (*Backend, error) {
 		consumers: map[string]*consumer{},
 		held:      map[string]*held{},
 		byID:      map[string]*held{},
+		sched:     opts.Scheduler,
 	}
 	_, b.memRec = opts.Recorder.(*MemoryRecorder)
 	b.subs.subs = map[*subscriber]struct{}{}
@@ -128,16 +136,24 @@ func (b *Backend) Close() error {
 
 // Features implements queue.Backend. The lane has delays (bucketed, on
 // the broker's clock) and, in priority mode, priorities, and it notifies
-// workers; it lacks unique keys, listing, cancelling jobs that have not
-// started, tenant scheduling, groups, strict ordering, atomic batches,
-// retrying finished jobs (a finished job's message is gone from the
-// broker), listing tenants and an outbox.
+// workers; with a Scheduler it has the Scheduler's tenant scheduling,
+// groups and tenant listing. It lacks unique keys, listing, cancelling
+// jobs that have not started, strict ordering, atomic batches, retrying
+// finished jobs (a finished job's message is gone from the broker) and an
+// outbox, and without a Scheduler tenant scheduling and groups.
 func (b *Backend) Features() queue.Features {
 	c := queue.NewCapabilities(queue.CapDelay)
 	if b.opts.Priorities > 0 {
 		c |= queue.NewCapabilities(queue.CapPriority)
 	}
-	return queue.Features{Name: name, Capabilities: c, Notify: b}
+	f := queue.Features{Name: name, Capabilities: c, Notify: b}
+	if b.sched != nil {
+		sf := b.sched.Features()
+		f.Tenants = schedTenants{sf.Tenants, b}
+		f.Groups = schedGroups{sf.Groups}
+		f.TenantList = sf.TenantList
+	}
+	return f
 }
 
 func (b *Backend) newID() string {
@@ -154,6 +170,10 @@ func (b *Backend) record(j *queue.Job) {
 // otherwise its latest recorded state. A job the recorder never saw or has
 // dropped (retention, bounds) is queue.ErrNotFound.
 func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
+	if sid, ok := b.schedID(id); ok && !b.closed.Load() {
+		j, err := b.sched.Get(ctx, sid)
+		return outer(j), err
+	}
 	if b.closed.Load() {
 		return nil, queue.ErrClosed
 	}
@@ -170,18 +190,16 @@ func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
 	return b.rec.Lookup(ctx, id)
 }
 
-// List is not supported: the broker cannot list the jobs inside a queue.
-// It returns an error matching queue.ErrUnsupported.
-func (b *Backend) List(context.Context, queue.ListFilter) (*queue.Page, error) {
-	return nil, backend.Unsupported(name, queue.CapList)
-}
-
 // Cancel cancels a job running under a lease of this process (its worker
 // learns of it on its next Extend). A job already finished answers as the
 // other backends do (cancelled: no-op; completed, failed: ErrJobFinished).
 // Any other job (waiting in the broker, or running in another process)
 // cannot be reached: the error matches queue.ErrUnsupported.
 func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
+	if sid, ok := b.schedID(id); ok && !b.closed.Load() {
+		j, err := b.sched.Cancel(ctx, sid)
+		return outer(j), err
+	}
 	if b.closed.Load() {
 		return nil, queue.ErrClosed
 	}
@@ -219,17 +237,28 @@ func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, e
 	if b.closed.Load() {
 		return 0, queue.ErrClosed
 	}
-	if c, ok := b.rec.(RecordCleaner); ok {
-		return c.Cleanup(ctx, req)
+	n := 0
+	if b.sched != nil {
+		var err error
+		if n, err = b.sched.Cleanup(ctx, req); err != nil {
+			return n, err
+		}
 	}
-	return 0, nil
+	if c, ok := b.rec.(RecordCleaner); ok {
+		m, err := c.Cleanup(ctx, req)
+		return n + m, err
+	}
+	return n, nil
 }
 
 // Enqueue publishes one persistent message per spec and returns once the
 // broker has confirmed every one. A spec asking for a feature the lane
 // lacks (see Features) fails the whole call before anything is
-// published, with an error matching queue.ErrUnsupported. The batch is not
-// atomic: when the call fails, some of its jobs may have been stored.
+// published, with an error matching queue.ErrUnsupported. With a
+// Scheduler, the specs that name a tenant or a group are stored there
+// first, in one call (a full backlog refuses them before anything is
+// published). The batch is not atomic: when the call fails, some of its
+// jobs may have been stored.
 func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	if b.closed.Load() {
 		return nil, queue.ErrClosed
@@ -237,6 +266,14 @@ func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.E
 	if err := b.Features().CheckSpecs(specs); err != nil {
 		return nil, err
 	}
+	if b.sched != nil && slices.ContainsFunc(specs, scheduled) {
+		return b.enqueueSplit(ctx, specs) // scheduled.go
+	}
+	return b.enqueueBroker(ctx, specs)
+}
+
+// enqueueBroker publishes the specs as messages.
+func (b *Backend) enqueueBroker(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	now := b.clk.Now()
 	jobs := make([]queue.Job, len(specs))
 	msgs := make([]outMsg, len(specs))
@@ -256,12 +293,20 @@ func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.E
 		}
 		msgs[i] = outMsg{to: to, pub: b.publishing(j)}
 	}
+	// Recorded before they are published: a consumer may lease and finish
+	// a job before the broker's confirm comes back, and a record made
+	// after that would put it back to pending. A batch that then fails to
+	// publish leaves pending records for jobs nobody holds the id of,
+	// which the recorder drops in time (a MemoryRecorder by its bounds, a
+	// RedisRecorder after LiveFor).
+	for i := range jobs {
+		b.record(&jobs[i])
+	}
 	if err := b.pubs.publish(ctx, msgs); err != nil {
 		return nil, err
 	}
 	out := make([]queue.Enqueued, len(jobs))
 	for i := range jobs {
-		b.record(&jobs[i])
 		j := jobs[i]
 		out[i] = queue.Enqueued{Job: &j}
 	}

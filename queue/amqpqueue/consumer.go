@@ -164,14 +164,40 @@ func (b *Backend) Subscribe(queues []string) (<-chan struct{}, func()) {
 	b.subs.mu.Lock()
 	b.subs.subs[s] = struct{}{}
 	b.subs.mu.Unlock()
+	stopSched := b.subscribeScheduler(queues, s.ch)
 	var once sync.Once
 	return s.ch, func() {
 		once.Do(func() {
+			stopSched()
 			b.subs.mu.Lock()
 			delete(b.subs.subs, s)
 			b.subs.mu.Unlock()
 		})
 	}
+}
+
+// subscribeScheduler forwards the Scheduler's wake-ups for queues to ch
+// until the returned function is called.
+func (b *Backend) subscribeScheduler(queues []string, ch chan struct{}) func() {
+	if b.sched == nil || b.sched.Features().Notify == nil {
+		return func() {}
+	}
+	in, stop := b.sched.Features().Notify.Subscribe(queues)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-in:
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done); stop() }
 }
 
 func (b *Backend) notify(q string) {

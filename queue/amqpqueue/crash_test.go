@@ -35,7 +35,7 @@ func helperMain() int {
 	n, _ := strconv.Atoi(os.Getenv(helperComplete))
 	b, err := New(os.Getenv(urlEnv), Options{
 		Prefix: os.Getenv(helperPrefix), Prefetch: crashPrefetch, Logger: quiet,
-		ConnectionName: "sluice-test crash worker",
+		ConnectionName: "sluice-test crash worker", Scheduler: helperScheduler(), // scheduled_crash_test.go
 	})
 	if err != nil {
 		fmt.Println("error", err)
@@ -45,6 +45,7 @@ func helperMain() int {
 	started := 0
 	w := queue.NewWorker(b, queue.WorkerConfig{
 		Queues: []string{crashQueue}, Concurrency: crashSlots, Logger: quiet, PollInterval: 10 * time.Millisecond,
+		LeaseFor: helperLease(),
 	})
 	w.Handle("k", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		mu.Lock()

@@ -92,11 +92,53 @@
 // # What the lane lacks
 //
 // Capabilities declares it: unique keys, listing jobs, cancelling a job
-// that has not started (or that runs in another process), tenant
-// scheduling, groups, strict ordering (a retried job goes to the back),
-// delays on the backend's clock, atomic batches, and priorities unless
-// Options.Priorities is set. A spec or a call that needs one of them fails
-// with an error matching queue.ErrUnsupported, never silently.
+// that has not started (or that runs in another process), strict ordering
+// (a retried job goes to the back), delays on the backend's clock, atomic
+// batches, priorities unless Options.Priorities is set, and tenant
+// scheduling and groups unless Options.Scheduler is set. A spec or a call
+// that needs one of them fails with an error matching
+// queue.ErrUnsupported, never silently; and queue.Client refuses a job of
+// a tenant with a limit on a lane queue that cannot schedule it
+// (queue.NotEnforcedError), so a limit set elsewhere is never bypassed.
+//
+// # Tenants and groups
+//
+// With Options.Scheduler, a store that schedules by tenant and by group
+// (redisqueue in production, on the Redis that keeps the RedisRecorder),
+// every job that names a Tenant or a Group is the Scheduler's: Enqueue
+// stores it there, Lease takes it from there beside the broker's
+// deliveries (each in turn first, so neither starves the other), and its
+// transitions, Get and Cancel go there by its id ("g" and the Scheduler's
+// id). The lane's Tenants and Groups parts are the Scheduler's. So the
+// tenant limit with its waiting backlog, the fair order and weights,
+// backlog caps, MaxWait, pauses, group limits, crawl delays, TTLs and the
+// completion job enqueued exactly once follow the Scheduler's rules, which
+// the conformance suite checks on every store, and a slot is the job's
+// lease there: it frees when the job leaves active, or when its lease
+// expires and RescueExpired (every Worker runs it) takes the job back. A
+// slot is never counted twice, because the job's lease is the only record
+// of it, and never leaked, because a dead worker's lease expires. Jobs
+// without a tenant or a group go through the broker as before; a queue
+// paused through the lane also stops the lane consuming it (a pause made
+// by another process is seen within pauseRefresh).
+//
+// Why not Firecrawl's arrangement, a limiter in Redis in front of the
+// broker that publishes a job when its team has a free slot? There the
+// slot (an entry in a Redis set) and the job (a message in the broker)
+// are two records written by separate steps: a crash between the count
+// and the publish, or between the ack and the release, leaks a slot or
+// double counts it, unless every slot entry carries a timeout after which
+// it is dropped, which in turn lets a job that runs longer than the
+// timeout go uncounted and the team pass its limit. Fair order, weights
+// and crawl delays would need the same scheduler again in front of the
+// broker, and a job still passes through the broker after it was admitted:
+// a publish, a delivery and an ack on top of the scheduler's own writes,
+// which a limit needs at admission, at start and at the end anyway. Keeping
+// a scheduled job in one store for its whole life makes each of its steps
+// one atomic, fenced write, with the semantics every store already has;
+// the cost is that scheduled jobs run at the Scheduler's pace rather than
+// the broker's (see docs/benchmarks.md), while unscheduled ones keep the
+// broker's.
 //
 // # Job status
 //

@@ -107,6 +107,7 @@ func TestUnsupported(t *testing.T) {
 		{"unique", queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: "u"}, "JobSpec.UniqueKey"},
 		{"group", queue.JobSpec{Queue: "q", Kind: "k", Group: "crawl-1"}, "JobSpec.Group"},
 		{"priority", queue.JobSpec{Queue: "q", Kind: "k", Priority: 2}, "JobSpec.Priority"},
+		{"depends on", queue.JobSpec{Queue: "q", Kind: "k", DependsOn: []string{"x"}}, "JobSpec.DependsOn"},
 	}
 	for _, s := range specs {
 		_, err := c.Enqueue(bg(), s.spec)

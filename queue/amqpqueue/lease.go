@@ -33,6 +33,9 @@ type held struct {
 // queue. In priority mode (classic queues, which do not count
 // redeliveries) a redelivered message is first published again with its
 // count raised.
+//
+// With a Scheduler, Lease also leases the Scheduler's jobs of req.Queues
+// (see leaseBoth), and a paused queue is not consumed.
 func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
 	if b.closed.Load() {
 		return nil, queue.ErrClosed
@@ -40,14 +43,27 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 	if err := checkLease(req); err != nil {
 		return nil, err
 	}
-	cons := make([]*consumer, len(req.Queues))
-	for i, q := range req.Queues {
-		cons[i] = b.consumerFor(q)
+	if b.sched != nil {
+		return b.leaseBoth(ctx, req) // scheduled.go
 	}
+	cons := b.consumersFor(req.Queues)
 	out := b.take(ctx, cons, req, nil)
 	if len(out) >= req.Max || b.opts.LeaseWait <= 0 {
 		return out, nil
 	}
+	return b.await(ctx, cons, req, out), nil
+}
+
+func (b *Backend) consumersFor(queues []string) []*consumer {
+	cons := make([]*consumer, len(queues))
+	for i, q := range queues {
+		cons[i] = b.consumerFor(q)
+	}
+	return cons
+}
+
+// await waits up to LeaseWait for deliveries until out holds req.Max.
+func (b *Backend) await(ctx context.Context, cons []*consumer, req queue.LeaseRequest, out []queue.Lease) []queue.Lease {
 	wake, stop := b.Subscribe(req.Queues)
 	defer stop()
 	t := time.NewTimer(b.opts.LeaseWait)
@@ -56,13 +72,13 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 		select {
 		case <-wake:
 		case <-t.C:
-			return b.take(ctx, cons, req, out), nil
+			return b.take(ctx, cons, req, out)
 		case <-ctx.Done():
-			return out, nil
+			return out
 		}
 		out = b.take(ctx, cons, req, out)
 	}
-	return out, nil
+	return out
 }
 
 func checkLease(req queue.LeaseRequest) error {

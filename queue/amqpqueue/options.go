@@ -97,6 +97,16 @@ type Options struct {
 	// Logger receives connection losses, reconnections and recorder
 	// faults; default slog.Default().
 	Logger *slog.Logger
+	// Scheduler, when set, schedules the jobs that name a Tenant or a
+	// Group: they are stored, held, ordered and leased by it (tenant
+	// limits with their waiting backlog, the fair order and weights,
+	// pauses, group limits, crawl delays and completion jobs), while the
+	// other jobs go through the broker. It must serve tenants and groups
+	// (queue.Features.Tenants and Groups), such as a redisqueue on the
+	// Redis that keeps a RedisRecorder, with a prefix of its own; the
+	// lane does not close it. Its clock should be Clock. Default nil:
+	// the lane has no tenant scheduling and no groups (see doc.go).
+	Scheduler queue.Backend
 	// Clock is where job timestamps, RunAt and lease deadlines are read;
 	// default the real clock. Broker timers (message TTLs) and network
 	// waits always run on real time.
@@ -174,6 +184,9 @@ func (o Options) validate() error {
 		if d < time.Millisecond || d%time.Millisecond != 0 || (i > 0 && d <= o.DelayBuckets[i-1]) {
 			return invalid("Options.DelayBuckets", "must be ascending whole milliseconds of at least 1ms, got %v", o.DelayBuckets)
 		}
+	}
+	if err := checkScheduler(o.Scheduler); err != nil { // scheduled.go
+		return err
 	}
 	for _, q := range o.Queues {
 		if err := checkQueueName(o.Prefix, q); err != nil {

@@ -2,7 +2,6 @@ package amqpqueue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -16,10 +15,6 @@ type outMsg struct {
 	to  qspec
 	pub amqp.Publishing
 }
-
-// errUnconfirmed marks a publish whose outcome is unknown because its
-// channel closed before the broker confirmed it; it is published again.
-var errUnconfirmed = errors.New("amqpqueue: channel closed before the broker confirmed")
 
 // publishers is a pool of confirm-mode channels on the publishing
 // connection. Publishes are pipelined: a batch is written at once and its

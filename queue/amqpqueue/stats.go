@@ -51,6 +51,13 @@ func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 		out = append(out, queue.QueueStats{Queue: q, Counts: byState})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
+	if b.sched != nil {
+		sched, err := b.sched.Stats(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return mergeStats(out, sched), nil // scheduled.go
+	}
 	return out, nil
 }
 

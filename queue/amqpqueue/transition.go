@@ -14,6 +14,12 @@ import (
 // matters to RescueExpired in this process, which hands back leases their
 // worker stopped renewing. It reports a Cancel made in this process.
 func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+	if sid, ok := b.schedID(id); ok {
+		if b.closed.Load() {
+			return queue.LeaseStatus{}, queue.ErrClosed
+		}
+		return b.sched.Extend(ctx, sid, token, leaseFor)
+	}
 	if b.closed.Load() {
 		return queue.LeaseStatus{}, queue.ErrClosed
 	}
@@ -36,6 +42,12 @@ func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Du
 // ack, so if the connection drops before it arrives, the job runs again
 // (at least once).
 func (b *Backend) Complete(ctx context.Context, id, token string, result []byte) error {
+	if sid, ok := b.schedID(id); ok {
+		if b.closed.Load() {
+			return queue.ErrClosed
+		}
+		return b.sched.Complete(ctx, sid, token, result)
+	}
 	h, err := b.release(ctx, id, token)
 	if err != nil {
 		return err
@@ -63,6 +75,12 @@ func finished(j queue.Job, s queue.State, now time.Time) queue.Job {
 // buckets, or straight back when RetryIn <= 0) with its attempts and
 // error history, and the delivery acknowledged once the broker confirmed.
 func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+	if sid, ok := b.schedID(id); ok {
+		if b.closed.Load() {
+			return "", queue.ErrClosed
+		}
+		return b.sched.Fail(ctx, sid, token, f)
+	}
 	h, err := b.release(ctx, id, token)
 	if err != nil {
 		return "", err
@@ -90,6 +108,12 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (
 // d <= 0) without spending the attempt, then acknowledges the delivery.
 // A job cancelled while running ends cancelled instead.
 func (b *Backend) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
+	if sid, ok := b.schedID(id); ok {
+		if b.closed.Load() {
+			return "", queue.ErrClosed
+		}
+		return b.sched.Snooze(ctx, sid, token, d)
+	}
 	h, err := b.release(ctx, id, token)
 	if err != nil {
 		return "", err
@@ -110,16 +134,22 @@ func (b *Backend) Snooze(ctx context.Context, id, token string, d time.Duration)
 }
 
 // resend publishes j (waiting for delay, if positive) and acknowledges the
-// held delivery.
+// held delivery. j is recorded before it is published: once published,
+// another consumer may lease it and record a later state, which a record
+// made afterwards would overwrite.
 func (b *Backend) resend(ctx context.Context, h *held, j queue.Job, delay time.Duration) (queue.State, error) {
 	to := b.mainSpec(j.Queue)
 	if delay > 0 {
 		to = b.delaySpec(j.Queue, b.bucket(delay))
 	}
+	b.record(&j)
 	if err := b.republish(ctx, h.inst, &j, to); err != nil {
 		return "", b.giveUp(h, err)
 	}
-	return b.end(h, j)
+	if err := h.inst.ack(h.tag); err != nil {
+		return "", fmt.Errorf("amqpqueue: acknowledge job %s: %w", j.ID, err)
+	}
+	return j.State, nil
 }
 
 // end acknowledges the held delivery and records j as its outcome.
@@ -135,9 +165,9 @@ func (b *Backend) end(h *held, j queue.Job) (queue.State, error) {
 // that the job runs again rather than stay unacknowledged, and returns the
 // publish error.
 func (b *Backend) giveUp(h *held, err error) error {
-	_ = h.inst.nack(h.tag)
 	j := givenBack(*h.job, b.clk.Now())
-	b.record(&j)
+	b.record(&j) // before the nack, which lets another consumer lease it
+	_ = h.inst.nack(h.tag)
 	return fmt.Errorf("amqpqueue: job %s handed back to the broker: %w", j.ID, err)
 }
 
@@ -146,6 +176,12 @@ func (b *Backend) giveUp(h *held, err error) error {
 // The broker counts it as a redelivery (Stalls + 1). A job cancelled while
 // running is acknowledged and ends cancelled instead.
 func (b *Backend) Requeue(ctx context.Context, id, token string) (queue.State, error) {
+	if sid, ok := b.schedID(id); ok {
+		if b.closed.Load() {
+			return "", queue.ErrClosed
+		}
+		return b.sched.Requeue(ctx, sid, token)
+	}
 	h, err := b.release(ctx, id, token)
 	if err != nil {
 		return "", err
@@ -154,11 +190,11 @@ func (b *Backend) Requeue(ctx context.Context, id, token string) (queue.State, e
 	if h.job.CancelRequested {
 		return b.end(h, finished(*h.job, queue.StateCancelled, now))
 	}
+	j := givenBack(*h.job, now)
+	b.record(&j) // before the nack, which lets another consumer lease it
 	if err := h.inst.nack(h.tag); err != nil {
 		return "", fmt.Errorf("amqpqueue: hand back job %s: %w", id, err)
 	}
-	j := givenBack(*h.job, now)
-	b.record(&j)
 	return j.State, nil
 }
 
@@ -196,11 +232,14 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 				res.Failed++
 			}
 		default:
+			b.record(&j) // before the nack, which lets another consumer lease it
 			if err := h.inst.nack(h.tag); err == nil {
-				b.record(&j)
 				res.Requeued++
 			}
 		}
+	}
+	if b.sched != nil {
+		return b.rescueScheduled(ctx, req, res) // scheduled.go
 	}
 	return res, nil
 }

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/sluicehq/sluice/queue"
@@ -21,4 +22,16 @@ func Unsupported(name string, feature queue.Capability) error {
 // names no other field by its Go name (see queue.InvalidArgumentError).
 func InvalidArgument(path queue.FieldPath, format string, args ...any) error {
 	return &queue.InvalidArgumentError{Field: path.String(), Rule: fmt.Sprintf(format, args...), Path: path}
+}
+
+// NodeError is the error of a flow's node i (named name) that a store
+// refused while storing the flow: an invalid argument is placed at the
+// node's index in the plan (nodes[i]), anything else names the node.
+func NodeError(i int, name string, err error) error {
+	var ia *queue.InvalidArgumentError
+	if errors.As(err, &ia) {
+		path := ia.Path.At("nodes", i)
+		return &queue.InvalidArgumentError{Field: path.String(), Rule: ia.Rule, Path: path}
+	}
+	return fmt.Errorf("node %q: %w", name, err)
 }

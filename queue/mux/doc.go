@@ -41,6 +41,14 @@
 // group's jobs and its completion job belong on the default backend's
 // queues (the default enqueues the completion job in its own store).
 //
+// A tenant's settings and pauses also reach every routed backend that
+// schedules by tenant (each enforces them on its own queues). No limit is
+// ever accepted and ignored: queue.Client refuses a job of a limited or
+// paused tenant on a queue whose backend lacks tenant scheduling, and a
+// job of a group the default keeps on a queue of another backend
+// (*queue.NotEnforcedError), and queue.Gaps (QueuesOf names the queues)
+// says where settings made through the router do not hold.
+//
 // # Moving a queue
 //
 // Routing is by name, at the time of the call. A queue moved to another

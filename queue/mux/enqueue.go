@@ -12,6 +12,9 @@ import (
 // fails after others stored their specs, the error is a
 // *queue.PartialError listing what was stored.
 func (m *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
+	if err := m.checkDeps(specs); err != nil {
+		return nil, err
+	}
 	groups := m.splitSpecs(specs)
 	if len(groups) == 1 {
 		for i, g := range groups {

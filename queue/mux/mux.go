@@ -122,7 +122,7 @@ func (m *Backend) Default() queue.Backend { return m.routes[0].b }
 
 // Features implements queue.Backend. The router is named "mux" and has
 // the parts and capabilities of its default backend, which serves tenant
-// settings, groups and the outbox, without CapAtomicBatch when there are
+// settings, groups, the outbox and the tenants' webhook secrets, without CapAtomicBatch when there are
 // routes (a batch over several backends is stored per backend); it
 // notifies when any routed backend does. Its parts are the router itself,
 // whose methods forward (see their docs), and its Router part answers what
@@ -148,9 +148,19 @@ func (m *Backend) features() queue.Features {
 	if def.Retry != nil {
 		f.Retry = m
 	}
+	if def.Flows != nil {
+		f.Flows = m
+	}
 	if def.Outbox != nil {
 		f.Outbox = m
 	}
+	if def.Schedules != nil {
+		f.Schedules = m
+	}
+	if def.TenantSecrets != nil {
+		f.TenantSecrets = m
+	}
+	m.watchParts(&f) // progress.go
 	for _, r := range m.routes {
 		if r.b.Features().Notify != nil {
 			f.Notify = m

@@ -36,8 +36,20 @@ func (p plain) Features() queue.Features {
 	if !p.caps.Has(queue.CapGroups) {
 		f.Groups = nil
 	}
+	if !p.caps.Has(queue.CapFlows) {
+		f.Flows = nil
+	}
 	if !p.caps.Has(queue.CapRetry) {
 		f.Retry = nil
+	}
+	if !p.caps.Has(queue.CapSchedules) {
+		f.Schedules = nil
+	}
+	if !p.caps.Has(queue.CapProgress) {
+		f.Progress = nil
+	}
+	if !p.caps.Has(queue.CapEvents) {
+		f.Events = nil
 	}
 	return f
 }
@@ -143,7 +155,7 @@ func TestCapabilitiesPerQueue(t *testing.T) {
 	if got := queue.CapabilitiesFor(m, "fast"); got != lane.caps {
 		t.Errorf("CapabilitiesFor(fast) = %v, want %v", got, lane.caps)
 	}
-	if got := queue.CapabilitiesFor(m, "slow"); got != queue.AllCapabilities {
+	if got := queue.CapabilitiesFor(m, "slow"); got != queue.AllCapabilities.Without(queue.CapEvents) {
 		t.Errorf("CapabilitiesFor(slow) = %v, want all", got)
 	}
 	if got := queue.CommonCapabilities(m); got != lane.caps {

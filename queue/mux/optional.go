@@ -24,13 +24,18 @@ func (m *Backend) tenants(q string) (queue.TenantBackend, error) {
 	return f.Tenants, nil
 }
 
-// SetTenant forwards to the default backend.
+// SetTenant forwards to the default backend, and then to every routed
+// backend that schedules by tenant, so the settings hold on their queues
+// too (each backend counts the jobs on its own queues).
 func (m *Backend) SetTenant(ctx context.Context, tenant string, cfg queue.TenantConfig) error {
 	tb, err := m.tenants("")
 	if err != nil {
 		return err
 	}
-	return tb.SetTenant(ctx, tenant, cfg)
+	if err := tb.SetTenant(ctx, tenant, cfg); err != nil {
+		return err
+	}
+	return m.setTenantRoutes(ctx, tenant, cfg) // scheduling.go
 }
 
 // Tenant forwards to the default backend.
@@ -62,7 +67,8 @@ func (m *Backend) SetAging(ctx context.Context, q string, step int) error {
 }
 
 // Pause forwards a queue's pause to its backend, any other scope's to the
-// default backend.
+// default backend; a tenant's pause also to every routed backend that
+// schedules by tenant (it returns the latest end).
 func (m *Backend) Pause(ctx context.Context, scope queue.Scope, d time.Duration) (time.Time, error) {
 	q := ""
 	if scope.Kind == queue.ScopeQueue {
@@ -72,7 +78,11 @@ func (m *Backend) Pause(ctx context.Context, scope queue.Scope, d time.Duration)
 	if err != nil {
 		return time.Time{}, err
 	}
-	return tb.Pause(ctx, scope, d)
+	end, err := tb.Pause(ctx, scope, d)
+	if err != nil || scope.Kind != queue.ScopeTenant {
+		return end, err
+	}
+	return m.pauseTenantRoutes(ctx, scope, d, end) // scheduling.go
 }
 
 func (m *Backend) groups() (queue.GroupBackend, error) {

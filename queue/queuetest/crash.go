@@ -49,6 +49,11 @@ type CrashConfig struct {
 	// rescue of the jobs in flight, the group must be done with exactly
 	// one completion job. It needs queue.CapGroups.
 	Group string
+	// Flow, when set, enqueues the jobs as one flow in which most jobs
+	// depend on earlier ones (chains and fan-ins): every dependent must
+	// run once its parents completed, with their results, and exactly
+	// once unless it was in flight at the kill. It needs queue.CapFlows.
+	Flow bool
 }
 
 // CrashWorkerMain turns the test binary into a crash-test worker when it
@@ -67,7 +72,11 @@ func CrashWorkerMain(open OpenFunc) {
 	if os.Getenv(crashEnv) != "1" {
 		return
 	}
-	if err := crashWorker(open); err != nil {
+	run := crashWorker
+	if os.Getenv(crashMode) == "schedule" {
+		run = crashScheduler // schedules_crash.go
+	}
+	if err := run(open); err != nil {
 		fmt.Fprintln(os.Stderr, "crash worker:", err)
 		os.Exit(2)
 	}
@@ -87,8 +96,12 @@ func crashWorker(open OpenFunc) error {
 	defer log.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
+	// A lease of 3 s, renewed every second: short enough that the killed
+	// worker's jobs come back soon, long enough that a heartbeat delayed
+	// on a loaded machine does not lose a live job's lease (which would
+	// run it twice while its worker lives, and fail the test for nothing).
 	w := queue.NewWorker(b, queue.WorkerConfig{
-		Queues: []string{"crash"}, Concurrency: 8, LeaseFor: time.Second,
+		Queues: []string{"crash"}, Concurrency: 8, LeaseFor: 3 * time.Second,
 		RescueEvery: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond, Logger: quiet,
 	})
 	w.Handle(crashKind, queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
@@ -97,6 +110,9 @@ func crashWorker(open OpenFunc) error {
 		// if this process is killed right after.
 		if _, err := fmt.Fprintf(log, "start %s %d\n", j.ID, os.Getpid()); err != nil {
 			return nil, err
+		}
+		if err := checkParents(j); err != nil {
+			return nil, queue.Permanent(err)
 		}
 		t := time.NewTimer(5 * time.Millisecond) // the work: long enough to be caught mid-job
 		defer t.Stop()
@@ -132,12 +148,22 @@ func Crash(t *testing.T, cfg CrashConfig) {
 			t.Fatalf("CreateGroup: %v", err)
 		}
 	}
-	ids := enqueueCrashJobs(t, b, cfg.Jobs, cfg.Group)
+	var ids []string
+	if cfg.Flow {
+		SkipUnless(t, b, queue.CapFlows)
+		ids = enqueueCrashFlow(t, b, cfg.Jobs, cfg.Group)
+	} else {
+		ids = enqueueCrashJobs(t, b, cfg.Jobs, cfg.Group)
+	}
 	runLog := t.TempDir() + "/runs.log"
 
 	first := startCrashWorker(t, cfg.DSN, runLog)
-	testutil.Eventually(t, "the first worker to start a quarter of the jobs", func() bool {
-		return len(readRunLog(t, runLog)) >= cfg.Jobs/4
+	killAt := cfg.Jobs / 4
+	if cfg.Flow {
+		killAt = cfg.Jobs / 2 // past the roots: the kill lands among dependents
+	}
+	testutil.Eventually(t, "the first worker to start its share of the jobs", func() bool {
+		return len(readRunLog(t, runLog)) >= killAt
 	})
 	if err := first.cmd.Process.Kill(); err != nil { // SIGKILL
 		t.Fatalf("kill: %v", err)
@@ -151,6 +177,11 @@ func Crash(t *testing.T, cfg CrashConfig) {
 	}
 
 	second := startCrashWorker(t, cfg.DSN, runLog)
+	defer func() {
+		if t.Failed() {
+			logUnfinished(t, b)
+		}
+	}()
 	testutil.Eventually(t, "the second worker to finish every job", func() bool {
 		st, err := b.Stats(context.Background())
 		return err == nil && count(st, "crash", queue.StateCompleted) == int64(cfg.Jobs)
@@ -160,6 +191,9 @@ func Crash(t *testing.T, cfg CrashConfig) {
 		t.Errorf("second worker exited with %v after SIGTERM; output:\n%s", err, second.out.String())
 	}
 	checkCrashRuns(t, b, ids, inFlight, readRunLog(t, runLog))
+	if cfg.Flow {
+		checkCrashFlow(t, b, ids)
+	}
 	if cfg.Group != "" {
 		checkCrashGroup(t, b, cfg.Group, cfg.Jobs)
 	}

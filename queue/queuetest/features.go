@@ -42,6 +42,10 @@ func RunFeatures(t *testing.T, f Factory) {
 			_, err := h.Client.Retry(ctx, "features-probe")
 			return ignore(err, queue.ErrNotFound)
 		}},
+		{queue.CapSchedules, feat.Schedules != nil, func(ctx context.Context) error {
+			_, err := h.Client.Schedule(ctx, "features-probe")
+			return ignore(err, queue.ErrScheduleNotFound)
+		}},
 	}
 	ctx := context.Background()
 	for _, p := range parts {

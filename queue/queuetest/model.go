@@ -26,19 +26,18 @@ import (
 // Its shape keeps it to what the contract decides:
 //   - a step whose outcome depends on an order the contract leaves open
 //     (the model's Choices) is not taken;
-//   - the clock moves to at most the next time some work comes due, and a
-//     Lease of modelQ1 follows every move, so one Lease never does two
-//     kinds of time-driven work;
+//   - a Lease of modelQ1 follows every move of the clock, so a pause or
+//     crawl delay that ended is taken in before any other step (SQLite
+//     fills a scope on more transitions than Redis does, see
+//     internal/sched);
 //   - every delay and pause the driver picks ends at an instant no other
 //     work is due at;
-//   - modelQ2 holds only jobs that are ready at once (no delays, snoozes or
-//     retries): a Lease promotes only the queues it names on Redis, all
-//     queues on SQLite;
 //   - priorities keep the two queues apart (modelQ1 0-2, aging only there;
 //     modelQ2 3-4) and the completion tenant runs nothing else: the stores
-//     break ties between queues in a scope's waiting jobs differently;
-//   - Cleanup runs on modelQ2, which holds no group's jobs, while it has
-//     unfinished jobs, and keeps cancelled jobs (so done groups stay).
+//     break ties between queues in a scope's waiting jobs differently (see
+//     internal/sched's package doc for why);
+//   - Cleanup runs on modelQ2, which holds no group's jobs, and keeps
+//     cancelled jobs (so done groups stay).
 
 // The test's queues, tenants and groups.
 const (
@@ -67,6 +66,7 @@ func RunModel(t *testing.T, f Factory) {
 		{"Random", needs(queue.CapTenants, queue.CapGroups, queue.CapDelay, queue.CapClockDelays, queue.CapPriority,
 			queue.CapList, queue.CapCancelPending), testModelRandom},
 		{"GroupPauseEnded", needs(queue.CapTenants, queue.CapGroups), testGroupPauseEnded},
+		{"GroupDoneBeforeTTL", needs(queue.CapTenants, queue.CapGroups, queue.CapClockDelays), testGroupDoneBeforeTTL},
 	})
 }
 

@@ -50,11 +50,11 @@ func (r *modelRun) randomSpec() queue.JobSpec {
 	s := queue.JobSpec{Kind: modelKind, Tenant: modelTenants[r.rng.IntN(len(modelTenants))]}
 	if r.rng.IntN(4) == 0 {
 		s.Queue, s.Priority, s.MaxAttempts = modelQ2, 3+r.rng.IntN(2), 1+r.rng.IntN(2)
-		return s
-	}
-	s.Queue, s.Priority, s.MaxAttempts = modelQ1, r.rng.IntN(3), 1+r.rng.IntN(3)
-	if r.rng.IntN(2) == 0 {
-		s.Group = r.someGroup()
+	} else {
+		s.Queue, s.Priority, s.MaxAttempts = modelQ1, r.rng.IntN(3), 1+r.rng.IntN(3)
+		if r.rng.IntN(2) == 0 {
+			s.Group = r.someGroup()
+		}
 	}
 	if r.rng.IntN(4) == 0 {
 		s.RunAt = r.now().Add(r.free(time.Millisecond, 4*time.Second))
@@ -210,7 +210,6 @@ func (r *modelRun) stale() bool {
 // finishLease ends the attempt of lease l one way, on both.
 func (r *modelRun) finishLease(l modelLease, how int) {
 	r.t.Helper()
-	j, _ := r.m.Job(l.id)
 	m := r.m.Clone()
 	now := r.now()
 	var want, got queue.State
@@ -224,7 +223,7 @@ func (r *modelRun) finishLease(l modelLease, how int) {
 		}
 		err = r.h.Backend.Complete(r.ctx, id, tok, nil)
 	case endFail:
-		f := queue.Failure{Error: "boom", Permanent: j.Queue != modelQ1 || r.rng.IntN(3) == 0}
+		f := queue.Failure{Error: "boom", Permanent: r.rng.IntN(3) == 0}
 		if !f.Permanent {
 			f.RetryIn = r.free(time.Millisecond, 3*time.Second)
 		}
@@ -234,7 +233,7 @@ func (r *modelRun) finishLease(l modelLease, how int) {
 		got, err = r.h.Backend.Fail(r.ctx, id, tok, f)
 	default:
 		d := time.Duration(0)
-		if how == endSnooze && j.Queue == modelQ1 && r.rng.IntN(2) == 0 {
+		if how == endSnooze && r.rng.IntN(2) == 0 {
 			d = r.free(time.Millisecond, 3*time.Second)
 		}
 		if want, wantErr = m.Snooze(now, l.id, l.lease, d); r.leftOpen(m, "snooze") {

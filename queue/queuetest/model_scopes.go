@@ -11,15 +11,16 @@ import (
 
 func (r *modelRun) advance() bool { return r.advanceBy(r.micro(time.Millisecond, 3*time.Second)) }
 
-// advanceBy moves the clock by d, or to the next instant some work is due
-// (a lease's end excluded) if that comes first, and leases from modelQ1
-// there, which does the work. A move whose Lease would make an open choice
-// goes half as far; it reports whether the clock moved.
+// advanceBy moves the clock by d, or (half the time) to the next instant
+// some work is due (a lease's end excluded) if that comes first, and
+// leases from modelQ1 there, which does the work: a longer move makes one
+// Lease do several kinds of it. A move whose Lease would make an open
+// choice goes half as far; it reports whether the clock moved.
 func (r *modelRun) advanceBy(d time.Duration) bool {
 	now := r.now()
 	target := now.Add(d)
 	for _, tm := range r.m.Timers(now) {
-		if tm.Kind != sched.TimerLease && tm.At.Before(target) {
+		if r.rng.IntN(2) == 0 && tm.Kind != sched.TimerLease && tm.At.Before(target) {
 			target = tm.At
 			break
 		}
@@ -166,14 +167,9 @@ func (r *modelRun) setAging() bool {
 	return true
 }
 
-// cleanup deletes modelQ2's finished jobs past a random retention, while
-// the queue has unfinished jobs (on an idle queue Redis forgets the fair
-// order's state, SQLite keeps it), and keeps cancelled jobs, so no group
-// is deleted.
+// cleanup deletes modelQ2's finished jobs past a random retention, and
+// keeps cancelled jobs, so no group is deleted.
 func (r *modelRun) cleanup() bool {
-	if !r.busy(modelQ2) {
-		return false
-	}
 	req := queue.CleanupRequest{Queues: []string{modelQ2}, Retention: queue.Retention{
 		Completed: r.micro(0, 2*time.Second), Failed: r.micro(0, 2*time.Second), Cancelled: -1,
 	}}
@@ -192,14 +188,4 @@ func (r *modelRun) cleanup() bool {
 	}
 	r.commit(m)
 	return true
-}
-
-// busy reports whether queue q has unfinished jobs in the model.
-func (r *modelRun) busy(q string) bool {
-	for _, j := range r.m.Jobs() {
-		if j.Queue == q && !j.State.Final() {
-			return true
-		}
-	}
-	return false
 }

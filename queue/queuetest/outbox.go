@@ -26,6 +26,7 @@ func RunOutbox(t *testing.T, f Factory) {
 		{"WorkerAtomicity", nil, testOutboxWorker},
 		{"GroupCompleted", needs(queue.CapGroups), testOutboxGroup},
 		{"SchedulerEvents", needs(queue.CapTenants, queue.CapGroups), testOutboxScheduler},
+		{"FlowCascade", needs(queue.CapFlows), testOutboxFlowCascade},
 		{"Webhooks", nil, testWebhooks},
 	})
 }

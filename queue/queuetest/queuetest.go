@@ -78,6 +78,8 @@ func Run(t *testing.T, f Factory) {
 		{"Listing", nil, RunListing},
 		{"IDs", nil, RunIDs},
 		{"GroupRetention", nil, RunGroupRetention},
+		{"Flows", nil, RunFlows},
 		{"Model", nil, RunModel},
+		{"Schedules", nil, RunSchedules},
 	})
 }

@@ -91,7 +91,7 @@ func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 		return nil, err
 	}
 	order := []queue.State{queue.StateScheduled, queue.StatePending, queue.StateWaiting, queue.StateActive,
-		queue.StateRetrying, queue.StateCompleted, queue.StateFailed, queue.StateCancelled}
+		queue.StateRetrying, queue.StateCompleted, queue.StateFailed, queue.StateCancelled, queue.StateBlocked}
 	out := make([]queue.QueueStats, 0, len(qs))
 	for i, q := range qs {
 		counts, err := asList(res[i], "stats reply")

@@ -2,7 +2,6 @@ package redisqueue
 
 import (
 	"context"
-	"strings"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -25,6 +24,8 @@ type call struct {
 	// its part of the merged reply: the reply for n items from item from.
 	mergeKey string
 	split    func(res any, from, n int) (any, error)
+	// timed marks an enqueue that may add timed work (see Backend.bump).
+	timed bool
 
 	res  any
 	err  error
@@ -116,7 +117,7 @@ func (m merged) finish(res any, err error) {
 // round trip and two system calls for many calls instead of one each.
 // Each script in a pipeline is still its own atomic step.
 type batcher struct {
-	c       redis.UniversalClient
+	r       *runner
 	max     int
 	senders int
 
@@ -127,8 +128,8 @@ type batcher struct {
 	closed bool
 }
 
-func newBatcher(c redis.UniversalClient, max, senders int) *batcher {
-	b := &batcher{c: c, max: max, senders: senders}
+func newBatcher(r *runner, max, senders int) *batcher {
+	b := &batcher{r: r, max: max, senders: senders}
 	b.idle.L = &b.mu
 	return b
 }
@@ -195,26 +196,26 @@ func (b *batcher) next() {
 
 // send runs the batch: merges what can be merged, then sends one run
 // directly or several as one pipeline. Scripts the server does not know
-// yet (NOSCRIPT) are run again one by one through Script.Run, which loads
-// them. ctx bounds the send; it is the caller's own only when the batch
+// yet (NOSCRIPT, or the function library missing) are run again one by
+// one, which loads them. ctx bounds the send; it is the caller's own only when the batch
 // is its call alone.
 func (b *batcher) send(ctx context.Context, batch []*call) {
 	runs := merge(batch)
 	if len(runs) == 1 {
 		r := runs[0].run
-		runs[0].finish(r.script.Run(ctx, b.c, r.keys, r.argv()...).Result())
+		runs[0].finish(b.r.run(ctx, r.script, r.keys, r.argv()))
 		return
 	}
-	pipe := b.c.Pipeline()
+	pipe := b.r.client.Pipeline()
 	cmds := make([]*redis.Cmd, len(runs))
 	for i, m := range runs {
-		cmds[i] = m.run.script.EvalSha(ctx, pipe, m.run.keys, m.run.argv()...)
+		cmds[i] = b.r.queue(ctx, pipe, m.run.script, m.run.keys, m.run.argv())
 	}
 	_, _ = pipe.Exec(ctx) // errors are read per command below
 	for i, m := range runs {
 		res, err := cmds[i].Result()
-		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			res, err = m.run.script.Run(ctx, b.c, m.run.keys, m.run.argv()...).Result()
+		if err != nil {
+			res, err = b.r.again(ctx, m.run.script, m.run.keys, m.run.argv(), err)
 		}
 		m.finish(res, err)
 	}

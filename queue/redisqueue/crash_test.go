@@ -56,3 +56,18 @@ func TestCrash(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashSchedules kills two of three scheduler processes with SIGKILL
+// while a schedule ticks: every tick has exactly one job
+// (queuetest.CrashSchedules), on miniredis over TCP and, with
+// SLUICE_REDIS_URL set, on real Redis.
+func TestCrashSchedules(t *testing.T) {
+	t.Run("miniredis", func(t *testing.T) {
+		m := miniredis.RunT(t)
+		queuetest.CrashSchedules(t, queuetest.CrashConfig{DSN: string(randomPrefix()) + " redis://" + m.Addr(), Open: openDSN})
+	})
+	t.Run("redis", func(t *testing.T) {
+		s := realServer(t)
+		queuetest.CrashSchedules(t, queuetest.CrashConfig{DSN: string(s.prefix) + " " + os.Getenv("SLUICE_REDIS_URL"), Open: openDSN})
+	})
+}

@@ -133,8 +133,22 @@ func setField(j *queue.Job, f, v string) {
 		j.UpdatedAt = micros(v)
 	case "sa":
 		j.StartedAt = micros(v)
+	case "fl":
+		j.Flow = v
+	case "fn":
+		j.FlowNode = v
+	case "dp":
+		j.DependsOn = strings.Split(v, ",")
+	case "opf":
+		j.OnParentFailure = queue.ParentFailure(v)
 	case "fa":
 		j.FinishedAt = micros(v)
+	case "wh":
+		j.Webhook, _ = queue.DecodeWebhook(v) // written by EncodeWebhook: always decodes
+	case "tc":
+		j.Trace = v
+	case "pg", "pa":
+		setProgress(j, f, v) // eventlog.go
 	}
 }
 

@@ -6,12 +6,25 @@
 // Every transition (enqueue, lease, extend, complete, fail, snooze or
 // requeue, cancel, rescue, cleanup) is one Lua script, so it is atomic: no
 // other client sees a half-done step, and a job never sits in active
-// without its lease token and deadline. The scripts are sent by SHA-1
-// (EVALSHA) and loaded on demand. Concurrent calls are gathered into
-// pipelines (see Options.DisableBatching), one round trip for many, and
-// concurrent Complete calls on one queue, or single-queue Enqueue calls,
-// that meet there run as one script over all their jobs. A Lease hands out
-// many jobs per script run.
+// without its lease token and deadline. On Redis 7 and later the scripts
+// are the functions of one library, loaded once (FUNCTION LOAD, named
+// sluice_<hash of its text>) and called with FCALL, so the code they share
+// is not rebuilt on every call; elsewhere (older Redis, Cluster, a test
+// double without FCALL) they are sent by SHA-1 (EVALSHA) and loaded on
+// demand. Concurrent calls are gathered into pipelines (see
+// Options.DisableBatching), one round trip for many, and concurrent
+// Complete calls on one queue, or single-queue Enqueue calls, that meet
+// there run as one script over all their jobs. A Lease hands out many jobs
+// per script run.
+//
+// An idle worker costs Redis nothing while nothing arrives: a Lease that
+// finds its queues empty is remembered, and the next Lease of the same
+// queues answers empty without a round trip until a notification says
+// otherwise (a job became ready, or timed work was added: a job due
+// later, a scheduler timer), until the earliest timed work it saw is due,
+// and for at most 5 seconds. This holds only while the Backend's pub/sub
+// subscriptions (Subscribe, which queue.Worker uses) are confirmed, and
+// not on a Cluster client.
 //
 // # Keys
 //
@@ -34,12 +47,16 @@
 //	sluice:queue:{mail}:job:<seq>   a job (a hash; fields in lua/lib.lua); :errors its error history (a list)
 //	sluice:queue:{mail}:unique:<k>  the job holding unique key k
 //	sluice:queue:{mail}:ready       pub/sub channel: jobs may be ready
+//	sluice:sched:timers             pub/sub channel: timed work was added (not on Cluster)
 //	sluice:queues                   the set of queue names (for calls on all queues; see Registry)
 //	sluice:outbox:...               the event outbox, with Options.Outbox (see Event outbox)
+//	sluice:tenant_secrets           the tenants' webhook signing secrets (a hash; queue.TenantSecrets)
 //	sluice:sched:...                the tenant and group scheduler, not tagged by queue: a tenant's
 //	                                settings and counts (sched:t:<tenant>), a group's (sched:g:<group>),
 //	                                the tenant list (sched:tenants) and the rest, field by field in
 //	                                lua/sched.lua
+//	sluice:schedules:{s}            the set of schedule names (queue.ScheduleStore)
+//	sluice:schedules:{s}:<name>     a hash: one schedule's definition and state (lua/schedule_put.lua)
 //
 // This is the one list of the keys: keys.go builds the per-queue ones in
 // this order (the order of every script's KEYS), and the scripts' headers
@@ -165,4 +182,18 @@
 // group parts (so it lacks queue.CapTenants, queue.CapGroups and
 // queue.CapTenantList), and the tenant and group methods, which it still
 // has, return an *queue.UnsupportedError.
+//
+// Passing those keys in KEYS with hash tags would not make Cluster work:
+// Cluster lets one script touch keys of one slot only, whatever their
+// declaration, and one scheduling step must change the job's queue keys
+// and its tenant's and group's keys together (counts, waiting sets) to
+// stay atomic. Nor are all the keys known before the script runs: freeing
+// room releases a tenant's best waiting jobs, which the script finds in
+// the tenant's waiting set and which may belong to any queue, in any slot;
+// a group's completion job goes to a queue named in the group. The one
+// layout that would work puts every queue's keys and the scheduler's under
+// one hash tag, so a Cluster would serve the whole queue from a single
+// node (no gain over a single Redis) and every stored key would change
+// name. A Cluster deployment that needs tenants can instead run one Redis
+// (or Sentinel) for the queue and the Cluster for other data.
 package redisqueue

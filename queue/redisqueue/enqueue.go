@@ -60,7 +60,7 @@ func (b *Backend) registerAfter(ctx context.Context, qs []*qkeys) {
 }
 
 // specFields is how many arguments each spec takes in the enqueue script.
-const specFields = 12
+const specFields = 14
 
 // Enqueue implements queue.Backend. On a Redis Cluster client, a batch
 // that spans queues is stored queue by queue, each queue's part atomic
@@ -68,6 +68,9 @@ const specFields = 12
 func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	if len(specs) == 0 {
 		return nil, nil
+	}
+	if hasDeps(specs) {
+		return b.enqueueDeps(ctx, specs)
 	}
 	var qs []*qkeys
 	pos := map[string]int{}
@@ -111,14 +114,18 @@ func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.E
 func (b *Backend) enqueueIn(ctx context.Context, qs []*qkeys, pos map[string]int, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	keys, args := b.group(qs, 0)
 	c := &call{script: scriptEnqueue, keys: keys, items: make([][]any, len(specs))}
-	scoped := false
+	scoped, later := false, false
 	for i, s := range specs {
 		c.items[i] = b.specArgs(make([]any, 0, specFields), pos[s.Queue], s)
 		scoped = scoped || s.Tenant != "" || s.Group != ""
+		later = later || !s.RunAt.IsZero()
 	}
+	// A job due later, or one the scheduler may time, is timed work this
+	// process's idle workers must not sleep through (see idle.go).
+	c.timed = scoped || later
 	// The flag spares the script the checks that only specs with a tenant
 	// or group need (a full backlog, a closed group).
-	c.args = append(args, btoi(scoped))
+	c.args = append(args, btoi(scoped), b.notes.origin)
 	if len(qs) == 1 && (!scoped || b.schedPrefix == "") {
 		// Enqueues into the same queue that meet in the batcher run as
 		// one script: each is still stored whole, and the unique-key rules
@@ -129,6 +136,13 @@ func (b *Backend) enqueueIn(ctx context.Context, qs []*qkeys, pos map[string]int
 	}
 	res, err := b.evalCall(ctx, "enqueue", c)
 	if err != nil {
+		// The script may have run and sent a message this process skips
+		// as its own: wake its workers as if it had.
+		if !errors.Is(err, queue.ErrClosed) {
+			for _, k := range qs {
+				b.notes.wakeLocal(k.channel)
+			}
+		}
 		return nil, err
 	}
 	out, woken, err := decodeEnqueued(res, qs, pos, specs)
@@ -153,7 +167,7 @@ func (b *Backend) specArgs(args []any, qpos int, s queue.JobSpec) []any {
 		ufor = us(s.UniqueFor)
 	}
 	return append(args, qpos, s.Kind, s.Payload, s.Tenant, s.Group, s.Priority, runAt,
-		maxAttempts(s), int64(s.Timeout), s.UniqueKey, ukk, ufor)
+		maxAttempts(s), int64(s.Timeout), s.UniqueKey, ukk, ufor, queue.EncodeWebhook(s.Webhook), s.Trace)
 }
 
 func btoi(v bool) int {
@@ -250,11 +264,12 @@ func newJob(k *qkeys, seq string, st queue.State, s queue.JobSpec, now time.Time
 }
 
 // wakeLocal wakes this process's subscribers of the queues a script woke
-// (their positions in qs, from 1), without waiting for pub/sub.
+// (their positions in qs, from 1), without waiting for pub/sub when it
+// is not sure to bring the message.
 func (b *Backend) wakeLocal(qs []*qkeys, woken []any) {
 	for _, p := range woken {
 		if i := int(asInt(p)); i >= 1 && i <= len(qs) {
-			b.notes.wake(qs[i-1].channel)
+			b.notes.wakeLocal(qs[i-1].channel)
 		}
 	}
 }

@@ -20,3 +20,9 @@ func SetTenantStep(n int) (restore func()) {
 
 // TenantStep is how many tenants one script of the tenant list reads.
 func TenantStep() int { return tenantStep }
+
+// LibrarySource is the text of the function library (functions.go).
+func LibrarySource() string {
+	library.build()
+	return library.src
+}

@@ -13,15 +13,22 @@ func (b *Backend) Features() queue.Features {
 		Capabilities: queue.AllCapabilities,
 		Retry:        b,
 		Notify:       b,
+		Schedules:    b,
+
+		TenantSecrets: b,
 	}
 	if b.schedPrefix != "" {
-		f.Tenants, f.TenantList, f.Groups = b, b, b
+		f.Tenants, f.TenantList, f.Groups, f.Flows = b, b, b, b
 	}
 	if b.cluster {
 		f.Capabilities = f.Capabilities.Without(queue.CapAtomicBatch)
 	}
 	if b.outbox != "" {
 		f.Outbox = b
+	}
+	f.Progress = b
+	if b.events.key != "" {
+		f.Events = b
 	}
 	return f
 }

@@ -17,9 +17,9 @@ func (b *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue
 	if err := b.needSched(queue.CapGroups); err != nil {
 		return nil, err
 	}
-	_, args := b.group(nil, 8)
+	_, args := b.group(nil, 9)
 	args = append(args, spec.ID, spec.Tenant, spec.MaxConcurrency, us(spec.MinInterval), us(spec.TTL),
-		spec.CompletionKind, spec.CompletionQueue, spec.CompletionPayload)
+		spec.CompletionKind, spec.CompletionQueue, spec.CompletionPayload, queue.EncodeWebhook(spec.Webhook))
 	res, err := b.eval(ctx, "create group", scriptCreateGroup, []string{b.keys.group(spec.ID)}, args...)
 	if err != nil {
 		return nil, err
@@ -92,13 +92,14 @@ func groupProgress(id string, now time.Time, fields []any) *queue.GroupProgress 
 		},
 		Scheduled: n(queue.StateScheduled), Pending: n(queue.StatePending), Waiting: n(queue.StateWaiting),
 		Active: n(queue.StateActive), Retrying: n(queue.StateRetrying), Completed: n(queue.StateCompleted),
-		Failed: n(queue.StateFailed), Cancelled: n(queue.StateCancelled),
+		Failed: n(queue.StateFailed), Cancelled: n(queue.StateCancelled), Blocked: n(queue.StateBlocked),
 		CancelRequested: m["cr"] == "1", Done: m["da"] != "", CompletionJobID: m["cj"],
 		CreatedAt: micros(m["ca"]), FinishedAt: micros(m["da"]),
 	}
 	if cp := m["cp"]; cp != "" {
 		p.CompletionPayload = []byte(cp)
 	}
+	p.Webhook, _ = queue.DecodeWebhook(m["wh"]) // written by EncodeWebhook: always decodes
 	if pu := micros(m["pu"]); pu.After(now) {
 		p.PausedUntil = pu
 	}

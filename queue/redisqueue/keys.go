@@ -205,3 +205,31 @@ func parseID(id string) (seq, q string, err error) {
 	}
 	return seq, q, nil
 }
+
+// scheduleTag is the hash tag of every schedule key, so that a schedule's
+// hash and the set of names share one Cluster slot.
+const scheduleTag = "s"
+
+// schedule returns the physical key "<prefix>schedules:{s}:<name>" of one
+// schedule's hash (see lua/schedule_put.lua for its fields).
+func (r *keyring) schedule(name string) string {
+	return r.physical(keyspace.JoinTagged("schedules", 0, 1, scheduleTag, name))
+}
+
+// scheduleNames returns the physical key "<prefix>schedules:{s}" of the
+// set of schedule names.
+func (r *keyring) scheduleNames() string {
+	return r.physical(keyspace.JoinTagged("schedules", 0, 1, scheduleTag))
+}
+
+// physical prefixes a logical key built from validated parts.
+func (r *keyring) physical(logical string, err error) string {
+	if err != nil {
+		panic("redisqueue: " + err.Error())
+	}
+	phys, err := r.prefix.Physical(logical)
+	if err != nil {
+		panic("redisqueue: " + err.Error())
+	}
+	return phys
+}

@@ -56,6 +56,10 @@ func (b *Backend) leaseFrom(ctx context.Context, qs []*qkeys, req queue.LeaseReq
 	if err != nil {
 		return nil, b.fault("lease", err)
 	}
+	idle, gen := b.idleNow(qs)
+	if idle {
+		return nil, nil // nothing ready, and nothing said since (idle.go)
+	}
 	keys, args := b.group(qs, 5)
 	args = append(args, max, us(req.LeaseFor), req.WorkerID, tokens, promoteLimit)
 	// A lease goes out at once on its own connection rather than in line
@@ -69,16 +73,18 @@ func (b *Backend) leaseFrom(ctx context.Context, qs []*qkeys, req queue.LeaseReq
 	if err != nil {
 		return nil, b.fault("lease", err)
 	}
+	top := res.([]any) // decodeLeases checked it
+	b.idleAfter(qs, gen, asString(top[4]), micros(asString(top[0])))
 	b.wakeLocal(qs, woken)
 	return out, nil
 }
 
 // decodeLeases reads {now, until, per lease {queue position, seq, token,
-// job before the lease}, woken} and applies the lease to each job as the
-// script stored it.
+// job before the lease}, woken, idle until} and applies the lease to each
+// job as the script stored it.
 func decodeLeases(res any, qs []*qkeys, worker string) ([]queue.Lease, []any, error) {
 	top, err := asList(res, "lease reply")
-	if err != nil || len(top) != 4 {
+	if err != nil || len(top) != 5 {
 		return nil, nil, errReply{"lease reply"}
 	}
 	now, until := micros(asString(top[0])), micros(asString(top[1]))

@@ -2,8 +2,11 @@ package redisqueue
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,7 +18,9 @@ import (
 // did not take), so idle workers in every process wake within a round
 // trip instead of a poll interval. While the ready set is not empty no
 // message is sent: its workers are busy or about to lease anyway. The
-// process that made the change wakes its own subscribers at once.
+// process that made the change wakes its own subscribers at once; the
+// message of an enqueue is the enqueuing Backend's random origin, so that
+// Backend knows the message for its own and does not wake them twice.
 //
 // One pub/sub connection per Backend serves all subscriptions; it is
 // opened by the first Subscribe and closed with the Backend.
@@ -33,12 +38,23 @@ func (b *Backend) Subscribe(queues []string) (<-chan struct{}, func()) {
 type notifier struct {
 	client redis.UniversalClient
 	log    *slog.Logger
+	// timers is the channel of new timed work (lib.lua's timed), listened
+	// to with the first subscription; "" on Cluster.
+	timers string
+	// origin is this notifier's random name, the message of its own
+	// enqueues.
+	origin string
+	// gen counts what may have made work ready or due sooner: every
+	// message, every (re)subscription and every local change that says so
+	// (bump). A lease that found nothing holds until it moves (idle.go).
+	gen atomic.Uint64
 
-	mu     sync.Mutex
-	subs   map[string]map[*subscriber]struct{} // by channel
-	ps     *redis.PubSub
-	wg     sync.WaitGroup
-	closed bool
+	mu        sync.Mutex
+	subs      map[string]map[*subscriber]struct{} // by channel
+	confirmed map[string]bool                     // channels Redis confirmed subscribing to
+	ps        *redis.PubSub
+	wg        sync.WaitGroup
+	closed    bool
 }
 
 type subscriber struct {
@@ -46,8 +62,11 @@ type subscriber struct {
 	chans []string
 }
 
-func newNotifier(c redis.UniversalClient, log *slog.Logger) *notifier {
-	return &notifier{client: c, log: log, subs: map[string]map[*subscriber]struct{}{}}
+func newNotifier(c redis.UniversalClient, log *slog.Logger, timers string) *notifier {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return &notifier{client: c, log: log, timers: timers, origin: "o" + hex.EncodeToString(b[:]),
+		subs: map[string]map[*subscriber]struct{}{}, confirmed: map[string]bool{}}
 }
 
 func (n *notifier) subscribe(chans []string) (<-chan struct{}, func()) {
@@ -79,8 +98,11 @@ func (n *notifier) listen(chans []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if n.ps == nil {
+		if n.timers != "" {
+			chans = append(chans[:len(chans):len(chans)], n.timers)
+		}
 		n.ps = n.client.Subscribe(ctx, chans...)
-		msgs := n.ps.Channel(redis.WithChannelSize(64))
+		msgs := n.ps.ChannelWithSubscriptions(redis.WithChannelSize(64))
 		n.wg.Add(1)
 		go n.read(msgs)
 		return
@@ -91,13 +113,67 @@ func (n *notifier) listen(chans []string) {
 }
 
 // read wakes the subscribers of each message's channel until the pub/sub
-// connection closes.
-func (n *notifier) read(msgs <-chan *redis.Message) {
+// connection closes. A message on the timers channel, or 't' on a queue's,
+// only moves gen: the work it announces is not ready yet. A subscription
+// Redis confirms again (go-redis reconnected) wakes the channel's
+// subscribers too, since messages sent while it was away are lost.
+func (n *notifier) read(msgs <-chan any) {
 	defer n.wg.Done()
-	for m := range msgs {
-		n.wake(m.Channel)
+	for v := range msgs {
+		switch m := v.(type) {
+		case *redis.Message:
+			if n.own(m.Payload) {
+				continue
+			}
+			n.gen.Add(1)
+			if m.Payload != "t" && m.Channel != n.timers {
+				n.wake(m.Channel)
+			}
+		case *redis.Subscription:
+			n.mu.Lock()
+			again := n.confirmed[m.Channel] && m.Kind == "subscribe"
+			n.confirmed[m.Channel] = m.Kind == "subscribe"
+			n.mu.Unlock()
+			n.gen.Add(1)
+			if again {
+				n.wake(m.Channel)
+			}
+		}
 	}
 }
+
+// bump says this process changed something that may make work ready or
+// due sooner without a message of its own arriving first.
+func (n *notifier) bump() { n.gen.Add(1) }
+
+// heard reports whether every channel of chans, and the timers channel,
+// is confirmed subscribed: then a change to them reaches this process as
+// a message.
+func (n *notifier) heard(chans []string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed || n.timers == "" || !n.confirmed[n.timers] {
+		return false
+	}
+	for _, c := range chans {
+		if !n.confirmed[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// wakeLocal wakes the subscribers of channel c for a change this process
+// made, moving gen first so their next lease looks.
+func (n *notifier) wakeLocal(c string) {
+	n.gen.Add(1)
+	n.wake(c)
+}
+
+// own reports whether a message is this process's own: an enqueue's,
+// whose workers it wakes itself (the script publishes the caller's
+// origin).
+func (n *notifier) own(payload string) bool { return payload == n.origin }
 
 // wake signals every subscriber of channel c without blocking: a
 // subscriber that already has a signal pending keeps just that one.
@@ -122,6 +198,9 @@ func (n *notifier) unsubscribe(s *subscriber) {
 			delete(n.subs, c)
 			gone = append(gone, c)
 		}
+	}
+	for _, c := range gone {
+		delete(n.confirmed, c)
 	}
 	if n.ps != nil && len(gone) > 0 && !n.closed {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -64,6 +64,18 @@ type Options struct {
 	// the outbox's keys are global, not in any queue's slot.
 	Outbox bool
 
+	// Events keeps the event log (queue.EventLog), a stream written in
+	// the same script as every new job, start, progress report, final
+	// state and group completion, for Client.Subscribe and Client.Wait
+	// to follow (XREAD BLOCK wakes them). Default off. Like Outbox, every
+	// process sharing the Redis and prefix must use the same setting; not
+	// supported on a Redis Cluster client.
+	Events bool
+	// EventsMaxLen bounds the event log's length (approximately: Redis
+	// trims whole nodes); default 100000 events. PruneEvents also trims
+	// it by age.
+	EventsMaxLen int
+
 	// DisableBreaker keeps New from attaching a circuit breaker to the
 	// client. By default one is attached (a go-redis hook, one per
 	// client, shared by every Backend and redislimit Store on it and made
@@ -99,9 +111,16 @@ type Backend struct {
 	// outbox is the outbox's key prefix ("sluice:outbox:"); empty when
 	// Options.Outbox is off.
 	outbox string
+	// events holds the event log's script arguments (eventlog.go).
+	events eventLog
 	// schedPrefix is the key prefix the scripts derive scheduler keys
 	// from, or "" on a Cluster client, where the scheduler is off.
 	schedPrefix string
+	// idle remembers the queue sets a lease found empty (idle.go).
+	idle idleLeases
+	// scripts runs the scripts, as functions where the server can
+	// (functions.go).
+	scripts *runner
 }
 
 var (
@@ -147,6 +166,9 @@ func New(client redis.UniversalClient, opts Options) (*Backend, error) {
 	if opts.Outbox && cluster {
 		return nil, backend.InvalidArgument(queue.Field("Options", "Outbox"), "is not supported on a Redis Cluster client: the outbox's keys are global, not in one queue's slot")
 	}
+	if opts.Events && cluster {
+		return nil, backend.InvalidArgument(queue.Field("Options", "Events"), "is not supported on a Redis Cluster client: the event log is one key, not in one queue's slot")
+	}
 	if err := attachBreaker(client, opts); err != nil {
 		return nil, err
 	}
@@ -154,12 +176,20 @@ func New(client redis.UniversalClient, opts Options) (*Backend, error) {
 	if opts.Outbox {
 		b.outbox = keys.outbox
 	}
+	if err := b.events.init(keys, opts); err != nil {
+		return nil, err
+	}
 	if !cluster {
 		b.schedPrefix = string(opts.Prefix)
 	}
-	b.notes = newNotifier(client, opts.Logger)
+	timers := ""
+	if !cluster {
+		timers = b.schedPrefix + "sched:timers"
+	}
+	b.notes = newNotifier(client, opts.Logger, timers)
+	b.scripts = newRunner(client, opts.Logger, cluster)
 	if !opts.DisableBatching {
-		b.batch = newBatcher(client, opts.MaxBatch, opts.Senders)
+		b.batch = newBatcher(b.scripts, opts.MaxBatch, opts.Senders)
 	}
 	checkEviction(client, opts.Logger)
 	return b, nil
@@ -194,8 +224,9 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// Ping checks that Redis answers and loads every script, so a readiness
-// probe fails when transitions would.
+// Ping checks that Redis answers and loads every script (and the function
+// library where the server takes it), so a readiness probe fails when
+// transitions would.
 func (b *Backend) Ping(ctx context.Context) error {
 	if b.closed.Load() {
 		return errClosed
@@ -204,6 +235,9 @@ func (b *Backend) Ping(ctx context.Context) error {
 		if err := s.Load(ctx, b.client).Err(); err != nil {
 			return b.fault("ping", err)
 		}
+	}
+	if err := b.scripts.ready(ctx); err != nil {
+		return b.fault("ping", err)
 	}
 	return nil
 }
@@ -233,8 +267,9 @@ func (b *Backend) evalCall(ctx context.Context, op string, c *call) (any, error)
 	if b.batch != nil {
 		res, err = b.batch.run(ctx, c)
 	} else {
-		res, err = c.script.Run(ctx, b.client, c.keys, c.argv()...).Result()
+		res, err = b.scripts.run(ctx, c.script, c.keys, c.argv())
 	}
+	b.bump(c)
 	if err != nil {
 		return nil, b.fault(op, err)
 	}
@@ -245,7 +280,7 @@ func (b *Backend) evalCall(ctx context.Context, op string, c *call) (any, error)
 // outbox's (see loadScript).
 func (b *Backend) withOutbox(c *call) {
 	if c.tail == nil && movers[c.script] {
-		c.tail = b.outboxArgs()
+		c.tail = append(b.logArgs(), b.outboxArgs()...) // eventlog.go
 	}
 }
 
@@ -255,7 +290,8 @@ func (b *Backend) direct(ctx context.Context, op string, c *call) (any, error) {
 		return nil, errClosed
 	}
 	b.withOutbox(c)
-	res, err := c.script.Run(ctx, b.client, c.keys, c.argv()...).Result()
+	res, err := b.scripts.run(ctx, c.script, c.keys, c.argv())
+	b.bump(c)
 	if err != nil {
 		return nil, b.fault(op, err)
 	}

@@ -225,8 +225,10 @@ func TestCleanupFreesMemory(t *testing.T) {
 		if err != nil || n != 30 {
 			t.Fatalf("Cleanup = %d, %v; want 30", n, err)
 		}
+		// What stays: the queue's sequence, its virtual time (the fair
+		// order's clock, kept like the sequence), and the registry.
 		tagged := string(s.prefix) + "queue:{q}:"
-		want := []string{tagged + "seq", string(s.prefix) + "queues"}
+		want := []string{tagged + "sched", tagged + "seq", string(s.prefix) + "queues"}
 		if got := keysUnder(t, s, c); !slices.Equal(got, want) {
 			t.Fatalf("keys after cleanup = %q, want only %q", got, want)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/redisqueue"
@@ -97,4 +98,12 @@ func serverCPU(b *testing.B, c *redis.Client) float64 {
 		}
 	}
 	return total
+}
+
+// BenchmarkTickToStart: queuetest.BenchTickToStart on this backend (wall
+// time from a schedule's tick to its job's handler starting).
+func BenchmarkTickToStart(b *testing.B) {
+	queuetest.BenchTickToStart(b, func(b *testing.B, clk clock.Clock) queue.Backend {
+		return benchServer(b).backend(b, redisqueue.Options{Clock: clk})
+	})
 }

@@ -15,7 +15,8 @@ import (
 // lua/scope.lua (the tenant and group scheduler) followed by its own file;
 // a script that moves none is lib.lua and its own file. go-redis sends it
 // by SHA-1 (EVALSHA) and falls back to EVAL when the server does not know
-// it yet.
+// it yet; on Redis 7 and later every script is also a function of one
+// library loaded once (functions.go), which the backend calls instead.
 //
 //go:embed lua/*.lua
 var luaFiles embed.FS
@@ -34,6 +35,7 @@ var (
 	scriptList     = loadPlainScript("list")
 	scriptStats    = loadPlainScript("stats")
 	scriptRetry    = loadScript("retry")
+	scriptProgress = loadScript("progress")
 
 	scriptSetTenant   = loadScript("settenant")
 	scriptTenant      = loadPlainScript("tenant")
@@ -56,7 +58,7 @@ type scriptRef = *redis.Script
 
 var allScripts = []*redis.Script{
 	scriptEnqueue, scriptLease, scriptExtend, scriptComplete, scriptFail, scriptGiveBack,
-	scriptCancel, scriptRescue, scriptCleanup, scriptGet, scriptList, scriptStats, scriptRetry,
+	scriptCancel, scriptRescue, scriptCleanup, scriptGet, scriptList, scriptStats, scriptRetry, scriptProgress,
 	scriptSetTenant, scriptTenant, scriptTenants, scriptPause, scriptCreateGroup, scriptGroup, scriptCancelGroup,
 	scriptCleanGroups,
 	scriptEventClaim, scriptEventDone, scriptDeliveryRecord, scriptDeliveryList, scriptDeliveryPrune,
@@ -70,7 +72,7 @@ var allScripts = []*redis.Script{
 // before its first write, since Redis does not undo a script's writes when
 // it fails halfway.
 func loadScript(name string) *redis.Script {
-	s := buildScript(name, "outbox_args()\n", "events", "lib", "sched", "scope")
+	s := buildScript(name, "outbox_args()\n", "events", "lib", "sched", "scope", "flowlib")
 	movers[s] = true
 	return s
 }
@@ -90,24 +92,30 @@ func loadPlainScript(name string) *redis.Script { return buildScript(name, "", "
 func buildScript(name, prologue string, libs ...string) *redis.Script {
 	var src strings.Builder
 	for _, f := range libs {
-		b, err := luaFiles.ReadFile("lua/" + f + ".lua")
-		if err != nil {
-			panic(err)
-		}
-		src.Write(b)
+		src.WriteString(luaFile(f))
 		src.WriteByte('\n')
 	}
 	src.WriteString(prologue)
+	src.WriteString(luaFile(name))
+	s := redis.NewScript(luaConstants.Replace(src.String()))
+	library.add(s, name, prologue)
+	return s
+}
+
+// luaFile is the text of lua/<name>.lua.
+func luaFile(name string) string {
 	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
 	if err != nil {
 		panic(err)
 	}
-	src.Write(b)
-	return redis.NewScript(strings.NewReplacer(
-		"__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory),
-		"__MAX_ATTEMPTS__", strconv.Itoa(queue.DefaultMaxAttempts),
-	).Replace(src.String()))
+	return string(b)
 }
+
+// luaConstants fills in the Go constants the scripts use.
+var luaConstants = strings.NewReplacer(
+	"__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory),
+	"__MAX_ATTEMPTS__", strconv.Itoa(queue.DefaultMaxAttempts),
+)
 
 // Reply codes of the fenced scripts.
 const (

@@ -28,9 +28,13 @@ func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
 	if b.closed.Load() {
 		return nil, b.wrap("get", queue.ErrClosed)
 	}
-	j, err := scanJob(b.r.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, rid))
+	ps := &progressScan{s: b.r.QueryRowContext(ctx, `SELECT `+jobCols+progressCols+` FROM jobs`+progressJoin+` WHERE id = ?`, rid)}
+	j, err := scanJob(ps)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, queue.ErrNotFound
+	}
+	if j != nil {
+		j.Progress = ps.progress()
 	}
 	return j, b.wrap("get", err)
 }
@@ -122,7 +126,7 @@ func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 		switch queue.State(state) {
 		case queue.StateActive:
 			_, err = tx.exec(qCancelActive, now, rid)
-		case queue.StateScheduled, queue.StatePending, queue.StateWaiting, queue.StateRetrying:
+		case queue.StateScheduled, queue.StatePending, queue.StateWaiting, queue.StateRetrying, queue.StateBlocked:
 			if _, err = tx.exec(qCancelIdle, now, rid); err == nil {
 				err = b.emitState(tx, rid, queue.StateCancelled, now)
 			}

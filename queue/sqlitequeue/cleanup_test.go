@@ -52,13 +52,13 @@ func migratedDB(t *testing.T, upTo int) *sql.DB {
 		}
 		return db
 	}
-	ms, err := migrations()
+	ms, err := migrationList()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range ms[:upTo] {
-		if _, err := db.Exec(m.sql); err != nil {
-			t.Fatalf("%s: %v", m.name, err)
+		if _, err := db.Exec(m.SQL); err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
 		}
 	}
 	if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", upTo)); err != nil {

@@ -74,6 +74,10 @@ func (s *sched) insertSpec(spec queue.JobSpec, checkBacklog bool) (*queue.Job, b
 		}
 	}
 	j := newJob(spec, s.now)
+	deps, err := s.depsOf(j)
+	if err != nil {
+		return nil, false, err
+	}
 	var pl placement
 	if j.State == queue.StatePending {
 		var err error
@@ -93,6 +97,12 @@ func (s *sched) insertSpec(spec queue.JobSpec, checkBacklog bool) (*queue.Job, b
 		return nil, false, err
 	}
 	j.ID = strconv.FormatInt(id, 10)
+	if err := s.linkDeps(id, j, deps); err != nil {
+		return nil, false, err
+	}
+	if err := s.storeExtras(id, j); err != nil {
+		return nil, false, err
+	}
 	if j.State == queue.StatePending {
 		s.readyQueue(j.Queue)
 	}

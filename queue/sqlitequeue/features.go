@@ -13,6 +13,14 @@ func (b *Backend) Features() queue.Features {
 		Groups:       b,
 		Retry:        b,
 		Notify:       b,
+		Flows:        b,
+		Schedules:    b,
+		Progress:     b,
+
+		TenantSecrets: b,
+	}
+	if b.events {
+		f.Events = b
 	}
 	if b.outbox {
 		f.Outbox = b

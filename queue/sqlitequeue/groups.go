@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	rules "github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -27,18 +28,27 @@ type groupRow struct {
 	pausedUntil   int64
 }
 
+// limits is what the scheduler's decisions read of the group.
+func (g *groupRow) limits() rules.GroupLimits {
+	return rules.GroupLimits{MaxConcurrency: g.maxConc, MinInterval: time.Duration(g.minInterval),
+		PausedUntil: fromNanos(g.pausedUntil), LastStart: fromNanos(g.lastStart)}
+}
+
 // blockedUntil is when the group may start a job again: the end of a
-// pause, or its last start plus its interval.
-func (g *groupRow) blockedUntil() int64 {
-	until := g.pausedUntil
-	if g.minInterval > 0 && g.lastStart > 0 {
-		until = max(until, g.lastStart+g.minInterval)
+// pause, or its last start plus its interval (rules.GroupLimits).
+func (g *groupRow) blockedUntil() int64 { return nanosOf(g.limits().BlockedUntil()) }
+
+// nanosOf is fromNanos's inverse: 0 for the zero time.
+func nanosOf(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
 	}
-	return until
+	return t.UnixNano()
 }
 
 const groupCols = `id, tenant, max_conc, min_interval, ttl, deadline, completion_kind, completion_queue,
-	completion_payload, created_at, cancel_requested, done_at, completion_job, last_start, paused_until`
+	completion_payload, created_at, cancel_requested, done_at, completion_job, last_start, paused_until,
+	webhook`
 
 var (
 	qGroup       = hot(`SELECT ` + groupCols + ` FROM job_groups WHERE id = ?`)
@@ -54,7 +64,7 @@ var (
 	qGroupCompletion = hot(`UPDATE job_groups SET completion_job = ? WHERE id = ?`)
 	qGroupCancel     = hot(`UPDATE job_groups SET cancel_requested = 1, deadline = 0, wake_at = 0 WHERE id = ?`)
 	qCancelGroupIdle = hot(`UPDATE jobs SET state = 'cancelled', hold = '', finished_at = ?1, updated_at = ?1
-		WHERE grp = ?2 AND grp != '' AND state IN ('scheduled', 'pending', 'waiting', 'retrying')
+		WHERE grp = ?2 AND grp != '' AND state IN ('scheduled', 'pending', 'waiting', 'retrying', 'blocked')
 		RETURNING id, tenant`)
 	qCancelGroupActive = hot(`UPDATE jobs SET cancel_requested = 1, updated_at = ?1
 		WHERE grp = ?2 AND grp != '' AND state = 'active'`)
@@ -64,9 +74,10 @@ func scanGroup(row rowScanner) (*groupRow, error) {
 	g := &groupRow{}
 	var minInterval, ttl int64
 	var cancel int
+	var webhook string
 	err := row.Scan(&g.spec.ID, &g.spec.Tenant, &g.maxConc, &minInterval, &ttl, &g.deadline,
 		&g.spec.CompletionKind, &g.spec.CompletionQueue, &g.spec.CompletionPayload, &g.createdAt,
-		&cancel, &g.doneAt, &g.completionJob, &g.lastStart, &g.pausedUntil)
+		&cancel, &g.doneAt, &g.completionJob, &g.lastStart, &g.pausedUntil, &webhook)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, queue.ErrGroupNotFound
 	}
@@ -78,6 +89,9 @@ func scanGroup(row rowScanner) (*groupRow, error) {
 	g.spec.MinInterval = time.Duration(minInterval)
 	g.spec.TTL = time.Duration(ttl)
 	g.cancelReq = cancel != 0
+	if g.spec.Webhook, err = queue.DecodeWebhook(webhook); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 
@@ -118,7 +132,7 @@ func progress(row rowScanner, q func(string, ...any) (*sql.Rows, error), id stri
 		GroupSpec: g.spec,
 		Scheduled: c[queue.StateScheduled], Pending: c[queue.StatePending], Waiting: c[queue.StateWaiting],
 		Active: c[queue.StateActive], Retrying: c[queue.StateRetrying], Completed: c[queue.StateCompleted],
-		Failed: c[queue.StateFailed], Cancelled: c[queue.StateCancelled],
+		Failed: c[queue.StateFailed], Cancelled: c[queue.StateCancelled], Blocked: c[queue.StateBlocked],
 		CancelRequested: g.cancelReq, Done: g.doneAt > 0,
 		CreatedAt: fromNanos(g.createdAt), FinishedAt: fromNanos(g.doneAt),
 	}
@@ -139,7 +153,7 @@ func progress(row rowScanner, q func(string, ...any) (*sql.Rows, error), id stri
 // the group.completed event, all in the caller's step.
 func (s *sched) groupSettle(id string) error {
 	c, err := s.counts(kindGroup, id)
-	if err != nil || c.unfinished() > 0 || c.total() == 0 {
+	if err != nil || !rules.GroupComplete(c.unfinished(), c.total()) {
 		return err
 	}
 	res, err := s.tx.exec(qGroupDone, s.now, id)
@@ -242,6 +256,9 @@ func (b *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue
 			return err
 		} else if n == 0 {
 			return errorf(queue.ErrGroupExists, "group %s", spec.ID)
+		}
+		if err := s.storeGroupExtras(spec); err != nil {
+			return err
 		}
 		p, _, err = progress(s.tx.queryRow(qGroup, spec.ID), s.tx.query, spec.ID, s.now)
 		return err

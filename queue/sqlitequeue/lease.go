@@ -55,7 +55,7 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 	var out []queue.Lease
 	err := b.writeSched(ctx, "lease", func(s *sched) error {
 		out = out[:0]
-		if err := s.maintain(); err != nil {
+		if err := s.maintain(req.Queues); err != nil {
 			return err
 		}
 		picked, ls, err := s.pick(req.Queues, req.Max)

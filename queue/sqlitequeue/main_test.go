@@ -45,3 +45,10 @@ func TestCrash(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashSchedules kills two of three scheduler processes sharing the
+// file with SIGKILL while a schedule ticks: every tick has exactly one job
+// (queuetest.CrashSchedules).
+func TestCrashSchedules(t *testing.T) {
+	queuetest.CrashSchedules(t, queuetest.CrashConfig{DSN: filepath.Join(t.TempDir(), "crash.db"), Open: openDSN})
+}

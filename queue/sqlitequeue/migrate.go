@@ -5,58 +5,27 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/sluicehq/sluice/internal/migrations"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
 // migration is one numbered schema step, from migrations/NNNN_name.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
+type migration = migrations.Migration
 
-func migrations() ([]migration, error) {
-	entries, err := migrationFS.ReadDir("migrations")
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("sqlitequeue: bad migration file name %q", e.Name())
-		}
-		body, err := migrationFS.ReadFile(path.Join("migrations", e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: e.Name(), sql: string(body)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	// Two files with one number would leave the second one unapplied on
-	// every file already at that version.
-	for i := 1; i < len(out); i++ {
-		if out[i].version == out[i-1].version {
-			return nil, fmt.Errorf("sqlitequeue: migrations %s and %s share version %d", out[i-1].name, out[i].name, out[i].version)
-		}
-	}
-	return out, nil
+func migrationList() ([]migration, error) {
+	return migrations.Load(migrationFS, "migrations", "sqlitequeue")
 }
 
 // SchemaVersion is the schema version this build migrates to.
 func SchemaVersion() int {
-	ms, err := migrations()
-	if err != nil || len(ms) == 0 {
+	ms, err := migrationList()
+	if err != nil {
 		return 0
 	}
-	return ms[len(ms)-1].version
+	return migrations.Latest(ms)
 }
 
 // migrate applies every migration newer than the file's user_version, each
@@ -64,7 +33,7 @@ func SchemaVersion() int {
 // mid-migration leaves the file at the previous version. A file newer than
 // this build is refused rather than misread.
 func migrate(ctx context.Context, db *sql.DB) error {
-	ms, err := migrations()
+	ms, err := migrationList()
 	if err != nil {
 		return err
 	}
@@ -78,24 +47,24 @@ func migrate(ctx context.Context, db *sql.DB) error {
 			_ = tx.Rollback()
 			return fmt.Errorf("sqlitequeue: read schema version: %w", err)
 		}
-		if latest := ms[len(ms)-1].version; cur > latest {
+		if latest := ms[len(ms)-1].Version; cur > latest {
 			_ = tx.Rollback()
 			return fmt.Errorf("sqlitequeue: database schema version %d is newer than this build (%d)", cur, latest)
 		}
-		if cur >= m.version {
+		if cur >= m.Version {
 			_ = tx.Rollback()
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 			_ = tx.Rollback()
-			return fmt.Errorf("sqlitequeue: migration %s: %w", m.name, err)
+			return fmt.Errorf("sqlitequeue: migration %s: %w", m.Name, err)
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.Version)); err != nil {
 			_ = tx.Rollback()
-			return fmt.Errorf("sqlitequeue: migration %s: %w", m.name, err)
+			return fmt.Errorf("sqlitequeue: migration %s: %w", m.Name, err)
 		}
 		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("sqlitequeue: migration %s: %w", m.name, err)
+			return fmt.Errorf("sqlitequeue: migration %s: %w", m.Name, err)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package sqlitequeue
 import (
 	"errors"
 
+	rules "github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -38,10 +39,7 @@ func (s *sched) fillTenant(name string) error {
 	if t.pausedUntil > s.now {
 		return s.wakeTenant(name, t.pausedUntil)
 	}
-	room := c[queue.StateWaiting]
-	if t.eff.Limit != queue.Unlimited {
-		room = min(room, int64(t.eff.Limit)-c.admitted())
-	}
+	room := rules.TenantFill(t.eff.Limit, c[queue.StateWaiting], c.admitted())
 	return s.release(qTenantWaiting, name, room, func(other string) (bool, error) {
 		if other == "" {
 			return true, nil
@@ -67,13 +65,7 @@ func (s *sched) fillGroup(id string) error {
 	if until := g.blockedUntil(); until > s.now {
 		return s.wakeGroup(id, until)
 	}
-	room := c[queue.StateWaiting]
-	if g.maxConc > 0 {
-		room = min(room, int64(g.maxConc)-c.admitted())
-	}
-	if g.minInterval > 0 {
-		room = min(room, 1-c[queue.StatePending])
-	}
+	room := rules.GroupFill(g.limits(), c[queue.StateWaiting], c[queue.StatePending], c[queue.StateActive])
 	return s.release(qGroupWaiting, id, room, func(other string) (bool, error) {
 		if other == "" {
 			return true, nil

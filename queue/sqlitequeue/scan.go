@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
@@ -12,7 +13,8 @@ import (
 // jobCols lists the columns scanJob reads, in order.
 const jobCols = `id, queue, kind, payload, tenant, grp, priority, run_at, max_attempts,
 	timeout, unique_key, unique_until, state, attempt, stalls, last_error, errors, result,
-	cancel_requested, lease_until, worker_id, created_at, updated_at, started_at, finished_at`
+	cancel_requested, lease_until, worker_id, created_at, updated_at, started_at, finished_at,
+	webhook, trace, flow, flow_node, depends_on, on_parent_failure`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -25,13 +27,17 @@ func scanJob(s scanner) (*queue.Job, error) {
 		errs                             string
 		cancelReq                        int
 		created, updated, started, ended int64
-		state                            string
+		state, deps                      string
+		webhook, trace                   string
 	)
 	err := s.Scan(&id, &j.Queue, &j.Kind, &j.Payload, &j.Tenant, &j.Group, &j.Priority, &runAt,
 		&j.MaxAttempts, &timeout, &uniqueKey, &uniqueUntil, &state, &j.Attempt, &j.Stalls,
 		&j.LastError, &errs, &j.Result, &cancelReq, &leaseUntil, &workerID,
-		&created, &updated, &started, &ended)
+		&created, &updated, &started, &ended, &webhook, &trace, &j.Flow, &j.FlowNode, &deps, &j.OnParentFailure)
 	if err != nil {
+		return nil, err
+	}
+	if err := setExtras(&j.JobSpec, webhook, trace); err != nil {
 		return nil, err
 	}
 	j.ID = strconv.FormatInt(id, 10)
@@ -54,6 +60,9 @@ func scanJob(s scanner) (*queue.Job, error) {
 	j.UpdatedAt = fromNanos(updated)
 	j.StartedAt = fromNanos(started)
 	j.FinishedAt = fromNanos(ended)
+	if deps != "" {
+		j.DependsOn = strings.Split(deps, ",")
+	}
 	return &j, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	rules "github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/backend"
 )
@@ -268,7 +269,7 @@ func (c counts) admitted() int64 { return c[queue.StatePending] + c[queue.StateA
 
 func (c counts) unfinished() int64 {
 	return c[queue.StateScheduled] + c[queue.StatePending] + c[queue.StateWaiting] +
-		c[queue.StateActive] + c[queue.StateRetrying]
+		c[queue.StateActive] + c[queue.StateRetrying] + c[queue.StateBlocked]
 }
 
 func (c counts) total() int64 {
@@ -334,21 +335,21 @@ func (s *sched) tenantRoom(name string, self bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if t.pausedUntil > s.now {
-		return false, s.wakeTenant(name, t.pausedUntil)
+	adm := int64(0)
+	if t.eff.Limit != queue.Unlimited && t.pausedUntil <= s.now { // else the counts do not matter
+		c, err := s.counts(kindTenant, name)
+		if err != nil {
+			return false, err
+		}
+		if adm = c.admitted(); self {
+			adm--
+		}
 	}
-	if t.eff.Limit == queue.Unlimited {
-		return true, nil
+	ok, wake := rules.TenantRoom(t.eff.Limit, fromNanos(t.pausedUntil), fromNanos(s.now), adm)
+	if !wake.IsZero() {
+		return false, s.wakeTenant(name, nanosOf(wake))
 	}
-	c, err := s.counts(kindTenant, name)
-	if err != nil {
-		return false, err
-	}
-	adm := c.admitted()
-	if self {
-		adm--
-	}
-	return adm < int64(t.eff.Limit), nil
+	return ok, nil
 }
 
 // groupRoom reports whether the group may admit one more pending job.
@@ -368,13 +369,11 @@ func (s *sched) groupRoom(id string, self bool) (bool, error) {
 	if self {
 		pending--
 	}
-	if g.minInterval > 0 && pending > 0 {
-		return false, nil // the next start is taken; the start wakes the group
+	ok, wake := rules.GroupRoom(g.limits(), fromNanos(s.now), pending, c[queue.StateActive])
+	if !wake.IsZero() {
+		return false, s.wakeGroup(id, nanosOf(wake))
 	}
-	if until := g.blockedUntil(); until > s.now {
-		return false, s.wakeGroup(id, until)
-	}
-	return g.maxConc == 0 || c[queue.StateActive]+pending < int64(g.maxConc), nil
+	return ok, nil
 }
 
 var (
@@ -400,10 +399,10 @@ func (s *sched) wakeGroup(id string, at int64) error {
 // waiting now; 0 for none.
 func (s *sched) waitUntil(tenant string) (int64, error) {
 	t, err := s.tenant(tenant)
-	if err != nil || t.eff.MaxWait <= 0 {
+	if err != nil {
 		return 0, err
 	}
-	return s.now + int64(t.eff.MaxWait), nil
+	return nanosOf(rules.WaitDeadline(fromNanos(s.now), t.eff.MaxWait)), nil
 }
 
 var (

@@ -3,11 +3,14 @@ package sqlitequeue_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/queuetest"
+	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
 // BenchmarkTenantLimits: queuetest.BenchTenantLimits on this backend
@@ -68,4 +71,17 @@ func BenchmarkLeaseTenants(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// BenchmarkTickToStart: queuetest.BenchTickToStart on this backend (wall
+// time from a schedule's tick to its job's handler starting).
+func BenchmarkTickToStart(b *testing.B) {
+	queuetest.BenchTickToStart(b, func(b *testing.B, clk clock.Clock) queue.Backend {
+		be, err := sqlitequeue.Open(filepath.Join(b.TempDir(), "q.db"), sqlitequeue.Options{Clock: clk})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { be.Close() })
+		return be
+	})
 }

@@ -4,8 +4,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
+	rules "github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -21,45 +23,65 @@ var (
 	// Due jobs without tenant or group that already have their fair tag
 	// (retries, snoozes) need no decision: one statement.
 	qPromotePlain = hot(`UPDATE jobs SET state = 'pending', updated_at = ?1
-		WHERE id IN (SELECT id FROM jobs WHERE state IN ('scheduled', 'retrying') AND run_at <= ?1
-			ORDER BY run_at LIMIT ?2) AND tenant = '' AND grp = '' AND vstart IS NOT NULL`)
+		WHERE id IN (SELECT id FROM jobs WHERE queue = ?3 AND state IN ('scheduled', 'retrying') AND run_at <= ?1
+			ORDER BY run_at, id LIMIT ?2) AND tenant = '' AND grp = '' AND vstart IS NOT NULL`)
 	qDue = hot(`SELECT id, queue, tenant, grp, priority, vstart FROM jobs
-		WHERE state IN ('scheduled', 'retrying') AND run_at <= ? ORDER BY run_at LIMIT ?`)
+		WHERE queue = ?3 AND state IN ('scheduled', 'retrying') AND run_at <= ?1 ORDER BY run_at, id LIMIT ?2`)
+	qQueueDue = hot(`SELECT coalesce(min(run_at), 0) FROM jobs
+		WHERE queue = ? AND state IN ('scheduled', 'retrying')`)
 	qPromoteTagged = hot(`UPDATE jobs SET state = ?, hold = ?, wait_until = ?, updated_at = ? WHERE id = ?`)
 	qPromoteNew    = hot(`UPDATE jobs SET state = ?, hold = ?, wait_until = ?, updated_at = ?,
 		vstart = ?, band = ?, vrank = ? WHERE id = ?`)
-	qTenantsToWake = hot(`SELECT tenant FROM tenants WHERE wake_at > 0 AND wake_at <= ? ORDER BY wake_at LIMIT ?`)
-	qGroupsToWake  = hot(`SELECT id FROM job_groups WHERE wake_at > 0 AND wake_at <= ? ORDER BY wake_at LIMIT ?`)
+	qTenantsToWake = hot(`SELECT tenant FROM tenants WHERE wake_at > 0 AND wake_at <= ? ORDER BY wake_at, tenant LIMIT ?`)
+	qGroupsToWake  = hot(`SELECT id FROM job_groups WHERE wake_at > 0 AND wake_at <= ? ORDER BY wake_at, id LIMIT ?`)
 	qTenantWoken   = hot(`UPDATE tenants SET wake_at = 0 WHERE tenant = ?`)
 	qGroupWoken    = hot(`UPDATE job_groups SET wake_at = 0 WHERE id = ?`)
 	qWaitedTooLong = hot(`SELECT ` + jobCols + ` FROM jobs
-		WHERE state = 'waiting' AND wait_until > 0 AND wait_until <= ? ORDER BY wait_until LIMIT ?`)
+		WHERE state = 'waiting' AND wait_until > 0 AND wait_until <= ? ORDER BY wait_until, id LIMIT ?`)
 	qFailWaiting = hot(`UPDATE jobs SET state = 'failed', hold = '', last_error = ?, errors = ?,
 		finished_at = ?3, updated_at = ?3 WHERE id = ?4 AND state = 'waiting'`)
-	qGroupsExpired = hot(`SELECT id FROM job_groups WHERE deadline > 0 AND deadline <= ? ORDER BY deadline LIMIT ?`)
+	qGroupsExpired = hot(`SELECT id FROM job_groups WHERE deadline > 0 AND deadline <= ? ORDER BY deadline, id LIMIT ?`)
 )
 
 // qMaintainDue reads the earliest time each of maintain's steps has work,
-// one index lookup each (0: none), so that an idle step costs nothing.
+// one index lookup each (0: none), so that an idle step costs nothing:
+// the due jobs of the first queue leased from (qQueueDue, of each other
+// one), then the scopes.
 var qMaintainDue = hot(`SELECT
-	coalesce((SELECT min(run_at) FROM jobs WHERE state IN ('scheduled', 'retrying')), 0),
+	coalesce((SELECT min(run_at) FROM jobs WHERE queue = ? AND state IN ('scheduled', 'retrying')), 0),
 	coalesce((SELECT min(wake_at) FROM tenants WHERE wake_at > 0), 0),
 	coalesce((SELECT min(wake_at) FROM job_groups WHERE wake_at > 0), 0),
 	coalesce((SELECT min(wait_until) FROM jobs WHERE state = 'waiting' AND wait_until > 0), 0),
 	coalesce((SELECT min(deadline) FROM job_groups WHERE deadline > 0), 0)`)
 
-// maintain does a Lease's time-driven work before it picks: due jobs
-// become ready (pending or waiting), scopes whose pause or crawl delay has
-// ended release their waiting jobs, jobs that waited past their tenant's
-// MaxWait fail, and groups past their TTL are cancelled.
-func (s *sched) maintain() error {
+// maintain does a Lease's time-driven work before it picks, in the order
+// every store does it (internal/sched): the due jobs of queues become
+// ready (pending or waiting), queue by queue; the tenants, then the groups,
+// whose pause or crawl delay has ended release their waiting jobs; jobs
+// that waited past their tenant's MaxWait fail; groups past their TTL are
+// cancelled.
+func (s *sched) maintain(queues []string) error {
+	queues = dedupe(queues)
 	var due [5]int64
-	if err := s.tx.queryRow(qMaintainDue).Scan(&due[0], &due[1], &due[2], &due[3], &due[4]); err != nil {
+	if err := s.tx.queryRow(qMaintainDue, queues[0]).Scan(&due[0], &due[1], &due[2], &due[3], &due[4]); err != nil {
 		return err
 	}
-	steps := [5]func() error{s.promoteDue, s.wakeTenants, s.wakeGroups, s.expireWaits, s.expireGroups}
+	for i, q := range queues {
+		qdue := due[0]
+		if i > 0 {
+			if err := s.tx.queryRow(qQueueDue, q).Scan(&qdue); err != nil {
+				return err
+			}
+		}
+		if qdue > 0 && qdue <= s.now {
+			if err := s.promoteDue(q); err != nil {
+				return err
+			}
+		}
+	}
+	steps := [4]func() error{s.wakeTenants, s.wakeGroups, s.expireWaits, s.expireGroups}
 	for i, step := range steps {
-		if due[i] == 0 || due[i] > s.now {
+		if at := due[i+1]; at == 0 || at > s.now {
 			continue
 		}
 		if err := step(); err != nil {
@@ -69,10 +91,10 @@ func (s *sched) maintain() error {
 	return nil
 }
 
-// promoteDue makes due scheduled and retrying jobs ready. A job ready for
-// the first time gets its fair tag here.
-func (s *sched) promoteDue() error {
-	if _, err := s.tx.exec(qPromotePlain, s.now, promoteBatch); err != nil {
+// promoteDue makes queue q's due scheduled and retrying jobs ready, by
+// due time then id. A job ready for the first time gets its fair tag here.
+func (s *sched) promoteDue(q string) error {
+	if _, err := s.tx.exec(qPromotePlain, s.now, promoteBatch, q); err != nil {
 		return err
 	}
 	type due struct {
@@ -81,7 +103,7 @@ func (s *sched) promoteDue() error {
 		priority    int
 		start       sql.NullInt64
 	}
-	rows, err := s.tx.query(qDue, s.now, promoteBatch)
+	rows, err := s.tx.query(qDue, s.now, promoteBatch, q)
 	if err != nil {
 		return err
 	}
@@ -198,7 +220,43 @@ func (s *sched) expireWaits() error {
 			return err
 		}
 	}
+	return s.settleJobs(list)
+}
+
+// settleJobs settles, once, the jobs a multi-job step moved to a final
+// state, as every store does (internal/sched): it fills their tenants,
+// then their groups, then completes the groups that may be done, each in
+// the order of the jobs.
+func (s *sched) settleJobs(list []*queue.Job) error {
+	var ts, gs []string
+	for _, j := range list {
+		ts = addOnce(ts, j.Tenant)
+		gs = addOnce(gs, j.Group)
+	}
+	for _, t := range ts {
+		if err := s.fillTenant(t); err != nil {
+			return err
+		}
+	}
+	for _, g := range gs {
+		if err := s.fillGroup(g); err != nil {
+			return err
+		}
+	}
+	for _, g := range gs {
+		if err := s.groupSettle(g); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// addOnce appends name to list unless it is empty or there already.
+func addOnce(list []string, name string) []string {
+	if name == "" || slices.Contains(list, name) {
+		return list
+	}
+	return append(list, name)
 }
 
 func (s *sched) failWaiting(j *queue.Job) error {
@@ -215,10 +273,7 @@ func (s *sched) failWaiting(j *queue.Job) error {
 	if _, err := s.tx.exec(qFailWaiting, msg, hist, s.now, id); err != nil {
 		return err
 	}
-	if err := s.b.emitState(s.tx, id, queue.StateFailed, s.now); err != nil {
-		return err
-	}
-	return s.settle(id)
+	return s.b.emitState(s.tx, id, queue.StateFailed, s.now)
 }
 
 // expireGroups cancels the groups whose TTL has run out.
@@ -425,10 +480,11 @@ func (ls *leaseScopes) check(c cand) (string, error) {
 		if t, err = ls.tenant(c.tenant); err != nil {
 			return "", err
 		}
-		if t.row.pausedUntil > s.now {
-			return holdTenant, s.wakeTenant(c.tenant, t.row.pausedUntil)
+		ok, wake := rules.TenantRoom(t.row.eff.Limit, fromNanos(t.row.pausedUntil), fromNanos(s.now), t.active)
+		if !wake.IsZero() {
+			return holdTenant, s.wakeTenant(c.tenant, nanosOf(wake))
 		}
-		if t.row.eff.Limit != queue.Unlimited && t.active >= int64(t.row.eff.Limit) {
+		if !ok {
 			return holdTenant, nil
 		}
 	}
@@ -437,10 +493,11 @@ func (ls *leaseScopes) check(c cand) (string, error) {
 			return "", err
 		}
 		if g.row != nil {
-			if until := g.row.blockedUntil(); until > s.now {
-				return holdGroup, s.wakeGroup(c.grp, until)
+			ok, wake := rules.GroupMayStart(g.row.limits(), fromNanos(s.now), g.active)
+			if !wake.IsZero() {
+				return holdGroup, s.wakeGroup(c.grp, nanosOf(wake))
 			}
-			if g.row.maxConc > 0 && g.active >= int64(g.row.maxConc) {
+			if !ok {
 				return holdGroup, nil
 			}
 		}

@@ -48,6 +48,13 @@ type Options struct {
 	// sharing the file must open it with the same setting, or the
 	// transitions of the others record nothing.
 	Outbox bool
+	// Events keeps the event log (queue.EventLog): every new job, start,
+	// progress report, final state and group completion is logged in the
+	// same transaction, for Client.Subscribe and Client.Wait to follow.
+	// Default off: it costs a row per transition, pruned by PruneEvents
+	// (the queue.Cleaner does it). Like Outbox, it is the file's setting:
+	// the last process to open the file decides.
+	Events bool
 }
 
 // Backend is a queue.Backend on a SQLite file. It is safe for concurrent
@@ -59,6 +66,10 @@ type Backend struct {
 	clk    clock.Clock
 	closed atomic.Bool
 	outbox bool // Options.Outbox
+	events bool // Options.Events
+
+	feedMu sync.Mutex
+	feed   chan struct{} // closed after a commit (eventlog.go)
 
 	ops        chan *writeOp // to the writer goroutine
 	stop       chan struct{} // closed by Close
@@ -95,6 +106,14 @@ func Open(path string, opts Options) (*Backend, error) {
 		w.Close()
 		return nil, err
 	}
+	if err := setEventTriggers(context.Background(), w, opts.Events); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlitequeue: event log: %w", err)
+	}
+	if err := setOutboxTriggers(context.Background(), w, opts.Outbox); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlitequeue: outbox: %w", err)
+	}
 	r, err := sql.Open("sqlite", dsn(path, opts, true))
 	if err != nil {
 		w.Close()
@@ -110,6 +129,7 @@ func Open(path string, opts Options) (*Backend, error) {
 	}
 	b := &Backend{
 		w: w, ws: ws, r: r, clk: clock.Or(opts.Clock), subs: map[*subscriber]struct{}{}, outbox: opts.Outbox,
+		events: opts.Events, feed: make(chan struct{}),
 		ops: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{}),
 	}
 	go b.writer()
@@ -134,6 +154,9 @@ func dsn(path string, opts Options, readOnly bool) string {
 		// Truncate the WAL file back to 64 MiB after a checkpoint, so a
 		// burst does not leave a large file behind for good.
 		q.Add("_pragma", "journal_size_limit(67108864)")
+		// A cascade through a flow (migrations/0007_flows.sql) is a
+		// trigger firing itself, once per level.
+		q.Add("_pragma", "recursive_triggers(1)")
 	}
 	return "file:" + path + "?" + q.Encode()
 }

@@ -3,8 +3,6 @@ package sqlitequeue
 import (
 	"context"
 	"database/sql"
-	"strconv"
-	"strings"
 
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/backend"
@@ -83,7 +81,7 @@ func (b *Backend) Tenants(ctx context.Context, f queue.TenantFilter) (*queue.Ten
 	if len(page.Tenants) > limit {
 		page.Tenants = page.Tenants[:limit]
 		last = page.Tenants[limit-1]
-		page.Next = tenantNext(last, busiest)
+		page.Next = backend.NextTenantCursor(last, busiest)
 	}
 	return page, nil
 }
@@ -104,39 +102,16 @@ func (b *Backend) scanTenant(rows *sql.Rows, def queue.TenantConfig) (*queue.Ten
 	return info, nil
 }
 
-// tenantNext is the cursor after info: "n:<name>" by name, and
-// "b:<active>:<backlog>:<name>" busiest first, the keys the page was
-// sorted by.
-func tenantNext(info *queue.TenantInfo, busiest bool) string {
-	if !busiest {
-		return "n:" + info.Tenant
-	}
-	return "b:" + strconv.FormatInt(info.Active, 10) + ":" + strconv.FormatInt(info.Backlog(), 10) + ":" + info.Tenant
-}
-
 // tenantCursor turns a cursor into the condition that selects the rows
-// after it in the listing's order.
+// after it in the listing's order, with its arguments.
 func tenantCursor(c string, busiest bool) (string, []any, error) {
-	if c == "" {
-		return "", nil, nil
-	}
-	bad := backend.InvalidArgument(queue.Field("TenantFilter", "Cursor"), "is not a cursor of this order from this backend: %q", c)
-	if !busiest {
-		name, ok := strings.CutPrefix(c, "n:")
-		if !ok {
-			return "", nil, bad
-		}
-		return " WHERE t.tenant > ?", []any{name}, nil
-	}
-	parts := strings.SplitN(c, ":", 4)
-	if len(parts) != 4 || parts[0] != "b" {
-		return "", nil, bad
-	}
-	active, err1 := strconv.ParseInt(parts[1], 10, 64)
-	backlog, err2 := strconv.ParseInt(parts[2], 10, 64)
-	if err1 != nil || err2 != nil {
-		return "", nil, bad
+	cur, ok, err := backend.ParseTenantCursor(c, busiest)
+	switch {
+	case err != nil || !ok:
+		return "", nil, err
+	case !busiest:
+		return " WHERE t.tenant > ?", []any{cur.Tenant}, nil
 	}
 	return " WHERE (t.active < ?1 OR (t.active = ?1 AND (t.backlog < ?2 OR (t.backlog = ?2 AND t.tenant > ?3))))",
-		[]any{active, backlog, parts[3]}, nil
+		[]any{cur.Active, cur.Backlog, cur.Tenant}, nil
 }

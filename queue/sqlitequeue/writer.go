@@ -95,6 +95,13 @@ func (b *Backend) runGroup(ops []*writeOp) {
 			return
 		}
 	}
+	if err := b.settleMoved(t); err != nil {
+		_ = tx.Rollback()
+		for _, w := range ops {
+			w.done <- err
+		}
+		return
+	}
 	if err := tx.Commit(); err != nil {
 		for i := range errs {
 			if errs[i] == nil {
@@ -102,6 +109,7 @@ func (b *Backend) runGroup(ops []*writeOp) {
 			}
 		}
 	}
+	b.committed() // wake event log readers (eventlog.go)
 	for i, w := range ops {
 		w.done <- errs[i]
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/flow"
 	"github.com/sluicehq/sluice/queue"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of Config.
@@ -82,6 +83,13 @@ type Config struct {
 	// its log entry, from the delivering goroutine: it must be quick and
 	// must not block (metrics, not I/O).
 	OnDelivery func(queue.Delivery)
+	// Jobs, when set, also delivers the webhooks given with jobs and
+	// groups (queue.Webhook); default nil: only Subscriptions.
+	Jobs *JobHooks
+	// TracerProvider, when set, traces every delivery attempt as a span
+	// continuing the trace of the job's enqueue; default nil: no spans
+	// and no cost.
+	TracerProvider trace.TracerProvider
 	// ID names the dispatcher in logs; default "webhook".
 	ID string
 	// Clock drives polling and signature timestamps; default the real
@@ -119,6 +127,11 @@ func (c Config) withDefaults() Config {
 	if c.ID == "" {
 		c.ID = "webhook"
 	}
+	if c.Jobs != nil && c.Jobs.CacheFor <= 0 {
+		jh := *c.Jobs
+		jh.CacheFor = 30 * time.Second
+		c.Jobs = &jh
+	}
 	c.Clock = clock.Or(c.Clock)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -130,6 +143,9 @@ func (c Config) withDefaults() Config {
 func (c Config) validate() error {
 	if c.LeaseFor < 2*c.Timeout {
 		return fmt.Errorf("webhook: Config.LeaseFor must be at least twice Config.Timeout (%s), got %s", c.Timeout, c.LeaseFor)
+	}
+	if c.Jobs != nil && c.Jobs.Backend == nil {
+		return fmt.Errorf("webhook: Config.Jobs.Backend is required")
 	}
 	seen := map[string]bool{}
 	for i, s := range c.Subscriptions {

@@ -38,22 +38,25 @@ type sendResult struct {
 // in parallel, then acknowledges it or releases it for its next attempt.
 // The round is cut off at half the claim, so it never outlives the claim.
 func (d *Dispatcher) handle(ctx context.Context, c queue.ClaimedEvent) {
-	subs := d.targets(c)
-	if len(subs) == 0 {
-		d.settle(ctx, c, -1)
-		return
-	}
-	body, err := json.Marshal(c.Event)
-	if err != nil { // a queue.Event always marshals; be loud if not
-		d.cfg.Logger.Error("webhook: encoding event failed", "event", c.Event.ID, "err", err)
+	round, cancel := context.WithTimeout(ctx, d.cfg.LeaseFor/2)
+	defer cancel()
+	ts, err := d.allTargets(round, c)
+	if err != nil {
+		d.cfg.Logger.Error("webhook: preparing an event's deliveries failed; it will be tried again",
+			"event", c.Event.ID, "err", err)
 		d.settle(ctx, c, d.cfg.Backoff(1, err))
 		return
 	}
-	round, cancel := context.WithTimeout(ctx, d.cfg.LeaseFor/2)
-	defer cancel()
-	res, err := flow.Map(round, subs, func(ctx context.Context, s Subscription) (sendResult, error) {
-		return d.send(ctx, c, s, body), nil
-	}, flow.Workers(len(subs)))
+	if len(ts) == 0 {
+		d.settle(ctx, c, -1)
+		return
+	}
+	res, err := flow.Map(round, ts, func(ctx context.Context, t target) (sendResult, error) {
+		if d.tracer != nil && t.trace != "" {
+			ctx = extractTrace(ctx, t.trace)
+		}
+		return d.send(ctx, c, t.sub, t.body), nil
+	}, flow.Workers(len(ts)))
 	if err != nil && round.Err() == nil {
 		d.cfg.Logger.Error("webhook: delivery round failed", "event", c.Event.ID, "err", err)
 	}
@@ -64,6 +67,27 @@ func (d *Dispatcher) handle(ctx context.Context, c queue.ClaimedEvent) {
 		}
 	}
 	d.settle(ctx, c, next)
+}
+
+// allTargets returns the subscriptions c still has to go to, all with
+// the event's JSON as their body, then the webhooks given with its job or
+// group, each with its own.
+func (d *Dispatcher) allTargets(ctx context.Context, c queue.ClaimedEvent) ([]target, error) {
+	var out []target
+	if subs := d.targets(c); len(subs) > 0 {
+		body, err := json.Marshal(c.Event)
+		if err != nil { // a queue.Event always marshals; be loud if not
+			return nil, err
+		}
+		for _, s := range subs {
+			out = append(out, target{sub: s, body: body})
+		}
+	}
+	hooks, err := d.hookTargets(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, hooks...), nil
 }
 
 // settle acknowledges c (next < 0) or releases it to be claimed again
@@ -164,6 +188,14 @@ func (d *Dispatcher) waitBudget(ctx context.Context, rawURL string) error {
 // post sends one signed request and returns the status, the receiver's
 // Retry-After (0 when absent), and an error for a failed attempt.
 func (d *Dispatcher) post(ctx context.Context, e queue.Event, s Subscription, body []byte, n int) (int, time.Duration, error) {
+	ctx, end := d.startSpan(ctx, e, s, "")
+	status, after, err := d.postOnce(ctx, e, s, body, n)
+	end(status, err)
+	return status, after, err
+}
+
+// postOnce is post without its span.
+func (d *Dispatcher) postOnce(ctx context.Context, e queue.Event, s Subscription, body []byte, n int) (int, time.Duration, error) {
 	actx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, s.URL, bytes.NewReader(body))
@@ -171,6 +203,9 @@ func (d *Dispatcher) post(ctx context.Context, e queue.Event, s Subscription, bo
 		return 0, 0, err
 	}
 	h := req.Header
+	for k, v := range s.Headers {
+		h.Set(k, v)
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", "Sluice-Webhook/1")
 	h.Set(EventIDHeader, e.ID)

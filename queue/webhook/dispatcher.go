@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // errStopped is the cause of a round's context ending at shutdown.
@@ -28,6 +29,9 @@ type Dispatcher struct {
 	mu       sync.Mutex
 	disabled map[string]bool // answered 410 Gone
 
+	hookCache ttlCache // group webhooks and tenant secrets (Config.Jobs)
+	tracer    trace.Tracer
+
 	running atomic.Bool
 }
 
@@ -41,10 +45,17 @@ func New(ob queue.Outbox, cfg Config) (*Dispatcher, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Dispatcher{
+	d := &Dispatcher{
 		ob: ob, cfg: cfg, client: NewClient(cfg.Guard, cfg.Resolve),
 		subs: append([]Subscription(nil), cfg.Subscriptions...), disabled: map[string]bool{},
-	}, nil
+	}
+	if cfg.Jobs != nil {
+		d.hookCache.ttl = cfg.Jobs.CacheFor
+	}
+	if cfg.TracerProvider != nil {
+		d.tracer = cfg.TracerProvider.Tracer(tracerName)
+	}
+	return d, nil
 }
 
 // Disabled returns the names of the subscriptions disabled after a 410

@@ -58,6 +58,19 @@
 // internal receiver with Guard.Allow; proxies from the environment are not
 // used, since they would dial on the guard's behalf.
 //
+// # Webhooks given with jobs and groups
+//
+// With Config.Jobs, a dispatcher also delivers the webhooks callers give
+// with their jobs and groups (queue.JobSpec.Webhook, queue.GroupSpec.
+// Webhook): for each event it reads the event's job (and group), and
+// sends the webhooks that want the event a HookPayload (the event, the
+// job's result up to JobHooks.MaxResult, the caller's metadata), signed
+// with the tenant's secret (queue.TenantSecrets) or JobHooks.Secret. They
+// go through the same claims, retries, guard and delivery log as the
+// subscriptions, under the names JobHookName and GroupHookName. Check a
+// caller's URL with Guard.CheckURL before storing it; the guard checks it
+// again on every connection.
+//
 // # Delivery through a job queue
 //
 // Run sends the events it claims itself. For many events, delivery can

@@ -25,6 +25,20 @@ type deliveryJob struct {
 	// Before is how many attempts to this subscription the outbox had
 	// recorded when the event was forwarded.
 	Before int `json:"before,omitempty"`
+	// Hook is set for a webhook given with the job or its group
+	// (Subscription is then JobHookName or GroupHookName).
+	Hook *laneHook `json:"hook,omitempty"`
+}
+
+// laneHook is a per-job or per-group webhook's delivery as a delivery job
+// carries it. The secret is not in it: Handler looks it up by tenant when
+// it sends, so no secret sits in a queue.
+type laneHook struct {
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    json.RawMessage   `json:"body"`
+	Tenant  string            `json:"tenant,omitempty"`
+	Trace   string            `json:"trace,omitempty"`
 }
 
 // ForwardOnce claims up to DefaultForwardBatch due events, enqueues their
@@ -45,15 +59,21 @@ func (d *Dispatcher) ForwardOnce(ctx context.Context, c *queue.Client, q string)
 			// with an outbox): forwarding it would feed on itself.
 			continue
 		}
-		for _, s := range d.targets(ce) {
-			n := ce.Progress[s.Name].Attempts
-			payload, err := json.Marshal(deliveryJob{Event: ce.Event, Subscription: s.Name, Before: n})
+		djs, err := d.deliveryJobs(ctx, ce)
+		if err != nil {
+			for _, ce := range cs {
+				d.settle(ctx, ce, d.cfg.Backoff(1, err))
+			}
+			return len(cs), err
+		}
+		for _, dj := range djs {
+			payload, err := json.Marshal(dj)
 			if err != nil {
 				return len(cs), fmt.Errorf("webhook: encoding a delivery job: %w", err)
 			}
 			specs = append(specs, queue.JobSpec{
 				Queue: q, Kind: DeliveryKind, Payload: payload,
-				MaxAttempts: max(d.cfg.MaxAttempts-n, 1),
+				MaxAttempts: max(d.cfg.MaxAttempts-dj.Before, 1),
 			})
 		}
 	}
@@ -144,14 +164,16 @@ func (d *Dispatcher) Handler() queue.Handler {
 		if err := json.Unmarshal(j.Payload, &dj); err != nil {
 			return nil, queue.Permanent(fmt.Errorf("webhook: bad delivery job payload: %w", err))
 		}
-		s, ok := d.subscription(dj.Subscription)
+		s, body, ok, err := d.laneTarget(ctx, dj)
+		if err != nil {
+			return nil, err // the tenant's secret could not be read: retried
+		}
 		if !ok {
 			return nil, nil
 		}
 		ce := queue.ClaimedEvent{Event: dj.Event, Progress: map[string]queue.Progress{s.Name: {Attempts: dj.Before + j.Attempt - 1}}}
-		body, err := json.Marshal(dj.Event)
-		if err != nil {
-			return nil, queue.Permanent(err)
+		if d.tracer != nil && dj.Hook != nil && dj.Hook.Trace != "" {
+			ctx = extractTrace(ctx, dj.Hook.Trace)
 		}
 		r := d.send(ctx, ce, s, body)
 		attempt := dj.Before + j.Attempt
@@ -178,4 +200,49 @@ func (d *Dispatcher) subscription(name string) (Subscription, bool) {
 		}
 	}
 	return Subscription{}, false
+}
+
+// deliveryJobs returns the delivery jobs of one claimed event: one per
+// subscription and per job or group webhook still waiting for it.
+func (d *Dispatcher) deliveryJobs(ctx context.Context, ce queue.ClaimedEvent) ([]deliveryJob, error) {
+	var out []deliveryJob
+	for _, s := range d.targets(ce) {
+		out = append(out, deliveryJob{Event: ce.Event, Subscription: s.Name, Before: ce.Progress[s.Name].Attempts})
+	}
+	hooks, err := d.hookTargets(ctx, ce)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range hooks {
+		out = append(out, deliveryJob{
+			Event: ce.Event, Subscription: t.sub.Name, Before: ce.Progress[t.sub.Name].Attempts,
+			Hook: &laneHook{URL: t.sub.URL, Headers: t.sub.Headers, Body: t.body, Tenant: t.tenant, Trace: t.trace},
+		})
+	}
+	return out, nil
+}
+
+// laneTarget returns the receiver and body of a delivery job; ok is false
+// when there is nothing to do (a subscription gone from the config or
+// disabled after a 410).
+func (d *Dispatcher) laneTarget(ctx context.Context, dj deliveryJob) (Subscription, []byte, bool, error) {
+	if h := dj.Hook; h != nil {
+		if d.cfg.Jobs == nil {
+			return Subscription{}, nil, false, nil
+		}
+		secret, err := d.secretFor(ctx, h.Tenant)
+		if err != nil {
+			return Subscription{}, nil, false, err
+		}
+		return Subscription{Name: dj.Subscription, URL: h.URL, Secret: secret, Headers: h.Headers}, h.Body, true, nil
+	}
+	s, ok := d.subscription(dj.Subscription)
+	if !ok {
+		return Subscription{}, nil, false, nil
+	}
+	body, err := json.Marshal(dj.Event)
+	if err != nil {
+		return Subscription{}, nil, false, queue.Permanent(err)
+	}
+	return s, body, true, nil
 }

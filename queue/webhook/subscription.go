@@ -26,6 +26,8 @@ type Subscription struct {
 	// Events lists the event types wanted, such as "job.completed", or
 	// AllEvents ("*"). Empty means every event.
 	Events []string
+	// Headers are added to every request; Sluice's own headers win.
+	Headers map[string]string
 }
 
 // Wants reports whether the subscription's filter matches t.

@@ -54,6 +54,13 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"CanceledContext", testCanceledContext},
 		{"SecondProcess", testSecondProcess},
 		{"Model", testModel},
+		{"InFlightExactness", testInFlightExactness},
+		{"InFlightLease", testInFlightLease},
+		{"InFlightAllOrNothing", testInFlightAllOrNothing},
+		{"PartialGrant", testPartialGrant},
+		{"Reserve", testReserve},
+		{"Reset", testReset},
+		{"OverrideStore", testOverrideStore},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

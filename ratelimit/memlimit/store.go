@@ -61,6 +61,9 @@ type Store struct {
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
+
+	leases    leaseTable    // in-flight leases (leases.go)
+	overrides overrideTable // dynamic overrides (overrides.go)
 }
 
 var _ ratelimit.Store = (*Store)(nil)
@@ -125,7 +128,8 @@ func (s *Store) sweeper(interval time.Duration) {
 	}
 }
 
-// Sweep drops every expired counter now and reports how many it dropped.
+// Sweep drops every expired counter and in-flight lease now and reports
+// how many it dropped.
 // The background sweeper calls it; it locks one shard at a time.
 func (s *Store) Sweep() int {
 	now := s.now()
@@ -136,7 +140,7 @@ func (s *Store) Sweep() int {
 		n += sh.sweep(now)
 		sh.unlock()
 	}
-	return n
+	return n + s.leases.sweep(now)
 }
 
 // Len returns the number of counters held.

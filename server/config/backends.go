@@ -11,10 +11,11 @@ const (
 	BackendEmbedded = "embedded" // SQLite in storage.data_dir
 	BackendRedis    = "redis"    // Redis at storage.redis_url
 	BackendRabbitMQ = "rabbitmq" // the RabbitMQ lane at queues.rabbitmq.url
+	BackendPostgres = "postgres" // PostgreSQL at storage.postgres_url
 )
 
 // QueueBackends lists the backend names queues.backends may use.
-var QueueBackends = []string{BackendEmbedded, BackendRedis, BackendRabbitMQ}
+var QueueBackends = []string{BackendEmbedded, BackendRedis, BackendRabbitMQ, BackendPostgres}
 
 // RabbitMQ connects the RabbitMQ lane (queue/amqpqueue), the backend of
 // queues placed on "rabbitmq". Zero fields take the lane's defaults.
@@ -51,17 +52,27 @@ type RabbitMQ struct {
 	// "memory" (default, in this process) or "redis" (on storage.redis_url,
 	// shared by every server).
 	Recorder string `yaml:"recorder"`
+	// Scheduler is where the lane's jobs with a tenant or a group are
+	// scheduled (tenant limits, fair order, group limits and completion):
+	// "redis" (on storage.redis_url, shared by every server), or empty
+	// (default): none, and such jobs are refused where a limit or a group
+	// would need it.
+	Scheduler string `yaml:"scheduler"`
 }
 
 // DefaultBackendOf returns the backend of the queues queues.backends does
 // not name: queues.default_backend when set, else the storage's ("redis"
-// with storage.redis_url, else "embedded").
+// with storage.redis_url, else "postgres" with storage.postgres_url, else
+// "embedded").
 func (c *Config) DefaultBackendOf() string {
 	if c.Queues.DefaultBackend != "" {
 		return c.Queues.DefaultBackend
 	}
 	if c.Storage.RedisURL != "" {
 		return BackendRedis
+	}
+	if c.Storage.PostgresURL != "" {
+		return BackendPostgres
 	}
 	return BackendEmbedded
 }
@@ -138,8 +149,14 @@ func (v *validator) placement(c *Config) {
 	if at := usedAt(BackendRedis); at != nil && c.Storage.RedisURL == "" {
 		v.add(at, "is on redis, which needs storage.redis_url")
 	}
+	if at := usedAt(BackendPostgres); at != nil && c.Storage.PostgresURL == "" {
+		v.add(at, "is on postgres, which needs storage.postgres_url")
+	}
 	if q.RabbitMQ.Recorder == "redis" && c.Storage.RedisURL == "" {
 		v.add(p(base, "rabbitmq", "recorder"), "redis needs storage.redis_url")
+	}
+	if q.RabbitMQ.Scheduler == "redis" && c.Storage.RedisURL == "" {
+		v.add(p(base, "rabbitmq", "scheduler"), "redis needs storage.redis_url")
 	}
 	rabbit := usedAt(BackendRabbitMQ) != nil
 	v.rabbitmq(&q.RabbitMQ, rabbit, usedAt(BackendRabbitMQ))
@@ -181,6 +198,9 @@ func (v *validator) rabbitmq(r *RabbitMQ, used bool, usedAt []any) {
 	}
 	if r.Recorder != "" && r.Recorder != "memory" && r.Recorder != "redis" {
 		v.add(p(base, "recorder"), `must be "memory" or "redis", got %q`, r.Recorder)
+	}
+	if r.Scheduler != "" && r.Scheduler != "redis" {
+		v.add(p(base, "scheduler"), `must be "redis" or empty (no tenant scheduling on the lane), got %q`, r.Scheduler)
 	}
 }
 

@@ -16,10 +16,12 @@ func TestQueuePlacementErrors(t *testing.T) {
 		path string
 		msg  string
 	}{
-		{"unknown backend", "queues:\n  backends:\n    scrape: kafka\n", 3, "queues.backends.scrape", `unknown backend "kafka" (known: embedded, redis, rabbitmq)`},
-		{"unknown default", "queues:\n  default_backend: s3\n", 2, "queues.default_backend", `unknown backend "s3" (known: embedded, redis, rabbitmq)`},
+		{"unknown backend", "queues:\n  backends:\n    scrape: kafka\n", 3, "queues.backends.scrape", `unknown backend "kafka" (known: embedded, redis, rabbitmq, postgres)`},
+		{"unknown default", "queues:\n  default_backend: s3\n", 2, "queues.default_backend", `unknown backend "s3" (known: embedded, redis, rabbitmq, postgres)`},
 		{"redis without storage", "queues:\n  backends:\n    report: redis\n", 3, "queues.backends.report", "is on redis, which needs storage.redis_url"},
 		{"redis default without storage", "queues:\n  default_backend: redis\n", 2, "queues.default_backend", "is on redis, which needs storage.redis_url"},
+		{"postgres without storage", "queues:\n  backends:\n    ledger: postgres\n", 3, "queues.backends.ledger", "is on postgres, which needs storage.postgres_url"},
+		{"postgres default without storage", "queues:\n  default_backend: postgres\n", 2, "queues.default_backend", "is on postgres, which needs storage.postgres_url"},
 		{"rabbitmq without url", "queues:\n  backends:\n    scrape: rabbitmq\n", 1, "queues.rabbitmq.url", "is required: queues.backends.scrape is on rabbitmq"},
 		{"rabbitmq bad url", "queues:\n  rabbitmq:\n    url: http://guest:secret@h/\n", 3, "queues.rabbitmq.url", "must be an amqp:// or amqps:// URL such as amqp://guest:guest@127.0.0.1:5672/"},
 		{"prefetch", "queues:\n  rabbitmq:\n    prefetch: 70000\n", 3, "queues.rabbitmq.prefetch", "must be from 0 (default) to 65535, got 70000"},
@@ -28,6 +30,8 @@ func TestQueuePlacementErrors(t *testing.T) {
 		{"buckets", "queues:\n  rabbitmq:\n    delay_buckets: [1s, 500ms]\n", 3, "queues.rabbitmq.delay_buckets[1]", "must be ascending whole milliseconds, got 500ms"},
 		{"recorder", "queues:\n  rabbitmq:\n    recorder: disk\n", 3, "queues.rabbitmq.recorder", `must be "memory" or "redis", got "disk"`},
 		{"redis recorder without storage", "queues:\n  rabbitmq:\n    recorder: redis\n", 3, "queues.rabbitmq.recorder", "redis needs storage.redis_url"},
+		{"scheduler", "queues:\n  rabbitmq:\n    scheduler: memory\n", 3, "queues.rabbitmq.scheduler", `must be "redis" or empty (no tenant scheduling on the lane), got "memory"`},
+		{"redis scheduler without storage", "queues:\n  rabbitmq:\n    scheduler: redis\n", 3, "queues.rabbitmq.scheduler", "redis needs storage.redis_url"},
 		{"webhook lane", "webhooks:\n  lane: kafka\n", 2, "webhooks.lane", `must be "rabbitmq" or empty (deliver from the outbox), got "kafka"`},
 		{"webhook lane without url", "webhooks:\n  lane: rabbitmq\n", 1, "queues.rabbitmq.url", "is required: webhooks.lane is on rabbitmq"},
 		{"webhook lane queue alone", "webhooks:\n  lane_queue: hooks\n", 2, "webhooks.lane_queue", "only applies with webhooks.lane"},
@@ -91,6 +95,30 @@ queues:
 	}
 	if Default().UsesBackend(BackendRabbitMQ) || Default().DefaultBackendOf() != BackendEmbedded {
 		t.Error("the default config uses something other than embedded")
+	}
+}
+
+// storage.postgres_url moves the jobs to Postgres unless Redis has them.
+func TestPostgresDefaultBackend(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		redis, postgres, def string
+		want                 string
+	}{
+		{"", "", "", BackendEmbedded},
+		{"", "postgres://h/db", "", BackendPostgres},
+		{"redis://h:6379/0", "postgres://h/db", "", BackendRedis},
+		{"redis://h:6379/0", "postgres://h/db", BackendPostgres, BackendPostgres},
+		{"", "postgres://h/db", BackendEmbedded, BackendEmbedded},
+	} {
+		cfg := Default()
+		cfg.Storage.RedisURL, cfg.Storage.PostgresURL, cfg.Queues.DefaultBackend = tc.redis, tc.postgres, tc.def
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		if got := cfg.DefaultBackendOf(); got != tc.want {
+			t.Errorf("redis %q, postgres %q, default_backend %q: DefaultBackendOf = %s, want %s", tc.redis, tc.postgres, tc.def, got, tc.want)
+		}
 	}
 }
 

@@ -31,6 +31,10 @@ type Config struct {
 	Webhooks Webhooks `yaml:"webhooks"`
 	// Metrics protects GET /metrics and bounds its tenant label.
 	Metrics Metrics `yaml:"metrics"`
+	// Schedules are recurring jobs (see Schedule); hot-reloaded.
+	Schedules []Schedule `yaml:"schedules"`
+	// Telemetry configures tracing with OpenTelemetry; off by default.
+	Telemetry Telemetry `yaml:"telemetry"`
 }
 
 // Server configures the listeners and logging.
@@ -65,12 +69,28 @@ type Storage struct {
 	// RedisURL, when set, moves counters and jobs to Redis, such as
 	// "redis://127.0.0.1:6379/0" or "rediss://:${REDIS_PASSWORD}@host:6380".
 	RedisURL string `yaml:"redis_url"`
+	// PostgresURL, when set, keeps jobs in PostgreSQL (queue/pgqueue),
+	// such as "postgres://sluice:${PG_PASSWORD}@db:5432/app"; counters stay
+	// in memory unless RedisURL is set too, and with RedisURL jobs stay on
+	// Redis unless queues.default_backend or queues.backends name
+	// "postgres".
+	PostgresURL string `yaml:"postgres_url"`
+	// Postgres tunes the Postgres job store (storage_postgres.go).
+	Postgres PostgresTuning `yaml:"postgres"`
 	// RedisMode says how to read RedisURL: "single" (default, one
 	// server), "cluster" (Redis Cluster; more seed nodes as ?addr=host:port)
 	// or "sentinel" (?master_name=NAME, sentinels as host and ?addr=).
 	RedisMode string `yaml:"redis_mode"`
 	// Prefix is the Redis key prefix; default "sluice:".
 	Prefix string `yaml:"prefix"`
+	// SQLite, RedisQueue, RedisLimits, RedisBreaker and MemoryLimits tune
+	// each store (storage_tuning.go); zero values are the library
+	// defaults. Read at start, like the rest of storage.
+	SQLite       SQLiteTuning       `yaml:"sqlite"`
+	RedisQueue   RedisQueueTuning   `yaml:"redis_queue"`
+	RedisLimits  RedisLimitsTuning  `yaml:"redis_limits"`
+	RedisBreaker RedisBreaker       `yaml:"redis_breaker"`
+	MemoryLimits MemoryLimitsTuning `yaml:"memory_limits"`
 }
 
 // DefaultDataDir is Storage.DataDir's default.
@@ -122,6 +142,16 @@ type Limits struct {
 	Scenes map[string]Scene `yaml:"scenes"`
 	// Envoy maps Envoy rate-limit descriptors to scenes.
 	Envoy []EnvoyRule `yaml:"envoy"`
+	// Overrides replace a policy's limits for one subject or for the
+	// whole policy (see overrides.go); dynamic ones set through the API
+	// take precedence.
+	Overrides []Override `yaml:"overrides"`
+	// OverrideTTL is how long a server caches an override lookup, so how
+	// long another server's change may take to apply; default 1s.
+	OverrideTTL Duration `yaml:"override_ttl"`
+	// LegacyHeaders adds X-RateLimit-Limit, -Remaining and -Reset to
+	// decisions besides the IETF RateLimit fields; default false.
+	LegacyHeaders bool `yaml:"legacy_headers"`
 }
 
 // Scene is one business scenario, such as "member" or "ip".
@@ -147,6 +177,12 @@ type Policy struct {
 	FailureMode string `yaml:"failure_mode"`
 	// Shadow overrides the scene's when set.
 	Shadow *bool `yaml:"shadow"`
+	// InFlight limits calls running at once (acquire/release); default
+	// none.
+	InFlight *InFlight `yaml:"in_flight"`
+	// Unlimited admits every call of the policy without counting, like
+	// envoy's unlimited; default false.
+	Unlimited bool `yaml:"unlimited"`
 }
 
 // Limit is Quota per Window.
@@ -178,6 +214,11 @@ type EnvoyRule struct {
 	PolicyKey string `yaml:"policy_key"`
 	// Entries are the descriptor entries, in order. At least one.
 	Entries []EnvoyEntry `yaml:"entries"`
+	// Name names the rule for Replaces; optional.
+	Name string `yaml:"name"`
+	// Replaces names rules that are not applied to a request in which
+	// this rule matches a descriptor, like envoy ratelimit's replaces.
+	Replaces []string `yaml:"replaces"`
 }
 
 // EnvoyEntry is one descriptor entry of an EnvoyRule.
@@ -216,6 +257,49 @@ type Queues struct {
 	DefaultBackend string `yaml:"default_backend"`
 	// RabbitMQ connects the rabbitmq backend.
 	RabbitMQ RabbitMQ `yaml:"rabbitmq"`
+	// MaxAttempts is the attempts of a job enqueued without max_attempts,
+	// 1 to 1000; default 25.
+	MaxAttempts int `yaml:"max_attempts"`
+	// MaxStalls is how many expired leases a job survives before it
+	// fails; default 10.
+	MaxStalls int `yaml:"max_stalls"`
+	// Backoff is the retry delay of a failed attempt that names none;
+	// default base 1s, max 1h.
+	Backoff Backoff `yaml:"backoff"`
+	// PerQueue overrides lease, attempts, stalls, backoff, retention and
+	// depth cap for the named queues, and sets their aging step.
+	PerQueue map[string]QueueSettings `yaml:"per_queue"`
+	// RescueEvery is how often expired leases are looked for; default 1s.
+	RescueEvery Duration `yaml:"rescue_every"`
+	// Cleanup tunes the deletion of finished jobs.
+	Cleanup Cleanup `yaml:"cleanup"`
+	// Admission tunes the enqueue checks.
+	Admission AdmissionSettings `yaml:"admission"`
+	// StartRates limits how fast jobs start per tenant, group and queue.
+	StartRates StartRates `yaml:"start_rates"`
+	// Priority computes job priorities from each tenant's recent load.
+	Priority Priority `yaml:"priority"`
+	// Overload refuses work while CPU or memory runs out.
+	Overload Overload `yaml:"overload"`
+	// Groups fills the settings a new group leaves zero.
+	Groups GroupDefaults `yaml:"groups"`
+	// Events is the job stores' event log, which GET /v1/events streams
+	// and long-polls (?wait=) are woken by.
+	Events Events `yaml:"events"`
+}
+
+// Events configures the event log. Read at start: a change takes a
+// restart.
+type Events struct {
+	// Disabled turns the log off: GET /v1/events answers 501 and waits
+	// poll the store; default false (on).
+	Disabled bool `yaml:"disabled"`
+	// Retention is how long events are kept for clients that reconnect
+	// with Last-Event-ID; default 1h.
+	Retention Duration `yaml:"retention"`
+	// MaxEvents bounds the log's length, whatever its age; default
+	// 100000.
+	MaxEvents int `yaml:"max_events"`
 }
 
 // Retention bounds how long finished jobs are kept; a negative duration
@@ -274,6 +358,11 @@ type Webhooks struct {
 	// LaneQueue is the queue deliveries go through with Lane; default
 	// "webhooks".
 	LaneQueue string `yaml:"lane_queue"`
+	// Jobs configures the webhooks given with jobs and groups.
+	Jobs JobWebhooks `yaml:"jobs"`
+	// Delivery tunes the dispatcher: timeout, attempts, backoff,
+	// concurrency, … (webhook_tuning.go). Read at start.
+	Delivery WebhookDelivery `yaml:"delivery"`
 }
 
 // AllowedPrefixes parses AllowNetworks; a bare address is a prefix of

@@ -120,6 +120,10 @@ func (v *validator) config(c *Config) {
 	v.placement(c)
 	v.webhooks(&c.Webhooks)
 	v.metrics(&c.Metrics)
+	v.storageTuning(&c.Storage)
+	v.webhookDelivery(c.Webhooks.Delivery)
+	v.schedules(c.Schedules)
+	v.telemetry(&c.Telemetry)
 }
 
 func (v *validator) server(s *Server) {
@@ -179,6 +183,7 @@ func (v *validator) storage(s *Storage) {
 			v.add([]any{"storage", "redis_url"}, "must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (%s mode)", s.RedisMode)
 		}
 	}
+	v.postgres(s)
 	if err := keyspace.Prefix(s.Prefix).Validate(); err != nil {
 		v.add([]any{"storage", "prefix"}, `must be a namespace followed by ':' such as "sluice:" or "team-a:jobs:", got %q`, s.Prefix)
 	}
@@ -225,6 +230,7 @@ func (v *validator) limits(l *Limits) {
 		v.scene([]any{"limits", "scenes", name}, name, l.Scenes[name])
 	}
 	v.envoy(l)
+	v.overrides(l) // overrides.go
 }
 
 func (v *validator) name(path []any, what, name string) {
@@ -265,9 +271,10 @@ func (v *validator) scene(base []any, name string, s Scene) {
 func (v *validator) policy(base []any, name string, pol Policy) {
 	v.name(base, "policy", name)
 	v.failureMode(p(base, "failure_mode"), pol.FailureMode, true)
-	if len(pol.Limits) == 0 {
+	if len(pol.Limits) == 0 && !pol.Unlimited && pol.InFlight == nil {
 		v.add(p(base, "limits"), "must hold at least one limit, such as {quota: 10, window: 60s}")
 	}
+	v.policyExtras(base, pol) // overrides.go
 	ids := map[string]int{}
 	for i, l := range pol.Limits {
 		lim, ok := v.limit(p(base, "limits", i), l)
@@ -362,10 +369,15 @@ func (v *validator) queues(q *Queues) {
 	v.nonNegativeDuration(p(base, "lease"), q.Lease)
 	v.nonNegative(p(base, "max_payload_bytes"), q.MaxPayloadBytes)
 	v.nonNegative(p(base, "max_depth"), q.MaxDepth)
+	v.nonNegativeDuration(p(base, "events", "retention"), q.Events.Retention)
+	v.nonNegative(p(base, "events", "max_events"), int64(q.Events.MaxEvents))
 	v.tenantLimit(p(base, "tenants", "default"), q.Tenants.Default)
 	for _, id := range sortedKeys(q.Tenants.Overrides) {
 		v.tenantLimit(p(base, "tenants", "overrides", id), q.Tenants.Overrides[id])
 	}
+	v.queueSettings(q)
+	v.priority(q.Priority)
+	v.overload(q.Overload)
 }
 
 func (v *validator) tenantLimit(base []any, t TenantLimit) {
@@ -379,6 +391,7 @@ func (v *validator) tenantLimit(base []any, t TenantLimit) {
 }
 
 func (v *validator) webhooks(w *Webhooks) {
+	v.jobWebhooks(&w.Jobs)
 	for i, n := range w.AllowNetworks {
 		if _, err := parsePrefix(n); err != nil {
 			v.add([]any{"webhooks", "allow_networks", i}, "must be an address or a prefix such as 10.20.0.0/16, got %q", n)

@@ -20,7 +20,7 @@ func TestValidationErrors(t *testing.T) {
 		msg  string
 	}{
 		{"syntax", "server: [\n", 1, "", "did not find expected node content"},
-		{"unknown top", "servr: {}\n", 1, "servr", `unknown field "servr" (known: auth, limits, metrics, queues, server, storage, webhooks)`},
+		{"unknown top", "servr: {}\n", 1, "servr", `unknown field "servr" (known: auth, limits, metrics, queues, schedules, server, storage, telemetry, webhooks)`},
 		{"unknown close", "server:\n  log-format: json\n", 2, "server.log-format", `unknown field "log-format" (did you mean "log_format"?)`},
 		{"not int", "server:\n  max_body_bytes: lots\n", 2, "server.max_body_bytes", `must be an integer, got "lots"`},
 		{"not list", sceneHead + "        p: {limits: 5}\n", 6, "limits.scenes.s.policies.p.limits", `must be a list, got "5"`},
@@ -33,6 +33,9 @@ func TestValidationErrors(t *testing.T) {
 		{"body negative", "server:\n  max_body_bytes: -1\n", 2, "server.max_body_bytes", "must not be negative, got -1"},
 		{"shutdown negative", "server:\n  shutdown_timeout: -1s\n", 2, "server.shutdown_timeout", "must not be negative, got -1s"},
 		{"redis url", "storage:\n  redis_url: http://x:secret@h\n", 2, "storage.redis_url", "must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (single mode)"},
+		{"postgres url", "storage:\n  postgres_url: mysql://u:secret@h/db\n", 2, "storage.postgres_url", "must be a postgres:// or postgresql:// URL such as postgres://sluice@127.0.0.1:5432/app"},
+		{"postgres schema", "storage:\n  postgres: {schema: \"Jobs-1\"}\n", 2, "storage.postgres.schema", `must be a lower-case identifier (letters, digits, _; at most 63), got "Jobs-1"`},
+		{"postgres max conns", "storage:\n  postgres: {max_conns: -1}\n", 2, "storage.postgres.max_conns", "must be from 0 (default) to 10000, got -1"},
 		{"redis mode", "storage:\n  redis_mode: ring\n", 2, "storage.redis_mode", `must be "single", "cluster" or "sentinel", got "ring"`},
 		{"cluster url", "storage:\n  redis_mode: cluster\n  redis_url: \"redis://h:1?bogus=1\"\n", 3, "storage.redis_url", "must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (cluster mode)"},
 		{"sentinel url", "storage:\n  redis_mode: sentinel\n  redis_url: \"http://h:1\"\n", 3, "storage.redis_url", "must be a redis:// or rediss:// URL such as redis://127.0.0.1:6379/0 (sentinel mode)"},
@@ -78,6 +81,7 @@ func TestValidationErrors(t *testing.T) {
 		{"queue lease", "queues:\n  lease: -1s\n", 2, "queues.lease", "must not be negative, got -1s"},
 		{"payload", "queues:\n  max_payload_bytes: -2\n", 2, "queues.max_payload_bytes", "must not be negative, got -2"},
 		{"depth", "queues:\n  max_depth: -2\n", 2, "queues.max_depth", "must not be negative, got -2"},
+		{"event log length", "queues:\n  events:\n    max_events: -1\n", 3, "queues.events.max_events", "must not be negative, got -1"},
 		{"tenant default", "queues:\n  tenants:\n    default: {concurrency: -2}\n", 3, "queues.tenants.default.concurrency", "must be -1 (unlimited), 0 (default) or positive, got -2"},
 		{"tenant override", "queues:\n  tenants:\n    overrides:\n      acme:\n        weight: -2\n", 5, "queues.tenants.overrides.acme.weight", "must be from 0 (default) to 1000, got -2"},
 		{"tenant backlog", "queues:\n  tenants:\n    default:\n      backlog_cap: -9\n", 4, "queues.tenants.default.backlog_cap", "must be -1 (unlimited), 0 (default) or positive, got -9"},

@@ -126,7 +126,7 @@ type limitTrack struct {
 
 // ObserveLimit records one decision. Its signature is a ratelimit.Observer.
 func (a *Activity) ObserveLimit(ev ratelimit.Event) {
-	if a == nil {
+	if a == nil || ev.Release { // a lease given back is not a decision
 		return
 	}
 	c := classify(ev)

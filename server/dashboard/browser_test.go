@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,6 +152,29 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("limit over HTTP: %d, want 429", status)
 	}
 	do(t, ctx, "limits update", waitText(`#policies tr[data-policy="api/call"] td[data-col="denied"]`, "2"))
+
+	// Inspect reads u-42's counters; Reset asks first, does nothing when
+	// the operator declines, and forgets them when confirmed (audited).
+	do(t, ctx, "inspect",
+		chromedp.Click(chromedp.CSS("#try-inspect")),
+		waitContains("#try-inspection", "2 used, 0 left"),
+		waitJS(`(window.confirm = (m) => (window.__asked = m, false), true)`),
+		chromedp.Click(chromedp.CSS("#try-reset")),
+		waitJS(`String(window.__asked).includes("Reset every counter and lease of api/call")`),
+		waitJS(`(document.querySelector("#try-result").replaceChildren(), true)`),
+		chromedp.Click(chromedp.CSS("#try-inspect")),
+		waitContains("#try-inspection", "2 used, 0 left"),
+	)
+	do(t, ctx, "reset",
+		waitJS(`(window.confirm = () => true, true)`),
+		chromedp.Click(chromedp.CSS("#try-reset")),
+		waitContains("#try-reset-done", "1 counters and leases removed"),
+		chromedp.Click(chromedp.CSS("#try-inspect")),
+		waitContains("#try-inspection", "0 used, 2 left"),
+	)
+	if !strings.Contains(srv.logs.String(), "limits: counters reset") {
+		t.Errorf("no audit line for the reset in the log:\n%s", srv.logs)
+	}
 
 	checkPage(t, ctx, 1280)
 	do(t, ctx, "phone width", chromedp.EmulateViewport(390, 844), chromedp.Navigate(srv.url+"/?refresh=0.3#/overview"),

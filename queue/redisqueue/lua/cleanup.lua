@@ -31,15 +31,19 @@ local function retain(g, cut)
   return nil
 end
 
--- gone_job deletes job seq (hash jk) whose fields g, ukk, uk and fa are
--- in v. A group's completion job (unique key 'group:' and the group id)
--- leaves its finish time in the group first, as the group's end.
+-- gone_job deletes job seq (hash jk) whose fields g, ukk, uk, fa and fl
+-- are in v. A group's completion job (unique key 'group:' and the group
+-- id) leaves its finish time in the group first, as the group's end; a
+-- flow's job leaves its flow, whose record goes with its last job.
 local function gone_job(jk, seq, v)
   release_unique(v[2], nil, seq, false)
   if P ~= '' and v[3] and string.sub(v[3], 1, 6) == 'group:' then
     scoped().keep_end(string.sub(v[3], 7), jk, num(v[4]))
   end
-  redis.call('DEL', jk, jk .. ':errors')
+  if P ~= '' and v[5] then
+    flows().gone(jk, v[5])
+  end
+  redis.call('DEL', jk, jk .. ':errors', jk .. ':ch', jk .. ':pa')
 end
 
 for i, st in ipairs({'completed', 'failed', 'cancelled'}) do
@@ -50,7 +54,7 @@ for i, st in ipairs({'completed', 'failed', 'cancelled'}) do
     local gone, later = {}, {}
     for _, seq in ipairs(old) do
       local jk = q.jp .. seq
-      local v = redis.call('HMGET', jk, 'g', 'ukk', 'uk', 'fa')
+      local v = redis.call('HMGET', jk, 'g', 'ukk', 'uk', 'fa', 'fl')
       local at = retain(v[1], cut)
       if at then
         later[#later + 1] = at
@@ -70,24 +74,17 @@ for i, st in ipairs({'completed', 'failed', 'cancelled'}) do
   end
 end
 -- Finish tags at or behind the queue's virtual time say nothing a missing
--- one does not; an idle queue (no unfinished job) needs neither its tags
--- nor its virtual time: no job is left to order against them.
-local idle = true
-for _, st in ipairs({'pending', 'waiting', 'scheduled', 'retrying', 'active'}) do
-  if redis.call('ZCARD', q[st]) > 0 then
-    idle = false
-  end
-end
+-- one does not. The virtual time itself stays, as on every store: an idle
+-- queue's next jobs are tagged from it.
 local f = redis.call('HGETALL', q.sched)
 local v, old = 0, {}
 for i = 1, #f, 2 do
   if f[i] == 'v' then
     v = tonumber(f[i + 1])
-    if idle then old[#old + 1] = 'v' end
   end
 end
 for i = 1, #f, 2 do
-  if string.sub(f[i], 1, 2) == 'f:' and (idle or tonumber(f[i + 1]) <= v) then
+  if string.sub(f[i], 1, 2) == 'f:' and tonumber(f[i + 1]) <= v then
     old[#old + 1] = f[i]
   end
 end

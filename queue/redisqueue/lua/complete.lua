@@ -11,7 +11,7 @@ for i = 0, n - 1 do
   local b = a + 1 + 3 * i
   local seq, res = ARGV[b], ARGV[b + 2]
   local jk = q.jp .. seq
-  local e, v = fence(jk, ARGV[b + 1], 'ukk', 'uf', 'tn', 'g', 'vo', 'vb', 'k', 'at')
+  local e, v = fence(jk, ARGV[b + 1], 'ukk', 'uf', 'tn', 'g', 'vo', 'vb', 'k', 'at', 'ch')
   if e then
     out[i + 1] = e
   else
@@ -26,6 +26,9 @@ for i = 0, n - 1 do
     append_job_event(q, jk, seq, 'completed', snow, {v[7], v[3], v[4], v[8]})
     if v[3] or v[4] then
       move(mkjob(q, seq, v[3], v[4], nil, v[5], v[6]), 'active', 'completed')
+    end
+    if v[9] then
+      flow_hook(jk, 'completed')
     end
     done[#done + 1] = seq
     scored[#scored + 1] = snow

@@ -1,7 +1,8 @@
 -- enqueue: store new jobs (one call's, or several calls' on one queue
 -- merged into one run). Own arguments: 1 when a spec has a tenant or group
--- (else 0), the number of specs, then 12 per spec: queue position, kind, payload, tenant, group, priority, run at,
--- max attempts, timeout, unique key, its key name, unique-for.
+-- (else 0), the caller's origin (the message it knows for its own), the
+-- number of specs, then 14 per spec: queue position, kind, payload, tenant, group, priority, run at,
+-- max attempts, timeout, unique key, its key name, unique-for, webhook (JSON), trace context.
 -- Returns {now, per spec {duplicate 0|1, seq, state | existing job}, woken}.
 
 -- held returns the sequence of the job holding unique key ukk, if any: a
@@ -46,7 +47,7 @@ local function next_seq(q, now)
 end
 
 -- Optional job fields: the hash field and the spec argument it comes from.
-local OPTIONAL = {{'p', 2}, {'tn', 3}, {'g', 4}, {'to', 8}, {'uk', 9}, {'ukk', 10}, {'uf', 11}}
+local OPTIONAL = {{'p', 2}, {'tn', 3}, {'g', 4}, {'to', 8}, {'uk', 9}, {'ukk', 10}, {'uf', 11}, {'wh', 12}, {'tc', 13}}
 
 -- join adds a new job to its group, creating a group never created (with
 -- no limits).
@@ -93,12 +94,14 @@ local function store(q, now, snow, b)
     add.scheduled[#add.scheduled + 1] = sra
     add.scheduled[#add.scheduled + 1] = seq
     move(J, nil, st)
+    timed()
   else
     local k = #h
     h[k + 1], h[k + 2] = 'ra', snow
     st = ready(J, nil, h)
   end
   redis.call('HSET', jk, unpack(h))
+  log_job(q, seq, 'job.enqueued', st, snow, {k = ARGV[b + 1], tn = tn, g = g, at = '0'})
   local ukk = ARGV[b + 10]
   if ukk ~= '' then
     local uf = tonumber(ARGV[b + 11])
@@ -119,7 +122,7 @@ end
 local function refuse(qs, now, a, n)
   local seen, adds = {}, {}
   for i = 0, n - 1 do
-    local b = a + 2 + i * 12
+    local b = a + 3 + i * 14
     local q = qs[tonumber(ARGV[b])]
     local tn, g, ukk = ARGV[b + 3], ARGV[b + 4], ARGV[b + 10]
     local dup = false
@@ -136,17 +139,9 @@ local function refuse(qs, now, a, n)
       end
     end
     if not dup and tn ~= '' and tonumber(ARGV[b + 6]) <= now then
-      local t = scoped().tenant(tn)
-      if t.b >= 0 then
-        local c = adds[tn]
-        if not c then
-          local v = S.counts(t.k, 'n:pending', 'n:waiting')
-          c = v[1] + v[2]
-        end
-        if c >= t.b then
-          return {'bf', tn, c, t.b}
-        end
-        adds[tn] = c + 1
+      local no = backlog_take(adds, tn)
+      if no then
+        return no
       end
     end
   end
@@ -155,7 +150,7 @@ end
 
 local qs, a = queues()
 local now, snow = now_us()
-local n = tonumber(ARGV[a + 1])
+local n = tonumber(ARGV[a + 2])
 local out = {}
 if P ~= '' and ARGV[a] == '1' then
   local no = refuse(qs, now, a, n)
@@ -167,7 +162,7 @@ for _, q in ipairs(qs) do
   q.add = {jobs = {}, pending = {}, scheduled = {}}
 end
 for i = 0, n - 1 do
-  local b = a + 2 + i * 12
+  local b = a + 3 + i * 14
   local q = qs[tonumber(ARGV[b])]
   local ukk = ARGV[b + 10]
   local dup = nil
@@ -187,6 +182,9 @@ for _, q in ipairs(qs) do
   end
   if #q.add.pending > 0 and redis.call('ZCARD', q.pending) == 0 then
     q.wake = true
+    -- The message is the caller's origin: the enqueuing process wakes its
+    -- own workers itself and skips it (notify.go).
+    q.note = ARGV[a + 1]
   end
   for _, set in ipairs({'jobs', 'pending', 'scheduled'}) do
     local l = q.add[set]

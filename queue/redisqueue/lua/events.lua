@@ -137,6 +137,66 @@ local function events()
   return EV
 end
 
+-- The event log (a stream; see the package doc) is written next to the
+-- outbox, whether the outbox is on or not. Its arguments come just before
+-- the outbox's: the stream's key, its approximate maximum length and the
+-- marker 'log'; or the single marker 'no-log' when it is off.
+local LOG = nil -- the log's arguments: false when off, read once
+
+local function log_args()
+  if LOG == nil then
+    local n = #ARGV
+    if outbox_args() then
+      n = n - 3
+    else
+      n = n - 1
+    end
+    if ARGV[n] == 'no-log' then
+      LOG = false
+    elseif ARGV[n] == 'log' and n >= 3 then
+      LOG = {key = ARGV[n - 2], max = ARGV[n - 1]}
+    else
+      error('redisqueue: a script that moves jobs was run without the event log arguments')
+    end
+  end
+  return LOG
+end
+
+-- LOG_FIELDS are the optional fields of a logged event, as in the outbox.
+local LOG_FIELDS = {'j', 'q', 'k', 'tn', 'g', 'st', 'at', 'er', 'd'}
+
+-- log_event appends an event of type typ at snow (µs) to the event log
+-- when it is on; fields as EV.append takes them.
+local function log_event(typ, snow, fields)
+  local L = log_args()
+  if not L then
+    return
+  end
+  local h = {'ty', typ, 'ca', snow}
+  for _, f in ipairs(LOG_FIELDS) do
+    local v = fields[f]
+    if v and v ~= '' then
+      h[#h + 1] = f
+      h[#h + 1] = v
+    end
+  end
+  redis.call('XADD', L.key, 'MAXLEN', '~', L.max, '*', unpack(h))
+end
+
+-- log_job logs event typ of job seq of queue table q, now in state st;
+-- v holds the job's k kind, tn tenant, g group, at attempt and d data.
+local function log_job(q, seq, typ, st, snow, v)
+  if not log_args() then
+    return
+  end
+  local E = events()
+  if not q.ref then
+    q.ref = {E.ref(q.jp)}
+  end
+  log_event(typ, snow, {j = seq .. q.ref[1], q = q.ref[2], k = v.k, tn = v.tn, g = v.g,
+    st = st, at = v.at, d = v.d})
+end
+
 -- append_job_event records the event of job seq (hash jk) of queue table q
 -- having just reached final state st. It copies the job's fields kind,
 -- tenant, group, attempt and last error from job, {k, tn, g, at, le} as
@@ -144,7 +204,7 @@ end
 -- hash, so call it after the hash has its final fields.
 local function append_job_event(q, jk, seq, st, snow, job)
   local ob = outbox_args()
-  if not ob then
+  if not ob and not log_args() then
     return
   end
   local E = events()
@@ -156,6 +216,10 @@ local function append_job_event(q, jk, seq, st, snow, job)
   if st == 'completed' then
     er = nil
   end
-  E.append(E.JOB[st], snow, {j = seq .. q.ref[1], q = q.ref[2], k = v[1], tn = v[2],
-    g = v[3], st = st, at = v[4], er = er})
+  local fields = {j = seq .. q.ref[1], q = q.ref[2], k = v[1], tn = v[2],
+    g = v[3], st = st, at = v[4], er = er}
+  log_event(E.JOB[st], snow, fields)
+  if ob then
+    E.append(E.JOB[st], snow, fields)
+  end
 end

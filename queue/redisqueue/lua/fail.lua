@@ -25,6 +25,7 @@ else
   local ra = n2s(now + math.max(retry, 0))
   redis.call('HSET', jk, unpack(with({'st', 'retrying', 'ra', ra, 'ua', snow}, more)))
   redis.call('ZADD', q.retrying, ra, seq)
+  timed()
   if J then
     move(J, 'active', 'retrying')
   end

@@ -23,6 +23,7 @@ else
   else
     with(h, {'st', st})
     redis.call('ZADD', q.scheduled, ra, seq)
+    timed()
     move(J, 'active', st)
   end
   redis.call('HSET', jk, unpack(h))

@@ -2,7 +2,7 @@
 -- max ready jobs of the queues not paused. Own arguments: max, lease
 -- length (µs), worker id, token base, promotion limit.
 -- Returns {now, until, per lease {queue position, seq, token, job as it
--- was before the lease}, woken}: the caller applies the lease's changes
+-- was before the lease}, woken, idle until (see idle_until)}: the caller applies the lease's changes
 -- (state, attempt + 1, token, deadline, worker, start) to the job itself,
 -- so each job costs one read and one write here.
 local qs, a = queues()
@@ -11,11 +11,38 @@ local max = tonumber(ARGV[a])
 local until_ = n2s(now + tonumber(ARGV[a + 1]))
 local worker, tokens, plimit = ARGV[a + 2], ARGV[a + 3], tonumber(ARGV[a + 4])
 
--- promote makes due jobs of one index (scheduled or retrying) ready,
--- touching only the due ones, oldest first.
-local function promote(q, set)
-  local due = redis.call('ZRANGEBYSCORE', q[set], '-inf', snow, 'LIMIT', 0, plimit)
-  for _, seq in ipairs(due) do
+-- promote makes the due jobs of a queue ready (scheduled and retrying
+-- alike, by due time then sequence, as every store does), touching only
+-- the due ones. It looks at each set's head first: mostly nothing is
+-- due, and the head is what idle_until needs then (q.next, the earliest
+-- due time left; nil when something was due and the rest is unknown).
+local function promote(q)
+  local due = {}
+  q.next = math.huge
+  for _, set in ipairs({'scheduled', 'retrying'}) do
+    local h = redis.call('ZRANGE', q[set], 0, 0, 'WITHSCORES')
+    if h[2] and tonumber(h[2]) > now then
+      if q.next then
+        q.next = math.min(q.next, tonumber(h[2]))
+      end
+    elseif h[2] then
+      q.next = nil
+      local r = redis.call('ZRANGEBYSCORE', q[set], '-inf', snow, 'WITHSCORES', 'LIMIT', 0, plimit)
+      for i = 1, #r, 2 do
+        due[#due + 1] = {tonumber(r[i + 1]), r[i], set}
+      end
+    end
+  end
+  if #due == 0 then
+    return 0
+  end
+  table.sort(due, function(x, y)
+    if x[1] ~= y[1] then return x[1] < y[1] end
+    return x[2] < y[2]
+  end)
+  local gone = {scheduled = {}, retrying = {}}
+  for i = 1, math.min(#due, plimit) do
+    local seq, set = due[i][2], due[i][3]
     local jk = q.jp .. seq
     local v = redis.call('HMGET', jk, 'st', 'tn', 'g', 'pr', 'vo', 'vb')
     if v[1] then
@@ -23,9 +50,12 @@ local function promote(q, set)
       ready(mkjob(q, seq, v[2], v[3], v[4], v[5], v[6]), set, h)
       redis.call('HSET', jk, unpack(h))
     end
+    local g = gone[set]
+    g[#g + 1] = seq
   end
-  zrem(q[set], due)
-  return #due
+  zrem(q.scheduled, gone.scheduled)
+  zrem(q.retrying, gone.retrying)
+  return math.min(#due, plimit)
 end
 
 -- candidates returns up to n {queue position, member, band} of each
@@ -98,7 +128,7 @@ local function started(J)
 end
 
 -- TAKE names the fields take reads from a job's hash.
-local TAKE = {at = 1, le = 2, st = 3, tn = 4, g = 5, pr = 6, vo = 7, vb = 8, vs = 9}
+local TAKE = {at = 1, le = 2, st = 3, tn = 4, g = 5, pr = 6, vo = 7, vb = 8, vs = 9, k = 10}
 
 -- take leases one job and returns it; nil when its hash is missing or it
 -- is not pending, false when its scope holds it back (it moved to waiting).
@@ -128,6 +158,7 @@ local function take(q, i, m, tok)
   end
   redis.call('HSET', jk, 'st', 'active', 'at', n2s(at + 1), 'tk', tok, 'lu', until_,
     'wk', worker, 'sa', snow, 'ua', snow)
+  log_job(q, seq, 'job.started', 'active', snow, {k = v[10], tn = tn, g = g, at = n2s(at + 1)})
   if J then
     move(J, 'pending', 'active')
     started(J)
@@ -146,7 +177,7 @@ end
 
 local promoted = 0
 for _, q in ipairs(qs) do
-  promoted = promoted + promote(q, 'scheduled') + promote(q, 'retrying')
+  promoted = promoted + promote(q)
   local pu = redis.call('GET', q.paused)
   q.paused_now = pu and tonumber(pu) > now
 end
@@ -205,4 +236,49 @@ if promoted > 0 then
     end
   end
 end
-return {snow, until_, out, wake(qs)}
+
+-- idle_until is how long leasing these queues again would find nothing
+-- unless a notification comes first ('' when one has ready jobs): until
+-- the earliest due job, scheduler timer or end of a pause that holds
+-- ready jobs back, or '0' when there is none. Work that becomes ready
+-- sooner is published: on the queue's channel (add_pending) or on the
+-- timers channel (timed in lib.lua). The heads promote and maintain read
+-- still hold unless this script added timed work itself.
+local function idle_until()
+  local at = math.huge
+  local function head(key)
+    local r = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    if r[2] then
+      at = math.min(at, tonumber(r[2]))
+    end
+  end
+  for _, q in ipairs(qs) do
+    if redis.call('ZCARD', q.pending) > 0 then
+      if not q.paused_now then
+        return ''
+      end
+      at = math.min(at, tonumber(redis.call('GET', q.paused)))
+    end
+    if q.next and not TIMED then
+      at = math.min(at, q.next)
+    else
+      head(q.scheduled)
+      head(q.retrying)
+    end
+  end
+  if WAKE_NEXT and not TIMED then
+    at = math.min(at, WAKE_NEXT)
+  elseif P ~= '' then
+    head(P .. 'sched:wake')
+  end
+  if at == math.huge then
+    return '0'
+  end
+  return n2s(at)
+end
+
+local idle = ''
+if #out < max then
+  idle = idle_until()
+end
+return {snow, until_, out, wake(qs), idle}

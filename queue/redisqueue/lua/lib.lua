@@ -18,6 +18,8 @@
 --       fa finished, vs fair start tag, vb band and vo rank (16 digits) of
 --       the fair order (see sched.lua). Times are Unix microseconds. An empty value is unset
 --       too (a cleared lease).
+--       Also wh the job's own webhook (queue.Webhook as JSON) and tc the
+--       trace context of the call that enqueued it.
 --   * Numbers go to Redis through n2s: a Lua number would be written in
 --     exponent form by some runtimes; integers below 2^53 are exact.
 --   * Every move between states goes through add_pending, leave_active and
@@ -42,6 +44,8 @@ local NOW, SNOW
 local QT, FOREIGN = {}, {}
 -- scope_hook is set by sched.lua: the tenant and group side of a move.
 local scope_hook
+-- flow_hook is set by flowlib.lua: a job with children ended (see there).
+local flow_hook
 
 local function n2s(n)
   return string.format('%.0f', n)
@@ -70,6 +74,8 @@ local function queues()
     for j = 1, NK do
       q[NAMES[j]] = KEYS[i * NK + j]
     end
+    -- Blocked jobs (flowlib.lua) are indexed in the queue's slot too.
+    q.blocked = string.sub(q.jp, 1, -5) .. 'blocked'
     qs[i + 1] = q
     QT[q.jp] = q
   end
@@ -94,13 +100,30 @@ local function add_pending(q, member, band)
   redis.call('ZADD', q.pending, band, member)
 end
 
+-- timed says the script added timed work: a job due later, or a
+-- scheduler timer (sched.lua's wake set). A worker that found its queues
+-- empty skips leasing until the earliest timed work it was told of (see
+-- lease.lua's idle_until) or until a notification, so new timed work
+-- that may come sooner is published, once per script, on the prefix's
+-- timers channel. Off Cluster only (ARGV[2] is the prefix there), the
+-- one place workers skip leases.
+local TIMED = false
+local function timed()
+  if TIMED or ARGV[2] == '' then
+    return
+  end
+  TIMED = true
+  redis.call('PUBLISH', ARGV[2] .. 'sched:timers', 't')
+end
+
 -- wake publishes on the channel of every marked queue and returns their
 -- positions (1-based), so the caller can wake its own process at once.
+-- The message is '1', or the origin an enqueue left in q.note.
 local function wake(qs)
   local out = {}
   for i, q in ipairs(qs) do
     if q.wake then
-      redis.call('PUBLISH', q.ch, '1')
+      redis.call('PUBLISH', q.ch, q.note or '1')
       out[#out + 1] = i
     end
   end
@@ -150,6 +173,9 @@ local function finish(q, jk, seq, st, snow, ukk, uf, more, J, from)
   append_job_event(q, jk, seq, st, snow)
   if J then
     scope_hook(J, from, st)
+  end
+  if flow_hook and redis.call('HEXISTS', jk, 'ch') == 1 then
+    flow_hook(jk, st)
   end
 end
 

@@ -56,6 +56,9 @@ redis.call('HDEL', jk, 'at', 'sl', 'rs', 'cr', 'fa', 'tk', 'lu', 'wk')
 local h = {'ra', snow, 'ua', snow}
 ready(mkjob(q, seq, v[8], nil, v[3], v[9], v[10]), st, h)
 redis.call('HSET', jk, unpack(h))
+if P ~= '' and redis.call('HEXISTS', jk, 'ch') == 1 then
+  flows().reopen(jk)
+end
 register(q)
 settle()
 return {'ok', read(jk, KEYS[NK + 2]), wake(qs)}

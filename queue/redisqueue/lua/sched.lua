@@ -136,6 +136,27 @@ end
 -- S is the scoped part, built by scoped() on first use.
 local S, scoped
 
+-- backlog_take counts one more ready job of tenant tn against its backlog
+-- cap, adds holding what the call counted so far per tenant; it returns
+-- the refusal {'bf', tenant, backlog, cap} when the cap is reached, else
+-- nil. Tenants without a cap count nothing.
+local function backlog_take(adds, tn)
+  local t = scoped().tenant(tn)
+  if t.b < 0 then
+    return nil
+  end
+  local c = adds[tn]
+  if not c then
+    local v = S.counts(t.k, 'n:pending', 'n:waiting')
+    c = v[1] + v[2]
+  end
+  if c >= t.b then
+    return {'bf', tn, c, t.b}
+  end
+  adds[tn] = c + 1
+  return nil
+end
+
 -- tag gives a job ready for the first time its start tag and order, and
 -- appends the fields to write to h.
 local function tag(J, h)
@@ -216,8 +237,21 @@ end
 -- maintain does the timed work that is due (at most 100 items per call):
 -- fills scopes whose pause or crawl delay ended, cancels groups past their
 -- TTL and fails jobs past their MaxWait.
+-- It looks at the head first: mostly nothing is due, and then the head's
+-- time is what the lease's idle_until needs (WAKE_NEXT; nil when unknown).
+local WAKE_NEXT
 local function maintain()
+  WAKE_NEXT = nil
   if P == '' then
+    return
+  end
+  local h = redis.call('ZRANGE', P .. 'sched:wake', 0, 0, 'WITHSCORES')
+  if not h[2] then
+    WAKE_NEXT = math.huge
+    return
+  end
+  if tonumber(h[2]) > NOW then
+    WAKE_NEXT = tonumber(h[2])
     return
   end
   local list = redis.call('ZRANGEBYSCORE', P .. 'sched:wake', '-inf', SNOW, 'LIMIT', 0, 100)

@@ -47,6 +47,7 @@ scoped = function()
     for _, n in ipairs(NAMES) do
       q[n] = base .. n
     end
+    q.blocked = base .. 'blocked'
     QT[jp] = q
     FOREIGN[#FOREIGN + 1] = q
     return q
@@ -70,6 +71,7 @@ scoped = function()
     local cur = redis.call('ZSCORE', X.WAKE, m)
     if not cur or tonumber(cur) > at then
       redis.call('ZADD', X.WAKE, string.format('%.0f', at), m)
+      timed()
     end
   end
 
@@ -183,6 +185,7 @@ scoped = function()
       local mw = X.tenant(name).mw
       if mw > 0 then
         redis.call('ZADD', X.WAKE, n2s(NOW + mw), 'j:' .. J.jk)
+        timed()
       end
     end
   end
@@ -204,12 +207,12 @@ scoped = function()
       if to then X.enter('g', k, J.g, J, to) end
       if to and final(to) then
         redis.call('SREM', k .. ':open', J.jk)
-        X.DONE_G[J.g] = true
+        X.owe(X.DONE_G, J.g)
       end
     end
     if from and X.ADMITTED[from] and not (to and X.ADMITTED[to]) then
-      if J.tn then X.FILL_T[J.tn] = true end
-      if J.g then X.FILL_G[J.g] = true end
+      if J.tn then X.owe(X.FILL_T, J.tn) end
+      if J.g then X.owe(X.FILL_G, J.g) end
     end
   end
 
@@ -393,13 +396,15 @@ scoped = function()
     end
     redis.call('ZADD', q.jobs, 0, seq)
     redis.call('SET', ukk, seq)
-    ready(J, nil, h)
+    local st = ready(J, nil, h)
     redis.call('HSET', J.jk, unpack(h))
+    -- A new job is logged like any enqueued one, whoever stores it.
+    log_job(q, seq, 'job.enqueued', st, SNOW, {k = kind, tn = tn, at = '0'})
     return seq .. '-' .. id_part(X.esc(name)), J.jk
   end
 
   X.GROUP_COUNTS = {'n:scheduled', 'n:pending', 'n:waiting', 'n:active', 'n:retrying',
-    'n:completed', 'n:failed', 'n:cancelled'}
+    'n:completed', 'n:failed', 'n:cancelled', 'n:blocked'}
 
   -- complete_group marks group id done when it has jobs and none unfinished,
   -- and enqueues its completion job. The done mark is written only if it was
@@ -410,7 +415,7 @@ scoped = function()
       return
     end
     local c = X.counts(g.k, unpack(X.GROUP_COUNTS))
-    local unfinished = c[1] + c[2] + c[3] + c[4] + c[5]
+    local unfinished = c[1] + c[2] + c[3] + c[4] + c[5] + c[9]
     if unfinished > 0 or unfinished + c[6] + c[7] + c[8] == 0 then
       return
     end
@@ -444,6 +449,7 @@ scoped = function()
       -- finished (see ended).
       redis.call('HSET', g.k, 'cj', jid, 'cjk', jk)
     end
+    log_event('group.completed', SNOW, {g = id, tn = s[4], j = jid, q = cq, d = report})
     events().append('group.completed', SNOW, {g = id, tn = s[4], j = jid, q = cq, d = report})
   end
 
@@ -510,7 +516,7 @@ scoped = function()
         finish(J.q, jk, J.seq, 'cancelled', SNOW, J.ukk, J.uf, nil, J, J.st)
       end
     end
-    X.DONE_G[id] = true
+    X.owe(X.DONE_G, id)
   end
 
   -- expire_wait fails a job that waited longer than its tenant's MaxWait.
@@ -526,14 +532,22 @@ scoped = function()
     finish(J.q, jk, J.seq, 'failed', SNOW, J.ukk, J.uf, {'le', msg}, J, 'waiting')
   end
 
-  -- settle fills the scopes that got room and completes the groups that
-  -- may be done.
+  -- owe adds name to list, a list of the scopes owed a fill or a
+  -- completion check, once: settle serves them in the order asked, as
+  -- every store does (internal/sched's canonical order).
+  function X.owe(list, name)
+    if not list[name] then
+      list[name] = true
+      list[#list + 1] = name
+    end
+  end
+
+  -- settle fills the tenants, then the groups, that got room and then
+  -- completes the groups that may be done, each in the order asked, until
+  -- nothing more is owed.
   function X.settle()
     for _ = 1, 100 do
-      local ts, gs, ds = {}, {}, {}
-      for n in pairs(X.FILL_T) do ts[#ts + 1] = n end
-      for n in pairs(X.FILL_G) do gs[#gs + 1] = n end
-      for n in pairs(X.DONE_G) do ds[#ds + 1] = n end
+      local ts, gs, ds = X.FILL_T, X.FILL_G, X.DONE_G
       if #ts + #gs + #ds == 0 then
         break
       end
@@ -559,18 +573,22 @@ scoped = function()
     X.EMPTY_T = {}
   end
 
-  -- due does the timed work listed in due (members of the wake set).
+  -- due does the timed work listed in due (members of the wake set, by
+  -- time then member) kind by kind, as every store does: the tenants, then
+  -- the groups, whose wake has come are filled, then the jobs past their
+  -- MaxWait fail, then the groups past their TTL are cancelled.
   function X.due(list)
-    for _, m in ipairs(list) do
-      local kind, name = string.sub(m, 1, 1), string.sub(m, 3)
-      if kind == 't' then
-        X.fill_tenant(name)
-      elseif kind == 'g' then
-        X.fill_group(name)
-      elseif kind == 'x' then
-        X.cancel_group(name)
-      elseif kind == 'j' then
-        X.expire_wait(name)
+    local acts = {t = X.fill_tenant, g = X.fill_group, j = X.expire_wait, x = X.cancel_group}
+    for _, kind in ipairs({'t', 'g', 'j', 'x'}) do
+      for _, m in ipairs(list) do
+        if string.sub(m, 1, 1) == kind then
+          acts[kind](string.sub(m, 3))
+        end
+      end
+      -- A group whose last job just failed for MaxWait is done, not
+      -- cancelled by a TTL that ran out in the same step.
+      if kind == 'j' then
+        X.settle()
       end
     end
   end

@@ -5,7 +5,7 @@ local qs = queues()
 local q = qs[1]
 local out = {}
 for i, st in ipairs({'scheduled', 'pending', 'waiting', 'active', 'retrying', 'completed',
-    'failed', 'cancelled'}) do
+    'failed', 'cancelled', 'blocked'}) do
   out[i] = redis.call('ZCARD', q[st])
 end
 local now = now_us()

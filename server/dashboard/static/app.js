@@ -1,6 +1,11 @@
 // The dashboard's shell: sign-in, hash routing (#/view/arg?filters) and
-// live updates by short polling while the tab is visible.
-import { request, session, onUnauthorized, loadCapabilities, loadIdentity, forgetProbes, ApiError } from './api.js';
+// live updates: by the server's event stream for views that name the
+// events they show (a view's `events` filters; its `onEvent` may apply
+// one in place, else the view is refreshed at once), and by short polling
+// while the tab is visible, for what no event announces (webhook
+// deliveries, a failed attempt's retry) and where there is no stream.
+import { request, session, onUnauthorized, loadCapabilities, loadIdentity, forgetProbes, offers, ApiError } from './api.js';
+import { follow } from './live.js';
 import { h, replace } from './dom.js';
 import overview from './overview.js';
 import tenants from './tenants.js';
@@ -8,8 +13,9 @@ import groups from './groups.js';
 import jobs from './jobs.js';
 import job from './job.js';
 import limits from './limits.js';
+import schedules from './schedules.js';
 
-const views = { overview, tenants, groups, jobs, job, limits };
+const views = { overview, tenants, groups, jobs, job, limits, schedules };
 const navOf = { job: 'jobs' };
 
 // ?refresh=SECONDS sets the polling interval (default 2 s, at least 0.25 s).
@@ -20,6 +26,12 @@ let current = null;
 let timer = null;
 let live = true;
 let routed = false;
+let stream = null; // stop() of the open event stream
+let streamOpen = false;
+let soonTimer = null;
+
+// Events coming in a burst cause one refresh, this long after the first.
+const SOON = 500;
 
 function parseRoute() {
   const raw = location.hash.replace(/^#\/?/, '');
@@ -45,6 +57,7 @@ function route() {
   }
   current = views[r.name].mount(main, r, ctx);
   document.title = `${current.title} · Sluice`;
+  listen();
   if (routed) main.querySelector('h1')?.focus({ preventScroll: false });
   routed = true;
   tick();
@@ -62,6 +75,41 @@ async function tick() {
     if (mine === current) showError(err);
   }
   if (mine === current && live && !document.hidden) timer = setTimeout(tick, every);
+}
+
+// listen opens the event stream the current view asks for, closing the
+// one before.
+function listen() {
+  if (stream) stream();
+  stream = null;
+  setStream(false);
+  const mine = current;
+  if (!mine || !mine.events || !live || !offers('GET', '/v1/events')) return;
+  stream = follow(mine.events, (e) => {
+    if (mine !== current) return;
+    if (mine.onEvent && mine.onEvent(e)) return;
+    soon();
+  }, (state) => {
+    if (mine !== current) return;
+    const was = streamOpen;
+    setStream(state === 'open', state);
+    if (state === 'open' && !was) soon(); // catch up with what happened while it was closed
+  });
+}
+
+// soon refreshes the view shortly, once for a burst of events.
+function soon() {
+  if (soonTimer) return;
+  soonTimer = setTimeout(() => { soonTimer = null; tick(); }, SOON);
+}
+
+function setStream(open, state = 'closed') {
+  streamOpen = open;
+  const el = document.getElementById('stream');
+  if (!el) return;
+  el.hidden = state === 'closed';
+  el.dataset.state = state;
+  el.textContent = open ? 'Live events' : 'Reconnecting to live events…';
 }
 
 function showError(err) {
@@ -89,6 +137,7 @@ function showSession(mode, id) {
 function showLogin(message, kind = 'error') {
   current = null;
   clearTimeout(timer);
+  listen();
   document.getElementById('session').hidden = true;
   const input = h('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'off', required: true, 'aria-describedby': 'token-hint' });
   const error = h('p', { id: 'login-error', class: `notice ${kind}`, role: kind === 'error' ? 'alert' : 'status', hidden: !message }, message || '');
@@ -156,6 +205,7 @@ document.getElementById('live').addEventListener('click', (ev) => {
   ev.currentTarget.setAttribute('aria-pressed', String(live));
   ev.currentTarget.textContent = live ? 'Live' : 'Paused';
   if (live) tick(); else clearTimeout(timer);
+  listen();
 });
 
 start();

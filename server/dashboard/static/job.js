@@ -1,8 +1,11 @@
 // One job: its fields, payload and result pretty-printed, attempts with
-// their errors, the lease holder, its webhook deliveries; cancel and
-// retry with confirmation, offered to tokens that may take them.
+// their errors, the lease holder, its progress, its webhook and the
+// deliveries to it; cancel and retry with confirmation, offered to tokens
+// that may take them. The job's events keep it live: a progress report
+// moves the bar in place, any other event reloads the job.
 import { api, request, offers, can, enc, q, ApiError, stringifyJSON } from './api.js';
 import { h, replace, time, badge, kv, duration, ms, notice, confirm, table, announce, plural } from './dom.js';
+import { flowGraph } from './flowgraph.js';
 
 export default {
   mount(root, route, ctx) {
@@ -18,8 +21,10 @@ export default {
     async function update() {
       let j;
       let hooks;
+      let flow = null;
       try {
         [j, hooks] = await Promise.all([api(`/v1/jobs/${enc(id)}`), loadDeliveries(id)]);
+        if (j.flow) flow = await loadFlow(j.flow);
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) {
           replace(head);
@@ -28,7 +33,7 @@ export default {
         }
         throw err;
       }
-      const key = stringifyJSON([j, hooks]);
+      const key = stringifyJSON([j, hooks, flow]);
       if (key === lastKey) return; // unchanged: keep focus and selection where they are
       lastKey = key;
       if (lastState && lastState !== j.state) announce(`Job state is now ${j.state}`);
@@ -39,17 +44,34 @@ export default {
       replace(body, h('div', { class: 'cols' },
         h('section', { class: 'panel', 'aria-labelledby': 'job-details' }, h('h2', { id: 'job-details' }, 'Details'), details(j)),
         h('section', { class: 'panel', 'aria-labelledby': 'job-lease' }, h('h2', { id: 'job-lease' }, 'Lease'), lease(j))),
+      j.progress ? h('section', { class: 'panel', 'aria-labelledby': 'job-progress-h' }, h('h2', { id: 'job-progress-h' }, 'Progress'), progress(j)) : null,
+      flowPanel(j, flow),
+      j.webhook ? h('section', { class: 'panel', 'aria-labelledby': 'job-webhook-h' }, h('h2', { id: 'job-webhook-h' }, 'Webhook'), webhook(j.webhook)) : null,
       h('section', { class: 'panel', 'aria-labelledby': 'job-attempts' }, h('h2', { id: 'job-attempts' }, 'Attempts'), attempts(j)),
       h('div', { class: 'cols' },
         h('section', { class: 'panel', 'aria-labelledby': 'job-payload' }, h('h2', { id: 'job-payload' }, 'Payload'), pretty(j.payload, j.payload_base64, 'payload')),
         h('section', { class: 'panel', 'aria-labelledby': 'job-result' }, h('h2', { id: 'job-result' }, 'Result'), pretty(j.result, j.result_base64, 'result'))),
       h('section', { class: 'panel', 'aria-labelledby': 'job-hooks' }, h('h2', { id: 'job-hooks' }, 'Webhook deliveries'), deliveries(hooks)));
     }
-    return { title: `Job ${id}`, update };
+    return { title: `Job ${id}`, update, events: { job: id }, onEvent: (e) => e.type === 'job.progress' && showProgress(root, e.data) };
   },
 };
 
 const isFinal = (s) => s === 'completed' || s === 'failed' || s === 'cancelled';
+
+// flowPanel draws the job's flow (flowgraph.js), or nothing for a job
+// that waits for none and that none waits for.
+function flowPanel(j, flow) {
+  const g = flowGraph(j, flow);
+  if (!g) return null;
+  return h('section', { class: 'panel', 'aria-labelledby': 'job-flow-title' }, h('h2', { id: 'job-flow-title' }, 'Flow'), g);
+}
+
+// loadFlow reads the job's flow; null when it is gone or not readable.
+async function loadFlow(id) {
+  const r = await request(`/v1/flows/${enc(id)}`);
+  return r.ok ? r.data : null;
+}
 
 function details(j) {
   return kv([
@@ -67,6 +89,53 @@ function details(j) {
     ['Finished', time(j.finished_at)],
     ['Updated', time(j.updated_at)],
   ]);
+}
+
+// progress shows the latest report of the job's handler (kept after the
+// job ends): a bar for its percent, its data pretty-printed. The page's
+// refresh keeps it live while the job runs.
+function progress(j) {
+  const p = j.progress;
+  const pct = typeof p.percent === 'number' ? p.percent : null;
+  return h('div', { id: 'job-progress' },
+    pct === null ? null : h('p', {},
+      h('progress', { max: '100', value: String(pct), 'aria-label': 'Progress' }), ' ',
+      h('span', { id: 'job-progress-percent' }, `${Math.round(pct * 10) / 10}%`)),
+    p.data ? h('pre', { id: 'job-progress-data', tabindex: '0' }, stringifyJSON(p.data, 2)) : null,
+    h('p', { class: 'hint', id: 'job-progress-at' }, 'Reported ', time(p.updated_at), isFinal(j.state) ? ' (the last report before the job ended).' : '.'));
+}
+
+// showProgress moves the progress already shown to report p (a
+// job.progress event's data); false when the page has no place for it
+// yet, so the job is reloaded instead.
+function showProgress(root, p) {
+  const bar = root.querySelector('#job-progress progress');
+  const pct = root.querySelector('#job-progress-percent');
+  const data = root.querySelector('#job-progress-data');
+  if (!p || (typeof p.percent === 'number') !== !!bar || !!p.data !== !!data) return false;
+  if (bar) {
+    bar.value = p.percent;
+    pct.textContent = `${Math.round(p.percent * 10) / 10}%`;
+  }
+  if (data) data.textContent = stringifyJSON(p.data, 2);
+  const at = root.querySelector('#job-progress-at');
+  if (at && p.updated_at) replace(at, 'Reported ', time(p.updated_at), '.');
+  return true;
+}
+
+// webhook shows the receiver given with the job. Header values are never
+// shown (the API redacts them): only their names.
+const DEFAULT_HOOK_EVENTS = 'job.completed, job.failed, job.cancelled (the default)';
+
+function webhook(w) {
+  const names = Object.keys(w.headers || {}).sort();
+  const meta = w.metadata === undefined || w.metadata === null ? '' : stringifyJSON(w.metadata);
+  return h('div', { id: 'job-webhook' }, kv([
+    ['URL', h('span', { class: 'mono', id: 'job-webhook-url' }, w.url)],
+    ['Events', h('span', { id: 'job-webhook-events' }, (w.events && w.events.length) ? w.events.join(', ') : DEFAULT_HOOK_EVENTS)],
+    ['Headers', names.length ? h('span', { id: 'job-webhook-headers' }, `${names.join(', ')} (values hidden)`) : 'none'],
+    ['Metadata', meta ? h('pre', { id: 'job-webhook-metadata', tabindex: '0' }, meta) : 'none'],
+  ]), h('p', { class: 'hint' }, 'Deliveries to it are logged below as @job; those to its group\'s webhook as @group.'));
 }
 
 function lease(j) {

@@ -3,7 +3,7 @@
 // API's own: the server filters, the view only shows what it returns.
 import { api, q } from './api.js';
 import { h, replace, plural, table, time, badge } from './dom.js';
-import { STATES } from './overview.js';
+import { STATES, STATE_EVENTS } from './overview.js';
 
 const PAGE = 50;
 const FILL_CALLS = 10; // GET /v1/jobs calls to fill one page, at most
@@ -43,7 +43,10 @@ export default {
         history.length ? h('a', { class: 'button quiet', href: link(f, history[history.length - 1], history.slice(0, -1)) }, 'Previous page') : null,
         page.next ? h('a', { class: 'button quiet', href: link(f, page.next, f.cursor ? [...history, f.cursor] : history), id: 'next-page' }, 'Next page') : null);
     }
-    return { title: 'Jobs', update };
+    // Any change of state among the listed jobs refreshes the page; the
+    // state filter is not an event filter, so it is applied on reload.
+    const events = { queue: f.queue, tenant: f.tenant, kind: f.kind, group: f.group, type: STATE_EVENTS };
+    return { title: 'Jobs', update, events };
   },
 };
 

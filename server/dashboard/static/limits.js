@@ -164,7 +164,34 @@ function tryForm(box, scenes, ctx) {
       subject,
       h('div', { class: 'field' }, h('label', { for: 'try-cost' }, 'Cost'), cost),
       h('div', { class: 'field inline' }, peek, h('label', { for: 'try-peek' }, 'Peek (count nothing)')),
-      h('button', { type: 'submit', id: 'try-submit' }, 'Decide')));
+      h('button', { type: 'submit', id: 'try-submit' }, 'Decide'),
+      h('button', { type: 'button', id: 'try-inspect', onclick: () => operate('inspect') }, 'Inspect'),
+      h('button', { type: 'button', id: 'try-reset', class: 'danger', onclick: () => operate('reset') }, 'Reset…')));
+  // Inspect reads the subject's counters, leases and override; Reset
+  // forgets its counters and leases after a confirmation. Both need the
+  // admin role and the server logs every reset as an audit line.
+  async function operate(op) {
+    const d = new FormData(form);
+    const subj = {};
+    for (const [k, v] of d) if (k.startsWith('subject.')) subj[k.slice(8)] = v;
+    const who = `${d.get('scene')}/${d.get('policy')} ${JSON.stringify(subj)}`;
+    if (op === 'reset' && !window.confirm(`Reset every counter and lease of ${who}? This cannot be undone.`)) return;
+    const r = await request(`/v1/limits/${enc(d.get('scene'))}/${enc(d.get('policy'))}/${op}`, { method: 'POST', body: { subject: subj } });
+    const b = r.data || {};
+    if (r.status !== 200) {
+      replace(result, h('p', { class: 'notice error', role: 'alert' }, `${r.status}: ${b.detail || 'error'}`));
+      return;
+    }
+    replace(result, op === 'reset'
+      ? h('p', { class: 'notice ok', id: 'try-reset-done' }, `Reset ${who}: ${num(b.removed)} counters and leases removed.`)
+      : h('div', { class: 'notice ok', id: 'try-inspection' }, h('strong', {}, `Counters of ${who}`), kv([
+        b.unlimited ? ['Override', 'unlimited'] : null,
+        b.override && !b.unlimited ? ['Override', 'limits replaced'] : null,
+        b.in_flight ? ['In flight', `${num(b.in_flight.held)} of ${num(b.in_flight.max)} held`] : null,
+        ...(b.limits || []).map((l) => [describe(l), `${num(l.used)} used, ${num(l.remaining)} left`]),
+      ])));
+    ctx.refresh();
+  }
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const d = new FormData(form);

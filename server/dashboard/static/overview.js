@@ -6,7 +6,11 @@ import { h, replace, num, rate, ms, notice, confirm, time, plural } from './dom.
 import { lineChart, sparkline, legend, recent, latest, colors } from './chart.js';
 import { liveTable, filterInHash } from './livetable.js';
 
-export const STATES = ['pending', 'scheduled', 'waiting', 'active', 'retrying', 'completed', 'failed', 'cancelled'];
+export const STATES = ['pending', 'scheduled', 'waiting', 'active', 'retrying', 'completed', 'failed', 'cancelled', 'blocked'];
+
+// STATE_EVENTS are the events that move a job between states: the
+// counts follow them as they come (progress reports move none).
+export const STATE_EVENTS = 'job.enqueued,job.started,job.completed,job.failed,job.cancelled,group.completed';
 
 const NO_SERIES = { started: [], finished: [], failed: [], latency_p50_ms: [], latency_p99_ms: [] };
 
@@ -49,7 +53,8 @@ export default {
       for (const a of (act ? act.queues : [])) queues.set(a.queue, { secs, ...(queues.get(a.queue) || {}), act: a });
       table.update([...queues].map(([key, data]) => ({ key, data })));
     }
-    return { title: 'Overview', update };
+    // Counts follow the event stream; the charts keep their regular samples.
+    return { title: 'Overview', update, events: { type: STATE_EVENTS } };
   },
 };
 

@@ -1,0 +1,206 @@
+package bench
+
+// Cost per job at ordinary rates: jobs enqueued at a steady 1,000 or 5,000
+// per second (open loop) into an idle worker at concurrency 100, for
+// redisqueue and for asynq with a 10 ms TaskCheckInterval, rounds
+// alternating in one run:
+//
+//	cd bench && go test -c -o /tmp/rqbench.test . &&
+//	  /tmp/rqbench.test -test.run '^$' -test.bench 'QueueRedisPaced' -test.benchtime 1x
+//
+// Per job, each round measures from just before the first enqueue until
+// every job is recorded done:
+//
+//   - redis-cpu-µs: the Redis server's CPU time (INFO cpu, used_cpu_sys +
+//     used_cpu_user), so give the benchmark a Redis nobody else uses;
+//   - scripts: EVAL, EVALSHA and FCALL calls (INFO commandstats), and
+//     script-µs their command time;
+//   - calls: every command Redis counted, including those run inside
+//     scripts;
+//   - client-cpu-µs: this process's CPU time (getrusage), the enqueuing
+//     client and the worker together;
+//   - p50-ms, p99-ms: enqueue-to-start latency.
+//
+// Each figure is the median over the rounds (SLUICE_BENCH_ROUNDS, default
+// 5); the log shows every round. Jobs per round: three seconds' worth.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// rqCost is one round's figures, per job.
+type rqCost struct {
+	redisCPU, scripts, scriptUS, calls, clientCPU, p50, p99 float64
+}
+
+// rqServerSnap is what INFO says at one moment.
+type rqServerSnap struct {
+	cpu               float64 // seconds
+	scripts, calls    float64
+	scriptUS, totalUS float64
+}
+
+func rqSnap(b *testing.B, c *redis.Client) rqServerSnap {
+	info, err := c.Info(context.Background(), "cpu", "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var s rqServerSnap
+	for _, line := range strings.Split(info, "\r\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch {
+		case k == "used_cpu_sys" || k == "used_cpu_user":
+			f, _ := strconv.ParseFloat(v, 64)
+			s.cpu += f
+		case strings.HasPrefix(k, "cmdstat_"):
+			calls, usec := rqCmdStat(v)
+			s.calls += calls
+			s.totalUS += usec
+			switch strings.TrimPrefix(k, "cmdstat_") {
+			case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
+				s.scripts += calls
+				s.scriptUS += usec
+			}
+		}
+	}
+	return s
+}
+
+// rqCmdStat reads "calls=N,usec=N,..." of one commandstats line.
+func rqCmdStat(v string) (calls, usec float64) {
+	for _, f := range strings.Split(v, ",") {
+		k, n, _ := strings.Cut(f, "=")
+		x, _ := strconv.ParseFloat(n, 64)
+		switch k {
+		case "calls":
+			calls = x
+		case "usec":
+			usec = x
+		}
+	}
+	return calls, usec
+}
+
+// rqProcessCPU is this process's CPU time, user and system.
+func rqProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func BenchmarkQueueRedisPaced(b *testing.B) {
+	systems := []rqSystem{
+		rqSystems[0],
+		{"asynq-check10ms", func(b *testing.B) rqTarget { return rqOpenAsynq(b, 10*time.Millisecond) }},
+	}
+	rounds := 5
+	if n, err := strconv.Atoi(os.Getenv("SLUICE_BENCH_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	for _, rate := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) {
+			got := make([][]rqCost, len(systems))
+			for r := 0; r < rounds; r++ {
+				for i, sys := range systems {
+					c := rqPacedRound(b, sys.open, rate, 3*rate)
+					b.Logf("round %d %-16s %+v", r, sys.name, c)
+					got[i] = append(got[i], c)
+				}
+			}
+			for i, sys := range systems {
+				med := func(f func(rqCost) float64) float64 {
+					v := make([]float64, len(got[i]))
+					for k, c := range got[i] {
+						v[k] = f(c)
+					}
+					slices.Sort(v)
+					return v[len(v)/2]
+				}
+				n := sys.name
+				b.ReportMetric(med(func(c rqCost) float64 { return c.redisCPU }), n+"-redis-cpu-µs/job")
+				b.ReportMetric(med(func(c rqCost) float64 { return c.scripts }), n+"-scripts/job")
+				b.ReportMetric(med(func(c rqCost) float64 { return c.scriptUS }), n+"-script-µs/job")
+				b.ReportMetric(med(func(c rqCost) float64 { return c.calls }), n+"-calls/job")
+				b.ReportMetric(med(func(c rqCost) float64 { return c.clientCPU }), n+"-client-cpu-µs/job")
+				b.ReportMetric(med(func(c rqCost) float64 { return c.p50 }), n+"-p50-ms")
+				b.ReportMetric(med(func(c rqCost) float64 { return c.p99 }), n+"-p99-ms")
+			}
+		})
+	}
+}
+
+// rqPacedRound opens a system, starts its worker at concurrency 100, lets
+// it go idle, then enqueues n jobs at rate per second from 8 goroutines
+// and measures until all are done.
+func rqPacedRound(b *testing.B, open func(*testing.B) rqTarget, rate, n int) rqCost {
+	q := open(b)
+	c, _ := rqRedis(b) // the same database, flushed again: nothing stored yet
+	var mu sync.Mutex
+	lat := make([]time.Duration, 0, n)
+	var ran atomic.Int64
+	all := make(chan struct{})
+	stop := q.run(100, func(p []byte) {
+		d := rqSince(p)
+		mu.Lock()
+		lat = append(lat, d)
+		mu.Unlock()
+		if ran.Add(1) == int64(n) {
+			close(all)
+		}
+	})
+	defer stop()
+	time.Sleep(300 * time.Millisecond) // let the worker start and go idle
+	ctx := context.Background()
+	jobs := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Go(func() {
+			for range jobs {
+				if err := q.enqueue(ctx, rqStamp()); err != nil {
+					b.Error(err)
+				}
+			}
+		})
+	}
+	s0, cpu0 := rqSnap(b, c), rqProcessCPU()
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))))
+		jobs <- struct{}{}
+	}
+	close(jobs)
+	wg.Wait()
+	<-all
+	// The last handlers' completes land within a few milliseconds; polling
+	// for them here would itself cost scripts, so wait a little, measure,
+	// and only then check.
+	time.Sleep(20 * time.Millisecond)
+	cpu1, s1 := rqProcessCPU(), rqSnap(b, c)
+	rqWaitFinished(b, q)
+	per := float64(n)
+	slices.Sort(lat)
+	return rqCost{
+		redisCPU:  (s1.cpu - s0.cpu) * 1e6 / per,
+		scripts:   (s1.scripts - s0.scripts) / per,
+		scriptUS:  (s1.scriptUS - s0.scriptUS) / per,
+		calls:     (s1.calls - s0.calls - 2) / per, // less the two INFO calls
+		clientCPU: float64((cpu1 - cpu0).Microseconds()) / per,
+		p50:       float64(lat[len(lat)/2].Microseconds()) / 1000,
+		p99:       float64(lat[len(lat)*99/100].Microseconds()) / 1000,
+	}
+}

@@ -1,0 +1,366 @@
+"""A threaded worker for the server's worker protocol.
+
+It long-polls leases, runs each job on a thread of its pool, heartbeats
+every third of the lease, ends each job with its token (complete, fail or
+requeue) and, when stopped (or on SIGTERM), stops leasing, lets running
+jobs finish for drain_timeout seconds and gives back those still running.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+import uuid
+import re
+from datetime import datetime
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+
+from ._http import seg
+from .client import Sluice
+from .errors import AuthError, ConflictError, InvalidError, NotFoundError, SluiceError, UnavailableError
+
+log = logging.getLogger("sluice.worker")
+
+
+class Snooze(Exception):
+    """Raise to give the job back without spending its attempt, to run after delay_ms."""
+
+    def __init__(self, delay_ms: int) -> None:
+        super().__init__(f"sluice: snoozed for {delay_ms}ms")
+        self.delay_ms = delay_ms
+
+
+class JobFailure(Exception):
+    """Raise to fail the attempt: permanently, or to retry after retry_in_ms."""
+
+    def __init__(self, message: str, permanent: bool = False, retry_in_ms: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+        self.retry_in_ms = retry_in_ms
+
+
+def permanent(err: Union[BaseException, str]) -> JobFailure:
+    """Wrap an error so the job fails for good, without retries."""
+    f = JobFailure(str(err), permanent=True)
+    if isinstance(err, BaseException):
+        f.__cause__ = err
+    return f
+
+
+class JobContext:
+    """What a handler gets besides the payload."""
+
+    def __init__(self, worker: "Worker", lease: Mapping[str, Any]) -> None:
+        self.job: Dict[str, Any] = dict(lease["job"])
+        self.token: str = lease["token"]
+        #: Set when the job is cancelled, its lease is lost, or the worker gives it back.
+        self.cancelled = threading.Event()
+        #: Why cancelled was set: "cancelled", "lease-lost" or "shutdown".
+        self.cause: Optional[str] = None
+        self._worker = worker
+        self._lock = threading.Lock()
+
+    @property
+    def id(self) -> str:
+        return str(self.job["id"])
+
+    def progress(self, percent: float, data: Any = None) -> None:
+        """Report progress (0..100 and any JSON); a no-op on a server without it."""
+        self._worker._progress(self, percent, data)
+
+    def _abort(self, cause: str) -> None:
+        with self._lock:
+            if self.cause is None:
+                self.cause = cause
+                self.cancelled.set()
+
+
+Handler = Callable[[Any, JobContext], Any]
+
+
+class Worker:
+    """Runs jobs of the given kinds from the given queues.
+
+    A handler's return value completes the job; Snooze requeues it; any other
+    exception fails the attempt (retried while attempts remain unless a
+    permanent JobFailure). A cancelled job's ctx.cancelled is set and it ends
+    cancelled whatever the handler does; a job whose lease was lost is
+    dropped.
+    """
+
+    def __init__(
+        self,
+        client: Union[Sluice, str],
+        queues: Sequence[str],
+        handlers: Mapping[str, Handler],
+        concurrency: int = 10,
+        worker_id: Optional[str] = None,
+        lease_ms: Optional[int] = None,
+        poll_ms: int = 1000,
+        drain_timeout: float = 30.0,
+    ) -> None:
+        if not queues:
+            raise ValueError("sluice: worker: queues must name at least one queue")
+        if concurrency < 1:
+            raise ValueError(f"sluice: worker: concurrency must be at least 1, got {concurrency}")
+        self.client = client if isinstance(client, Sluice) else Sluice(client)
+        self.queues = list(queues)
+        self.handlers = dict(handlers)
+        self.concurrency = concurrency
+        self.id = worker_id or f"py-{uuid.uuid4()}"
+        self.lease_ms = lease_ms
+        self.poll_ms = min(poll_ms, 60_000)
+        self.drain_timeout = drain_timeout
+        self._stop = threading.Event()
+        self._slots = threading.BoundedSemaphore(concurrency)
+        self._running: Dict[str, JobContext] = {}
+        self._mu = threading.Lock()
+        self._idle = threading.Condition(self._mu)
+        self._progress_missing = False
+        self._thread: Optional[threading.Thread] = None
+        self._fatal: Optional[SluiceError] = None
+
+    @property
+    def stopping(self) -> threading.Event:
+        """Set once stop() was called (or SIGTERM/SIGINT arrived)."""
+        return self._stop
+
+    @property
+    def active(self) -> int:
+        with self._mu:
+            return len(self._running)
+
+    def stop(self) -> None:
+        """Stop leasing; run() returns once running jobs finished or were given back."""
+        self._stop.set()
+
+    @property
+    def error(self) -> Optional[SluiceError]:
+        """Why the worker stopped on its own, if it did."""
+        return self._fatal
+
+    def start(self) -> None:
+        """Run in a background thread (see join and error)."""
+
+        def target() -> None:
+            try:
+                self.run(handle_signals=False)
+            except SluiceError:
+                pass  # kept in self.error
+
+        self._thread = threading.Thread(target=target, name=f"sluice-worker-{self.id}", daemon=True)
+        self._thread.start()
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        if self._thread:
+            self._thread.join(timeout)
+
+    def run(self, handle_signals: bool = True) -> None:
+        """Lease and run jobs until stop() or, from the main thread, SIGTERM/SIGINT.
+
+        Raises, after draining, when leasing can never work (AuthError: the
+        token; InvalidError: the queue names); transient faults are logged
+        and retried with back-off. With start(), the error is kept in
+        `error` instead.
+        """
+        restore = self._on_signals() if handle_signals else (lambda: None)
+        try:
+            self._loop()
+            self._drain()
+        finally:
+            restore()
+        if self._fatal is not None:
+            raise self._fatal
+
+    def _on_signals(self) -> Callable[[], None]:
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+        for s in old:
+            signal.signal(s, lambda _sig, _frame: self.stop())
+
+        def restore() -> None:
+            for s, h in old.items():
+                signal.signal(s, h)
+
+        return restore
+
+    def _loop(self) -> None:
+        backoff = 0.1
+        while not self._stop.is_set():
+            if not self._slots.acquire(timeout=0.2):
+                continue
+            if self._stop.is_set():  # stopped while waiting for the slot
+                self._slots.release()
+                break
+            free = 1
+            while free < 100 and self._slots.acquire(blocking=False):
+                free += 1
+            try:
+                leases = self._lease(free)
+                backoff = 0.1
+            except SluiceError as e:
+                for _ in range(free):
+                    self._slots.release()
+                if isinstance(e, (AuthError, InvalidError)):
+                    # A bad token or queue name never heals: stop, and run() raises.
+                    self._fatal = e
+                    self._stop.set()
+                    return
+                log.warning("sluice: worker: lease: %s", e)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, 5.0)
+                continue
+            for _ in range(free - len(leases)):
+                self._slots.release()
+            for lease in leases:
+                if self._stop.is_set():
+                    self._give_back(lease)  # leased as we stopped
+                    self._slots.release()
+                    continue
+                ctx = JobContext(self, lease)
+                with self._mu:
+                    self._running[ctx.id] = ctx
+                # Daemon threads: a handler that ignores its cancelled event
+                # after being given back must not keep the process alive.
+                threading.Thread(target=self._execute, args=(ctx,), name=f"sluice-job-{ctx.id}", daemon=True).start()
+
+    def _lease(self, max_jobs: int) -> List[Dict[str, Any]]:
+        body: Dict[str, Any] = {"queues": self.queues, "worker_id": self.id, "max": max_jobs, "wait_ms": self.poll_ms}
+        if self.lease_ms:
+            body["lease_ms"] = self.lease_ms
+        out = self.client.transport.request("POST", "/v1/worker/lease", body=body, timeout=self.poll_ms / 1000 + 30)[2]
+        return list(out.get("leases") or [])
+
+    def _execute(self, ctx: JobContext) -> None:
+        done = threading.Event()
+        beat = threading.Thread(target=self._heartbeat, args=(ctx, done), daemon=True)
+        beat.start()
+        try:
+            handler = self.handlers.get(str(ctx.job.get("kind")))
+            try:
+                if handler is None:
+                    raise JobFailure(f"sluice: worker: no handler for kind {ctx.job.get('kind')!r}")
+                outcome: Any = ("ok", handler(ctx.job.get("payload"), ctx))
+            except BaseException as e:  # noqa: B902 - a handler's failure, whatever it is, fails the job
+                outcome = ("err", e)
+            finally:
+                done.set()
+            self._finish(ctx, outcome)
+        finally:
+            with self._mu:
+                self._running.pop(ctx.id, None)
+                self._idle.notify_all()
+            self._slots.release()
+
+    def _finish(self, ctx: JobContext, outcome: Any) -> None:
+        if ctx.cause in ("lease-lost", "shutdown"):
+            return  # no longer ours
+        kind, value = outcome
+        path = f"/v1/worker/jobs/{seg(ctx.id)}"
+        if ctx.cause == "cancelled":
+            self._settle(path + "/fail", {"token": ctx.token, "error": "cancelled", "permanent": True})
+        elif kind == "ok":
+            self._settle(path + "/complete", {"token": ctx.token, "result": value})
+        elif isinstance(value, Snooze):
+            self._settle(path + "/requeue", {"token": ctx.token, "delay_ms": max(0, int(value.delay_ms))})
+        else:
+            body: Dict[str, Any] = {"token": ctx.token, "error": str(value) or type(value).__name__}
+            if isinstance(value, JobFailure):
+                body["permanent"] = value.permanent
+                if value.retry_in_ms is not None:
+                    body["retry_in_ms"] = value.retry_in_ms
+            self._settle(path + "/fail", body)
+
+    def _settle(self, path: str, body: Dict[str, Any]) -> None:
+        # A finished job must not run again for a blip: retry while the
+        # server is unreachable or unavailable.
+        pause = 0.1
+        for attempt in range(9):
+            try:
+                self.client.transport.request("POST", path, body=body)
+                return
+            except ConflictError:
+                return  # the lease is gone: the job is not ours
+            except UnavailableError as e:
+                if attempt == 8:
+                    log.error("sluice: worker: %s: %s", path, e)
+                    return
+                time.sleep(pause)
+                pause = min(pause * 2, 2.0)
+            except SluiceError as e:
+                log.error("sluice: worker: %s: %s", path, e)
+                return
+
+    def _interval(self, lease_until: Optional[str]) -> float:
+        left = (self.lease_ms or 30_000) / 1000
+        until = parse_time(lease_until)
+        if until is not None:
+            left = until - time.time()
+        return max(0.05, left / 3)
+
+    def _heartbeat(self, ctx: JobContext, done: threading.Event) -> None:
+        interval = self._interval(ctx.job.get("lease_until"))
+        while not done.wait(interval):
+            body: Dict[str, Any] = {"token": ctx.token}
+            if self.lease_ms:
+                body["lease_ms"] = self.lease_ms
+            try:
+                r = self.client.transport.request("POST", f"/v1/worker/jobs/{seg(ctx.id)}/heartbeat", body=body)[2]
+                if r.get("cancel_requested"):
+                    ctx._abort("cancelled")
+                interval = self._interval(r.get("lease_until"))
+            except (ConflictError, NotFoundError):
+                ctx._abort("lease-lost")
+                return
+            except SluiceError as e:
+                log.warning("sluice: worker: heartbeat %s: %s", ctx.id, e)
+
+    def _progress(self, ctx: JobContext, percent: float, data: Any) -> None:
+        if self._progress_missing or ctx.cause:
+            return
+        try:
+            self.client.transport.request("POST", f"/v1/worker/jobs/{seg(ctx.id)}/progress", body={"token": ctx.token, "percent": percent, "data": data})
+        except NotFoundError as e:
+            if e.detail.startswith("no route"):
+                with self._mu:
+                    first, self._progress_missing = not self._progress_missing, True
+                if first:
+                    log.warning("sluice: worker: this server does not take progress reports; progress() is a no-op")
+                return
+            log.warning("sluice: worker: progress %s: %s", ctx.id, e)
+        except ConflictError:
+            ctx._abort("lease-lost")
+        except SluiceError as e:
+            log.warning("sluice: worker: progress %s: %s", ctx.id, e)
+
+    def _drain(self) -> None:
+        deadline = time.monotonic() + self.drain_timeout
+        with self._mu:
+            while self._running and time.monotonic() < deadline:
+                self._idle.wait(max(0.0, deadline - time.monotonic()))
+            left = list(self._running.values())
+        for ctx in left:
+            ctx._abort("shutdown")
+            self._give_back({"job": ctx.job, "token": ctx.token})
+
+    def _give_back(self, lease: Mapping[str, Any]) -> None:
+        self._settle(f"/v1/worker/jobs/{seg(str(lease['job']['id']))}/requeue", {"token": lease["token"], "delay_ms": 0})
+
+
+_RFC3339 = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$")
+
+
+def parse_time(s: Optional[str]) -> Optional[float]:
+    """An RFC 3339 time as the server writes it (up to nanoseconds) as a Unix time.
+
+    Python before 3.11 reads at most microseconds and no "Z", hence the trim.
+    """
+    m = _RFC3339.match(s or "")
+    if not m:
+        return None
+    frac = (m.group(2) or ".0")[:7]
+    zone = "+00:00" if m.group(3) == "Z" else m.group(3)
+    return datetime.fromisoformat(m.group(1) + frac.ljust(7, "0") + zone).timestamp()

@@ -1,0 +1,189 @@
+import collections
+import logging
+import os
+import subprocess
+import sys
+import threading
+import unittest
+
+from harness import HERE, Server, eventually, unique
+
+from sluice import InvalidError, JobFailure, Sluice, Snooze, Worker, permanent
+
+srv: Server
+
+
+def setUpModule() -> None:
+    global srv
+    srv = Server()
+
+
+def tearDownModule() -> None:
+    srv.stop()
+
+
+class WorkerTest(unittest.TestCase):
+    def setUp(self) -> None:
+        self.sluice = Sluice(srv.url)
+        self.addCleanup(self.sluice.close)
+
+    def run_worker(self, w: Worker) -> None:
+        w.start()
+        self.addCleanup(lambda: (w.stop(), w.join(60)))
+
+    def test_drains_1000_jobs_exactly_once(self) -> None:
+        q = unique("bulk")
+        ids = []
+        for i in range(0, 1000, 500):
+            ids += [e["job"]["id"] for e in self.sluice.jobs.batch([{"queue": q, "kind": "n", "payload": i + k, "tenant": f"t{k % 7}"} for k in range(500)])]
+        runs: "collections.Counter[str]" = collections.Counter()
+        mu = threading.Lock()
+
+        def n(payload, ctx):
+            with mu:
+                runs[ctx.id] += 1
+            return payload * 2
+
+        workers = [Worker(self.sluice, [q], {"n": n}, concurrency=16, poll_ms=200) for _ in range(2)]
+        for w in workers:
+            w.start()
+
+        def completed():
+            row = [r for r in self.sluice.jobs.stats()["queues"] if r["queue"] == q]
+            return row and row[0]["counts"].get("completed") == 1000
+
+        eventually(completed, timeout=90, what="1000 completed")
+        for w in workers:
+            w.stop()
+        for w in workers:
+            w.join(60)
+        self.assertEqual(len(runs), 1000)
+        self.assertEqual([k for k, v in runs.items() if v != 1], [], "a job ran more than once")
+        self.assertEqual(set(ids), set(runs))
+        j = self.sluice.jobs.get(ids[123])
+        self.assertEqual((j["state"], j["result"]), ("completed", 246))
+
+    def test_fail_retry_snooze_permanent(self) -> None:
+        q = unique("q")
+        calls = collections.Counter()
+
+        def flaky(p, ctx):
+            calls["flaky"] += 1
+            if calls["flaky"] == 1:
+                raise RuntimeError("upstream 502")
+            return "ok"
+
+        def sleepy(p, ctx):
+            calls["sleepy"] += 1
+            if calls["sleepy"] == 1:
+                raise Snooze(50)
+            return "woke"
+
+        def broken(p, ctx):
+            raise permanent(ValueError("bad payload"))
+
+        def later(p, ctx):
+            calls["later"] += 1
+            if calls["later"] == 1:
+                raise JobFailure("try again soon", retry_in_ms=10)
+            return "fine"
+
+        self.run_worker(Worker(self.sluice, [q], {"flaky": flaky, "sleepy": sleepy, "broken": broken, "later": later}, poll_ms=100))
+        a, b, c, d = self.sluice.jobs.batch([{"queue": q, "kind": k, "max_attempts": 3} for k in ("flaky", "sleepy", "broken", "later")])
+        ja = self.sluice.jobs.wait(a["job"]["id"], timeout=30)
+        self.assertEqual(ja["state"], "completed")
+        self.assertEqual(ja["errors"][0]["error"], "upstream 502")
+        jb = self.sluice.jobs.wait(b["job"]["id"], timeout=30)
+        self.assertEqual((jb["state"], jb["result"], calls["sleepy"]), ("completed", "woke", 2))
+        jc = self.sluice.jobs.wait(c["job"]["id"], timeout=30)
+        self.assertEqual((jc["state"], jc["attempt"]), ("failed", 1))
+        self.assertEqual(self.sluice.jobs.wait(d["job"]["id"], timeout=30)["result"], "fine")
+
+    def test_cancellation_sets_the_event(self) -> None:
+        q = unique("q")
+        started = threading.Event()
+        causes = []
+
+        def long(p, ctx):
+            started.set()
+            if not ctx.cancelled.wait(30):
+                return "not cancelled"
+            causes.append(ctx.cause)
+            raise RuntimeError("stopped")
+
+        self.run_worker(Worker(self.sluice, [q], {"long": long}, lease_ms=1500, poll_ms=100))
+        job = self.sluice.jobs.enqueue(q, "long")["job"]
+        self.assertTrue(started.wait(30))
+        self.assertTrue(self.sluice.jobs.cancel(job["id"])["cancel_requested"])
+        self.assertEqual(self.sluice.jobs.wait(job["id"], timeout=20)["state"], "cancelled")
+        self.assertEqual(causes, ["cancelled"])
+
+    def test_progress_is_warned_once_when_missing(self) -> None:
+        q = unique("q")
+
+        def p(payload, ctx):
+            ctx.progress(10, {"step": 1})
+            ctx.progress(90)
+            return "ok"
+
+        with self.assertLogs("sluice.worker", logging.WARNING) as logs:
+            logging.getLogger("sluice.worker").warning("marker")
+            self.run_worker(Worker(self.sluice, [q], {"p": p}, poll_ms=100))
+            for e in self.sluice.jobs.batch([{"queue": q, "kind": "p"}, {"queue": q, "kind": "p"}]):
+                self.assertEqual(self.sluice.jobs.wait(e["job"]["id"], timeout=20)["state"], "completed")
+        others = [m for m in logs.output if "marker" not in m]
+        self.assertLessEqual(len([m for m in others if "does not take progress" in m]), 1, others)
+        # A progress call that failed otherwise would be logged as "progress <id>".
+        self.assertEqual([m for m in others if "progress " in m and "does not take progress" not in m], [])
+
+    def test_drain_timeout_gives_jobs_back(self) -> None:
+        q = unique("q")
+        started = threading.Event()
+
+        def stuck(p, ctx):
+            started.set()
+            ctx.cancelled.wait(30)
+            raise RuntimeError(ctx.cause)
+
+        w = Worker(self.sluice, [q], {"stuck": stuck}, poll_ms=100, drain_timeout=0.1)
+        w.start()
+        job = self.sluice.jobs.enqueue(q, "stuck")["job"]
+        self.assertTrue(started.wait(30))
+        w.stop()
+        w.join(30)
+        back = self.sluice.jobs.get(job["id"])
+        self.assertEqual((back["state"], back["attempt"]), ("pending", 0))
+
+    def test_sigterm_drains(self) -> None:
+        q = unique("drain")
+        first = self.sluice.jobs.batch([{"queue": q, "kind": "hold", "payload": n} for n in range(4)])
+        child = subprocess.Popen([sys.executable, os.path.join(HERE, "drain_worker.py"), srv.url, q], stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: child.poll() is None and child.kill())
+        lines = []
+        reader = threading.Thread(target=lambda: lines.extend(iter(child.stdout.readline, "")), daemon=True)
+        reader.start()
+        eventually(lambda: sum(1 for l in lines if l.startswith("started")) == 4, timeout=90, what="4 jobs started")
+        later = self.sluice.jobs.batch([{"queue": q, "kind": "hold", "payload": n} for n in (5, 6)])
+        child.terminate()
+        self.assertEqual(child.wait(60), 0)
+        reader.join(10)
+        child.stdout.close()
+        self.assertIn("drained\n", lines)
+        for e in first:
+            self.assertEqual(self.sluice.jobs.get(e["job"]["id"])["state"], "completed")
+        for e in later:
+            self.assertEqual(self.sluice.jobs.get(e["job"]["id"])["state"], "pending")
+
+    def test_a_lease_that_can_never_work_raises(self) -> None:
+        w = Worker(self.sluice, [" "], {})
+        with self.assertRaises(InvalidError) as cm:
+            w.run(handle_signals=False)
+        self.assertIn("queues", cm.exception.detail)
+        w2 = Worker(self.sluice, [" "], {})
+        w2.start()
+        w2.join(30)
+        self.assertIsInstance(w2.error, InvalidError)
+
+
+if __name__ == "__main__":
+    unittest.main()

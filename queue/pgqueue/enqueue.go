@@ -1,0 +1,279 @@
+package pgqueue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// Enqueue implements queue.Backend. A batch without unique keys is one
+// INSERT (one implicit transaction), shared with the calls made at the
+// same time (see inserter); a batch with unique keys runs in a
+// transaction that locks each key (see lockUnique). The NOTIFY that wakes
+// other processes follows the commit (see notifier).
+func (s *Store) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
+	if err := s.check("enqueue"); err != nil {
+		return nil, err
+	}
+	if len(specs) == 0 {
+		return []queue.Enqueued{}, nil
+	}
+	var out []queue.Enqueued
+	var err error
+	switch {
+	case hasDeps(specs):
+		// Parents are locked row by row: run again if Postgres breaks a
+		// deadlock with another step's locks.
+		err = s.schedTx(ctx, "enqueue", func(sc *sched) error {
+			out, err = s.enqueueOn(ctx, sc.db, specs)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	case hasUnique(specs) || hasScoped(specs):
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			out, err = s.enqueueOn(ctx, pgxDB{tx}, specs)
+			return err
+		})
+	default:
+		out, err = s.enqueueShared(ctx, specs)
+	}
+	if err != nil {
+		return nil, s.wrap("enqueue", err)
+	}
+	s.wakeAfter(readyQueues(out))
+	return out, nil
+}
+
+// EnqueueTx stores specs as new jobs inside the caller's transaction tx,
+// which must be on the store's database: the jobs exist exactly when tx
+// commits, and workers are woken only then (NOTIFY is delivered at
+// commit). A rolled-back tx leaves no job and wakes no worker. specs are
+// checked and given defaults as queue.Client.EnqueueBatch does.
+//
+// Unique keys are locked with transaction-scoped advisory locks, so a
+// second transaction enqueuing the same key waits for tx to end before it
+// decides: hold tx open briefly.
+func (s *Store) EnqueueTx(ctx context.Context, tx pgx.Tx, specs ...queue.JobSpec) ([]queue.Enqueued, error) {
+	return s.enqueueIn(ctx, pgxDB{tx}, specs)
+}
+
+// EnqueueSQLTx is EnqueueTx for a database/sql transaction on the pgx
+// driver (github.com/jackc/pgx/v5/stdlib, driver name "pgx").
+func (s *Store) EnqueueSQLTx(ctx context.Context, tx *sql.Tx, specs ...queue.JobSpec) ([]queue.Enqueued, error) {
+	return s.enqueueIn(ctx, sqlDB{tx}, specs)
+}
+
+// enqueueIn checks specs as the Client would and stores them on db.
+func (s *Store) enqueueIn(ctx context.Context, db execer, specs []queue.JobSpec) ([]queue.Enqueued, error) {
+	if err := s.check("enqueue"); err != nil {
+		return nil, err
+	}
+	specs, err := checkSpecs(s.Features(), specs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.enqueueOn(ctx, db, specs)
+	if err == nil {
+		err = s.notifyIn(ctx, db, readyQueues(out))
+	}
+	if err != nil {
+		return nil, s.wrap("enqueue", err)
+	}
+	return out, nil
+}
+
+// notifyIn NOTIFYs each of qs inside the caller's transaction db, so
+// workers everywhere learn of the jobs exactly when it commits, and never
+// when it rolls back.
+func (s *Store) notifyIn(ctx context.Context, db execer, qs []string) error {
+	for _, q := range qs {
+		if err := db.exec(ctx, s.q.notify, s.q.channel, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSpecs validates specs as queue.Client does; newJob fills their
+// defaults.
+func checkSpecs(f queue.Features, specs []queue.JobSpec) ([]queue.JobSpec, error) {
+	for _, sp := range specs {
+		if err := queue.ValidateSpec(sp, queue.DefaultMaxPayload); err != nil {
+			return nil, err
+		}
+	}
+	return specs, f.CheckSpecs(specs)
+}
+
+// enqueueOn stores specs on db, one statement per spec; the caller wakes
+// the workers.
+func (s *Store) enqueueOn(ctx context.Context, db execer, specs []queue.JobSpec) ([]queue.Enqueued, error) {
+	now := s.now()
+	out := make([]queue.Enqueued, len(specs))
+	var sc *sched // made for the first spec with a tenant or group
+	for i, sp := range specs {
+		j := newJob(sp, now)
+		if sp.UniqueKey != "" {
+			held, err := s.lockUnique(ctx, db, sp.Queue, sp.UniqueKey, now)
+			if err != nil {
+				return nil, err
+			}
+			if held != nil {
+				out[i] = queue.Enqueued{Job: held, Duplicate: true}
+				continue
+			}
+		}
+		if len(sp.DependsOn) > 0 {
+			if err := s.enqueueDependent(ctx, db, &sc, j); err != nil {
+				return nil, err
+			}
+			out[i] = queue.Enqueued{Job: j}
+			continue
+		}
+		if scoped(sp) {
+			if err := s.enqueueScoped(ctx, db, &sc, j); err != nil {
+				return nil, err
+			}
+			out[i] = queue.Enqueued{Job: j}
+			continue
+		}
+		var id int64
+		if err := db.queryRow(ctx, s.q.insertOne, insertArgs(j)...).Scan(&id); err != nil {
+			return nil, err
+		}
+		j.ID = strconv.FormatInt(id, 10)
+		out[i] = queue.Enqueued{Job: j}
+	}
+	return out, nil
+}
+
+// lockUnique takes the transaction's lock on a unique key and returns the
+// job holding it, or nil when it is free. The lock serializes the
+// enqueues of one key across processes until their transactions end.
+func (s *Store) lockUnique(ctx context.Context, db execer, q, key string, now int64) (*queue.Job, error) {
+	lock := s.schema + "\x1f" + strconv.Itoa(len(q)) + ":" + q + "\x1f" + key
+	if err := db.exec(ctx, s.q.lockKey, lock); err != nil {
+		return nil, err
+	}
+	j, err := scanJob(db.queryRow(ctx, s.q.findUnique, q, key, now))
+	if isNoRows(err) {
+		return nil, nil
+	}
+	return j, err
+}
+
+// enqueueBatch stores specs without unique keys in one INSERT: one
+// round trip and one implicit transaction.
+func (s *Store) enqueueBatch(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
+	now := s.now()
+	jobs := make([]*queue.Job, len(specs))
+	out := make([]queue.Enqueued, len(specs))
+	for i, sp := range specs {
+		jobs[i] = newJob(sp, now)
+		out[i] = queue.Enqueued{Job: jobs[i]}
+	}
+	var ids []int64
+	var err error
+	if len(jobs) == 1 {
+		ids = make([]int64, 1)
+		err = s.pool.QueryRow(ctx, s.q.insertOne, insertArgs(jobs[0])...).Scan(&ids[0])
+	} else {
+		var rows pgx.Rows
+		rows, err = s.pool.Query(ctx, s.q.insertMany, manyArgs(jobs, now)...)
+		if err == nil {
+			ids, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		}
+	}
+	if err == nil && len(ids) != len(jobs) {
+		err = errors.New("insert returned a wrong number of ids")
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(ids)
+	for i, j := range jobs {
+		j.ID = strconv.FormatInt(ids[i], 10)
+	}
+	return out, nil
+}
+
+func hasUnique(specs []queue.JobSpec) bool {
+	for _, sp := range specs {
+		if sp.UniqueKey != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// readyQueues lists, once each, the queues of the new pending jobs.
+func readyQueues(out []queue.Enqueued) []string {
+	var qs []string
+	for _, e := range out {
+		if !e.Duplicate && e.Job.State == queue.StatePending && !slices.Contains(qs, e.Job.Queue) {
+			qs = append(qs, e.Job.Queue)
+		}
+	}
+	return qs
+}
+
+// newJob is the job a spec becomes when stored at now (without its id).
+func newJob(sp queue.JobSpec, now int64) *queue.Job {
+	j := &queue.Job{JobSpec: sp, State: queue.StatePending}
+	if sp.MaxAttempts <= 0 {
+		j.MaxAttempts = queue.DefaultMaxAttempts
+	}
+	if sp.UniqueKey == "" {
+		j.UniqueFor = 0
+	}
+	if j.Payload == nil {
+		j.Payload = []byte{}
+	}
+	j.CreatedAt = fromNanos(now)
+	j.UpdatedAt = j.CreatedAt
+	if toNanos(sp.RunAt) > now {
+		j.State = queue.StateScheduled
+		j.RunAt = sp.RunAt.UTC()
+	} else {
+		j.RunAt = j.CreatedAt
+	}
+	return j
+}
+
+// insertArgs are the arguments of insertOne for j.
+func insertArgs(j *queue.Job) []any {
+	now := toNanos(j.CreatedAt)
+	var uniqueUntil sql.NullInt64
+	if j.UniqueKey != "" && j.UniqueFor > 0 {
+		uniqueUntil = sql.NullInt64{Int64: now + int64(j.UniqueFor), Valid: true}
+	}
+	return []any{j.Queue, j.Kind, j.Payload, j.Tenant, j.Group, j.Priority, toNanos(j.RunAt),
+		j.MaxAttempts, int64(j.Timeout), string(j.State), queue.EncodeWebhook(j.Webhook), j.Trace, now,
+		nullString(j.UniqueKey), uniqueUntil}
+}
+
+// manyArgs are the arguments of insertMany for jobs: one array per column.
+func manyArgs(jobs []*queue.Job, now int64) []any {
+	n := len(jobs)
+	var (
+		qs, kinds, tenants, grps, states, hooks, traces = make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		payloads         = make([][]byte, n)
+		prios, attempts  = make([]int32, n), make([]int32, n)
+		runAts, timeouts = make([]int64, n), make([]int64, n)
+	)
+	for i, j := range jobs {
+		qs[i], kinds[i], payloads[i], tenants[i], grps[i] = j.Queue, j.Kind, j.Payload, j.Tenant, j.Group
+		prios[i], runAts[i], attempts[i], timeouts[i] = int32(j.Priority), toNanos(j.RunAt), int32(j.MaxAttempts), int64(j.Timeout)
+		states[i], hooks[i], traces[i] = string(j.State), queue.EncodeWebhook(j.Webhook), j.Trace
+	}
+	return []any{qs, kinds, payloads, tenants, grps, prios, runAts, attempts, timeouts, states, hooks, traces, now}
+}

@@ -1,0 +1,280 @@
+package pgqueue
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
+)
+
+// Lease implements queue.Backend in one round trip: a pgx batch (one
+// implicit transaction) promotes the due jobs of the queues, then picks
+// the best pending ones with FOR UPDATE SKIP LOCKED and makes them active
+// in the same statement. Concurrent leasers skip each other's rows instead
+// of waiting on them, so no lock is shared by all leases.
+func (s *Store) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+	if len(req.Queues) == 0 || req.Max < 1 || req.LeaseFor <= 0 {
+		return nil, backend.InvalidArgument(queue.Field("", "LeaseRequest"), "needs queues, Max >= 1 and LeaseFor > 0, got %d queues, Max %d, LeaseFor %s",
+			len(req.Queues), req.Max, req.LeaseFor)
+	}
+	if err := s.check("lease"); err != nil {
+		return nil, err
+	}
+	prefix, err := newToken()
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var queues any = req.Queues
+	promote, gate, lease := s.q.promoteMany, s.q.gateMany, s.q.leaseMany
+	if len(req.Queues) == 1 {
+		queues, promote, gate, lease = req.Queues[0], s.q.promoteOne, s.q.gateOne, s.q.leaseOne
+	}
+	b := &pgx.Batch{}
+	b.Queue(asyncCommit)
+	b.Queue(promote, queues, now)
+	b.Queue(gate, queues, now)
+	b.Queue(lease, queues, req.Max, prefix, after(now, req.LeaseFor), req.WorkerID, now)
+	br := s.pool.SendBatch(ctx, b)
+	out, needSched, err := readLeases(br)
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && len(out) == 0 && needSched {
+		err = s.schedTx(ctx, "lease", func(sc *sched) error {
+			out, err = s.leaseSched(sc, req, prefix)
+			return err
+		})
+	}
+	if err != nil {
+		return nil, s.wrap("lease", err)
+	}
+	s.done.held.Add(int64(len(out)))
+	return out, nil
+}
+
+// asyncCommit lets a lease's commit return before its WAL reaches disk.
+// A lease lost to a server crash leaves its job as it was before, ready,
+// and it runs again, as it would after the lease expired: no job is lost,
+// and the at-least-once contract already allows the second run. Every
+// later synchronous commit (a completion, an enqueue) flushes the lease
+// with it, as the WAL is written in order.
+const asyncCommit = `SELECT set_config('synchronous_commit', 'off', true)`
+
+// readLeases reads the promotion's result, whether the scheduler is
+// needed, then the leased jobs.
+func readLeases(br pgx.BatchResults) ([]queue.Lease, bool, error) {
+	if _, err := br.Exec(); err != nil {
+		return nil, false, err
+	}
+	if _, err := br.Exec(); err != nil {
+		return nil, false, err
+	}
+	var needSched bool
+	if err := br.QueryRow().Scan(&needSched); err != nil {
+		return nil, false, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, false, err
+	}
+	out, err := scanLeases(rows)
+	return out, needSched, err
+}
+
+// scanLeases reads leased jobs (job columns, token, band, rank) and
+// returns them in the order leased: RETURNING keeps none.
+func scanLeases(rows rowsOf) ([]queue.Lease, error) {
+	defer rows.Close()
+	type leased struct {
+		l          queue.Lease
+		band, rank int64
+		id         int64
+	}
+	var list []leased
+	for rows.Next() {
+		var x leased
+		j, err := scanJob(rows, &x.l.Token, &x.band, &x.rank)
+		if err != nil {
+			return nil, err
+		}
+		x.l.Job, x.id = j, mustID(j.ID)
+		list = append(list, x)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i], list[j]
+		if a.band != b.band {
+			return a.band < b.band
+		}
+		if a.rank != b.rank {
+			return a.rank < b.rank
+		}
+		return a.id < b.id
+	})
+	out := make([]queue.Lease, len(list))
+	for i, x := range list {
+		out[i] = x.l
+	}
+	return out, nil
+}
+
+// mustID is parseID for an id the store itself produced.
+func mustID(id string) int64 {
+	n, _ := parseID(id)
+	return n
+}
+
+// newToken is the random prefix of one Lease call's tokens; each job's
+// token is the prefix, a dot and its id.
+func newToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// fenced classifies a transition that matched no row: the job is missing,
+// or the token no longer holds it.
+func (s *Store) fenced(ctx context.Context, db pgxQuerier, id int64) error {
+	var ok bool
+	if err := db.QueryRow(ctx, s.q.exists, id).Scan(&ok); err != nil {
+		return err
+	}
+	if !ok {
+		return queue.ErrNotFound
+	}
+	return queue.ErrLeaseLost
+}
+
+// Extend implements queue.Backend.
+func (s *Store) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+	rid, err := parseID(id)
+	if err != nil {
+		return queue.LeaseStatus{}, err
+	}
+	if err := s.check("extend"); err != nil {
+		return queue.LeaseStatus{}, err
+	}
+	now := s.now()
+	var until int64
+	var cancel bool
+	err = s.pool.QueryRow(ctx, s.q.extend, after(now, leaseFor), now, rid, token).Scan(&until, &cancel)
+	if isNoRows(err) {
+		err = s.fenced(ctx, s.pool, rid)
+	}
+	if err != nil {
+		return queue.LeaseStatus{}, s.wrap("extend", err)
+	}
+	return queue.LeaseStatus{Until: fromNanos(until), CancelRequested: cancel}, nil
+}
+
+// Fail implements queue.Backend. It reads the held job under its row lock
+// (the history of errors is kept in Go), then writes the new state.
+func (s *Store) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+	rid, err := parseID(id)
+	if err != nil {
+		return "", err
+	}
+	now := s.now()
+	var next queue.State
+	var q string
+	s.done.held.Add(-1)
+	err = s.schedTx(ctx, "fail", func(sc *sched) error {
+		tx := sc.db.(pgxDB).q.(pgx.Tx)
+		_, tenant, grp, _, err := sc.jobScopes(rid)
+		if err != nil {
+			return err
+		}
+		var attempt, maxAttempts int
+		var cancel bool
+		var errs string
+		err = tx.QueryRow(ctx, s.q.holder, rid, token).Scan(&attempt, &maxAttempts, &cancel, &errs, &q)
+		if isNoRows(err) {
+			return s.fenced(ctx, tx, rid)
+		} else if err != nil {
+			return err
+		}
+		next = queue.StateRetrying
+		switch {
+		case cancel:
+			next = queue.StateCancelled
+		case f.Permanent || attempt >= maxAttempts:
+			next = queue.StateFailed
+		}
+		var hist []queue.AttemptError
+		if err := json.Unmarshal([]byte(errs), &hist); err != nil {
+			return err
+		}
+		histJSON, err := appendError(hist, queue.AttemptError{Attempt: attempt, At: fromNanos(now), Error: f.Error})
+		if err != nil {
+			return err
+		}
+		finished, runAt := int64(0), after(now, f.RetryIn)
+		if next.Final() {
+			finished, runAt = now, 0 // 0 keeps run_at
+		}
+		if _, err = tx.Exec(ctx, s.q.fail, string(next), f.Error, histJSON, runAt, finished, now, rid); err != nil {
+			return err
+		}
+		return sc.settle(rid, q, tenant, grp, next)
+	})
+	if err != nil {
+		return "", err
+	}
+	if next == queue.StateRetrying && f.RetryIn <= 0 {
+		s.wake(q)
+	}
+	return next, nil
+}
+
+// Snooze implements queue.Backend.
+func (s *Store) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
+	next := queue.StatePending
+	if d > 0 {
+		next = queue.StateScheduled
+	}
+	return s.giveBack(ctx, "snooze", id, token, next, d)
+}
+
+// Requeue implements queue.Backend.
+func (s *Store) Requeue(ctx context.Context, id, token string) (queue.State, error) {
+	return s.giveBack(ctx, "requeue", id, token, queue.StatePending, 0)
+}
+
+// giveBack ends an attempt without spending it: the job goes to next
+// (cancelled instead when a cancel was requested) with RunAt = now + d.
+func (s *Store) giveBack(ctx context.Context, op, id, token string, next queue.State, d time.Duration) (queue.State, error) {
+	rid, err := parseID(id)
+	if err != nil {
+		return "", err
+	}
+	if err := s.check(op); err != nil {
+		return "", err
+	}
+	now := s.now()
+	var got, q string
+	s.done.held.Add(-1)
+	err = s.pool.QueryRow(ctx, s.q.giveBack, string(next), now, after(now, d), rid, token).Scan(&got, &q)
+	if isNoRows(err) { // lost its lease, or has a tenant or group
+		st, err := s.giveBackScoped(ctx, op, rid, token, next, after(now, d))
+		return st, s.wrap(op, err)
+	}
+	if err != nil {
+		return "", s.wrap(op, err)
+	}
+	if queue.State(got) == queue.StatePending {
+		s.wake(q)
+	}
+	return queue.State(got), nil
+}

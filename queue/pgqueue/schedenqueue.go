@@ -1,0 +1,140 @@
+package pgqueue
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// scoped reports whether a spec has a tenant or group: its job is placed
+// by the scheduler, under its scopes' locks.
+func scoped(sp queue.JobSpec) bool { return sp.Tenant != "" || sp.Group != "" }
+
+// hasDeps reports whether a spec has parents: its batch locks them.
+func hasDeps(specs []queue.JobSpec) bool {
+	for _, sp := range specs {
+		if len(sp.DependsOn) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func hasScoped(specs []queue.JobSpec) bool {
+	for _, sp := range specs {
+		if scoped(sp) {
+			return true
+		}
+	}
+	return false
+}
+
+// qInsertScoped stores a job with its placement.
+const qInsertScoped = `INSERT INTO __schema__.jobs (queue, kind, payload, tenant, grp, priority, run_at, max_attempts,
+	timeout, state, webhook, trace, created_at, updated_at, unique_key, unique_until,
+	hold, vstart, vfinish, band, vrank, wait_until)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+	RETURNING id`
+
+// insert stores j (from newJob, its unique key already free) under its
+// scopes' locks: a job ready at once gets its fair tag and goes pending,
+// or waiting when its tenant has no room; with checkBacklog, a tenant's
+// full backlog refuses it.
+func (sc *sched) insert(j *queue.Job, checkBacklog bool) error {
+	if err := sc.lockScopes(j.Tenant, j.Group); err != nil {
+		return err
+	}
+	if err := sc.joinGroup(j.Group); err != nil {
+		return err
+	}
+	var hold string
+	var vstart, vfinish sql.NullInt64
+	var band, rank, waitEnd int64
+	if j.State == queue.StatePending {
+		if checkBacklog {
+			if err := sc.checkBacklog(j.Tenant); err != nil {
+				return err
+			}
+		}
+		start, finish, b, r, err := sc.tag(j.Queue, j.Tenant, j.Priority)
+		if err != nil {
+			return err
+		}
+		vstart, vfinish = sql.NullInt64{Int64: start, Valid: true}, sql.NullInt64{Int64: finish, Valid: true}
+		band, rank = b, r
+		if hold, err = sc.holdFor(j.Tenant, j.Group, false); err != nil {
+			return err
+		}
+		if hold != "" {
+			j.State = queue.StateWaiting
+			if waitEnd, err = sc.waitUntil(j.Tenant); err != nil {
+				return err
+			}
+		}
+	} else {
+		band = int64(j.Priority)
+	}
+	args := insertArgs(j)
+	// insertArgs is in insertOne's order: the first 13, then the key.
+	vals := append(append([]any{}, args[:13]...), args[13], args[14], hold, vstart, vfinish, band, rank, waitEnd)
+	var id int64
+	if err := sc.row(qInsertScoped, vals...).Scan(&id); err != nil {
+		return err
+	}
+	j.ID = strconv.FormatInt(id, 10)
+	return nil
+}
+
+// checkBacklog refuses one more ready job of tenant when its pending and
+// waiting jobs are at its backlog cap.
+func (sc *sched) checkBacklog(tenant string) error {
+	if tenant == "" {
+		return nil
+	}
+	t, err := sc.tenant(tenant)
+	if err != nil || t.eff.Backlog == queue.Unlimited {
+		return err
+	}
+	// Counted once per step: under the tenant's lock only this step adds
+	// to it, one per job it checks.
+	n, ok := sc.backlog[tenant]
+	if !ok {
+		// Counted in full: the error reports the count.
+		err = sc.row(`SELECT count(*) FROM __schema__.jobs WHERE tenant = $1 AND tenant <> ''
+			AND state IN ('pending', 'waiting')`, tenant).Scan(&n)
+		if err != nil {
+			return err
+		}
+	}
+	if n >= int64(t.eff.Backlog) {
+		return &queue.BacklogFullError{Tenant: tenant, Backlog: n, Cap: int64(t.eff.Backlog)}
+	}
+	if sc.backlog == nil {
+		sc.backlog = map[string]int64{}
+	}
+	sc.backlog[tenant] = n + 1
+	return nil
+}
+
+// enqueueScoped stores one spec with a tenant or group on db, creating the
+// step's scheduler on first use.
+func (s *Store) enqueueScoped(ctx context.Context, db execer, scp **sched, j *queue.Job) error {
+	return s.stepSched(ctx, db, scp, j).insert(j, true)
+}
+
+// enqueueDependent stores one spec with parents on db (flows.go).
+func (s *Store) enqueueDependent(ctx context.Context, db execer, scp **sched, j *queue.Job) error {
+	return s.stepSched(ctx, db, scp, j).insertDependent(j, true)
+}
+
+// stepSched returns the step's scheduler, created on first use at the
+// time of new job j.
+func (s *Store) stepSched(ctx context.Context, db execer, scp **sched, j *queue.Job) *sched {
+	if *scp == nil {
+		*scp = s.newSched(ctx, db.(dbq))
+		(*scp).now = toNanos(j.CreatedAt)
+	}
+	return *scp
+}

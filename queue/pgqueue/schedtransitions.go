@@ -1,0 +1,176 @@
+package pgqueue
+
+import (
+	"context"
+	"sort"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// The transitions of jobs of a tenant or group: the plain statements
+// match only jobs without either, so these run when they matched nothing,
+// in a transaction that locks the job's scopes first and settles after.
+
+// completeScoped completes job id of a tenant or group, or classifies why
+// it cannot.
+func (s *Store) completeScoped(ctx context.Context, id int64, token string, result []byte) error {
+	return s.schedTx(ctx, "complete", func(sc *sched) error {
+		q, tenant, grp, ok, err := sc.jobScopes(id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return queue.ErrNotFound
+		}
+		var one int
+		err = sc.row(`UPDATE __schema__.jobs SET state = 'completed', result = $1, finished_at = $2, updated_at = $2, `+clearLease+`
+			WHERE id = $3 AND state = 'active' AND lease_token = $4 RETURNING 1`, result, sc.now, id, token).Scan(&one)
+		if isNoRows(err) {
+			return queue.ErrLeaseLost
+		}
+		if err != nil {
+			return err
+		}
+		return sc.settle(id, q, tenant, grp, queue.StateCompleted)
+	})
+}
+
+// giveBackScoped is giveBack for a job of a tenant or group: a job pending
+// again is placed again and may wait.
+func (s *Store) giveBackScoped(ctx context.Context, op string, id int64, token string, next queue.State, runAt int64) (queue.State, error) {
+	var got string
+	err := s.schedTx(ctx, op, func(sc *sched) error {
+		q, tenant, grp, ok, err := sc.jobScopes(id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return queue.ErrNotFound
+		}
+		err = sc.row(qualify(`UPDATE __schema__.jobs SET
+			state = CASE WHEN cancel_requested THEN 'cancelled' ELSE $1::text END,
+			finished_at = CASE WHEN cancel_requested THEN $2::bigint ELSE 0 END,
+			run_at = CASE WHEN cancel_requested THEN run_at ELSE $3::bigint END,
+			attempt = attempt - 1, updated_at = $2, `+clearLease+`
+			WHERE id = $4 AND state = 'active' AND lease_token = $5 RETURNING state`, s.schema),
+			string(next), sc.now, runAt, id, token).Scan(&got)
+		if isNoRows(err) {
+			return queue.ErrLeaseLost
+		}
+		if err != nil {
+			return err
+		}
+		if err := sc.settle(id, q, tenant, grp, queue.State(got)); err != nil {
+			return err
+		}
+		return sc.row(`SELECT state FROM __schema__.jobs WHERE id = $1`, id).Scan(&got)
+	})
+	return queue.State(got), err
+}
+
+// cancelScoped is Cancel for a job of a tenant or group.
+func (s *Store) cancelScoped(ctx context.Context, id int64) (*queue.Job, error) {
+	var j *queue.Job
+	err := s.schedTx(ctx, "cancel", func(sc *sched) error {
+		q, tenant, grp, ok, err := sc.jobScopes(id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return queue.ErrNotFound
+		}
+		j, err = scanJob(sc.db.queryRow(sc.ctx, s.q.cancel, id, sc.now))
+		if isNoRows(err) {
+			j, err = scanJob(sc.db.queryRow(sc.ctx, s.q.get, id))
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		return sc.settle(id, q, tenant, grp, j.State)
+	})
+	return j, err
+}
+
+// scopesOf reads a job's tenant and group without a lock (they never
+// change), and whether it is a job's parent; ok is false when it does not
+// exist.
+func (s *Store) scopesOf(ctx context.Context, id int64) (tenant, grp string, parent, ok bool, err error) {
+	err = s.pool.QueryRow(ctx, s.q.scopes, id).Scan(&tenant, &grp, &parent)
+	if isNoRows(err) {
+		return "", "", false, false, nil
+	}
+	return tenant, grp, parent, err == nil, err
+}
+
+// settleRescued rescues, in the rescue's transaction, the expired jobs of
+// a tenant or group (args: their rescueUpdate arguments) one at a time, by
+// queue then lease expiry, as every store does (internal/sched): each
+// pending one is placed again while the later ones still count as active;
+// then their scopes are filled once.
+func (s *Store) settleRescued(ctx context.Context, tx pgx.Tx, expired []*queue.Job, args [][]any) error {
+	sc := s.newSched(ctx, pgxDB{tx})
+	var list []*queue.Job
+	var argl [][]any
+	for i, j := range expired {
+		if args[i] != nil {
+			list, argl = append(list, j), append(argl, args[i])
+		}
+	}
+	order := make([]int, len(list))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ja, jb := list[order[a]], list[order[b]]
+		if ja.Queue != jb.Queue {
+			return ja.Queue < jb.Queue
+		}
+		return ja.LeaseUntil.Before(jb.LeaseUntil)
+	})
+	sorted := make([]*queue.Job, len(list))
+	for k, i := range order {
+		j := list[i]
+		sorted[k] = j
+		if err := sc.lockScopes(j.Tenant, j.Group); err != nil {
+			return err
+		}
+		if err := sc.db.exec(ctx, s.q.rescueUpdate, argl[i]...); err != nil {
+			return err
+		}
+		id := mustID(j.ID)
+		var st string
+		if err := sc.row(`SELECT state FROM __schema__.jobs WHERE id = $1`, id).Scan(&st); err != nil {
+			return err
+		}
+		if queue.State(st) == queue.StatePending {
+			if err := sc.place(id, j.Queue, j.Tenant, j.Group, j.Priority, true, true); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.settleJobs(sorted); err != nil {
+		return err
+	}
+	return sc.notify()
+}
+
+// settleRetried places a retried job of a tenant: it may have to wait.
+func (s *Store) settleRetried(ctx context.Context, tx pgx.Tx, j *queue.Job) error {
+	if j.Tenant == "" && j.Group == "" {
+		return nil
+	}
+	sc := s.newSched(ctx, pgxDB{tx})
+	id := mustID(j.ID)
+	if err := sc.settle(id, j.Queue, j.Tenant, j.Group, queue.StatePending); err != nil {
+		return err
+	}
+	var st string
+	if err := sc.row(`SELECT state FROM __schema__.jobs WHERE id = $1`, id).Scan(&st); err != nil {
+		return err
+	}
+	j.State = queue.State(st)
+	return sc.notify()
+}

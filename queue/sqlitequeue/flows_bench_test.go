@@ -1,0 +1,14 @@
+package sqlitequeue_test
+
+import (
+	"testing"
+
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/queuetest"
+)
+
+// BenchmarkFlowFanIn: queuetest.BenchFlowFanIn on this backend (a job
+// waiting for 1,000 parents: last parent's end to its start).
+func BenchmarkFlowFanIn(b *testing.B) {
+	queuetest.BenchFlowFanIn(b, func(b *testing.B) queue.Backend { return open(b, nil) })
+}
