@@ -104,7 +104,7 @@ func TestBrowserAdminActions(t *testing.T) {
 	do(t, ctx, "pause",
 		chromedp.Navigate(srv.url+"/?refresh=0.3#/overview"),
 		waitText(row+` button[data-action="pause"]`, "Pause"),
-		chromedp.Click(chromedp.CSS(row+` button[data-action="pause"]`)),
+		clickLive(row+` button[data-action="pause"]`),
 		chromedp.WaitVisible(chromedp.CSS("#confirm-minutes")),
 		chromedp.Click(chromedp.CSS("#confirm-ok")),
 		waitContains("#notice-text", "Queue emails paused until resumed."),
@@ -120,7 +120,7 @@ func TestBrowserAdminActions(t *testing.T) {
 	checkPage(t, ctx, 390)
 	do(t, ctx, "resume",
 		chromedp.EmulateViewport(1280, 900),
-		chromedp.Click(chromedp.CSS(row+` button[data-action="pause"]`)),
+		clickLive(row+` button[data-action="pause"]`),
 		chromedp.WaitVisible(chromedp.CSS("#confirm-ok")),
 		chromedp.Click(chromedp.CSS("#confirm-ok")),
 		waitContains("#notice-text", "Queue emails resumed."),

@@ -65,7 +65,7 @@ func TestBrowserFlowGraph(t *testing.T) {
 	do(t, ctx, "released",
 		waitText("#job-state", "pending"),
 		waitJS(fmt.Sprintf(`document.querySelector(%s).classList.contains("s-completed")`, jsString(node(crawl)))),
-		chromedp.Click(chromedp.CSS(node(crawl))),
+		clickLive(node(crawl)),
 		waitText("#job-state", "completed"),
 		waitContains("#job-children", extract),
 	)

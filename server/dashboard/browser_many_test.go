@@ -93,10 +93,10 @@ func TestBrowserManyQueuesAndPolicies(t *testing.T) {
 	do(t, ctx, "charts of one queue",
 		chromedp.Navigate(srv.url+"/?refresh=0.3#/overview?filter=q-0"),
 		waitJS(visible("queues")+` === 10`),
-		chromedp.Click(chromedp.CSS(`#queues tr[data-queue="q-03"] button[data-action="charts"]`)),
+		clickLive(`#queues tr[data-queue="q-03"] button[data-action="charts"]`),
 		waitJS(`!document.querySelector('#queues tr[data-charts="q-03"]').hidden && document.querySelectorAll('#queues tr[data-charts="q-03"] svg.chart').length === 2`),
 		// Sorting by pending puts the fullest queue first.
-		chromedp.Click(chromedp.CSS(`#queues th:nth-child(2) button`)),
+		clickLive(`#queues th:nth-child(2) button`),
 		waitJS(`document.querySelector("#queues tbody tr[data-queue]:not([hidden])").dataset.queue === "q-03"`),
 		waitJS(`document.querySelector('#queues tr[data-queue="q-03"]').nextElementSibling.dataset.charts === "q-03"`),
 	)

@@ -50,15 +50,15 @@ func TestBrowserSchedules(t *testing.T) {
 	)
 	checkPage(t, ctx, 1280)
 	do(t, ctx, "pause and resume",
-		chromedp.Click(chromedp.CSS(row("nightly-report")+` button[data-action="pause"]`)),
+		clickLive(row("nightly-report")+` button[data-action="pause"]`),
 		waitContains("#notice-text", "Schedule nightly-report paused."),
 		waitText(row("nightly-report")+` td[data-col="next"]`, "paused"),
-		chromedp.Click(chromedp.CSS(row("nightly-report")+` button[data-action="resume"]`)),
+		clickLive(row("nightly-report")+` button[data-action="resume"]`),
 		waitContains("#notice-text", "Schedule nightly-report resumed."),
 		waitJS(`!document.querySelector(`+jsString(row("nightly-report")+` td[data-col="next"]`)+`).textContent.includes("paused")`),
 	)
 	do(t, ctx, "run now",
-		chromedp.Click(chromedp.CSS(row("heartbeat")+` button[data-action="trigger"]`)),
+		clickLive(row("heartbeat")+` button[data-action="trigger"]`),
 		chromedp.WaitVisible(chromedp.CSS("#confirm-ok")),
 		waitContains("#confirm-message", "One ping job is enqueued on ops"),
 		chromedp.Click(chromedp.CSS("#confirm-ok")),

@@ -88,7 +88,7 @@ func TestBrowser(t *testing.T) {
 
 	// Sorting by a column reorders the rows.
 	do(t, ctx, "sort by pending",
-		chromedp.Click(chromedp.CSS(`#tenants th:nth-child(6) button`)),
+		clickLive(`#tenants th:nth-child(6) button`),
 		waitText(`#tenants tbody tr:first-child td[data-col="tenant"]`, "globex"),
 	)
 
@@ -109,7 +109,7 @@ func TestBrowser(t *testing.T) {
 	do(t, ctx, "job page",
 		chromedp.Navigate(srv.url+"/?refresh=0.3#/jobs?tenant=globex"),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#jobs a[href="#/job/%s"]`, id))),
-		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#jobs a[href="#/job/%s"]`, id))),
+		clickLive(fmt.Sprintf(`#jobs a[href="#/job/%s"]`, id)),
 		waitText("#job-state", "pending"),
 		waitContains("#job-payload-json", `"template": "welcome"`),
 		chromedp.Click(chromedp.CSS("#cancel-job")),

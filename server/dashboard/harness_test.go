@@ -316,6 +316,16 @@ func waitContains(sel, want string) chromedp.Action[chromedp.Void] {
 	return waitJS(fmt.Sprintf(`(() => { const e = document.querySelector(%s); return !!e && e.textContent.includes(%s); })()`, jsString(sel), jsString(want)))
 }
 
+// clickLive clicks the element sel inside the page, in the same script
+// that finds it. Tables the dashboard re-renders on every refresh replace
+// their nodes; chromedp.Click finds a node and then clicks it in a second
+// call, which fails with "Could not find node with given id" when a
+// refresh lands in between. A dispatched event rather than e.click(), which
+// SVG elements (the flow graph's links) do not have.
+func clickLive(sel string) chromedp.Action[chromedp.Void] {
+	return waitJS(fmt.Sprintf(`(() => { const e = document.querySelector(%s); if (!e) return false; e.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true, view: window})); return true; })()`, jsString(sel)))
+}
+
 func waitJS(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(10*time.Second))
 }
