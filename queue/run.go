@@ -91,12 +91,20 @@ func (r *run) lease(ctx context.Context, max int) (int, error) {
 	if r.w.tr != nil {
 		start = time.Now() // wall time: a span's, not a timer
 	}
-	leases, err := r.w.b.Lease(ctx, LeaseRequest{Queues: cfg.Queues, WorkerID: cfg.ID, Max: max, LeaseFor: cfg.LeaseFor})
+	lctx, cancel := leaseContext(ctx)
+	defer cancel()
+	leases, err := r.w.b.Lease(lctx, LeaseRequest{Queues: cfg.Queues, WorkerID: cfg.ID, Max: max, LeaseFor: cfg.LeaseFor})
 	if err != nil {
 		if ctx.Err() == nil {
 			cfg.Logger.Error("queue: lease failed", "worker", cfg.ID, "err", err)
 		}
 		return 0, err
+	}
+	if ctx.Err() != nil { // stopped while the store was leasing
+		for _, l := range leases {
+			r.requeue(l.Job.ID, l.Token)
+		}
+		return 0, ctx.Err()
 	}
 	for _, l := range leases {
 		r.w.tr.lease(l.Job, cfg.ID, start)
@@ -168,4 +176,22 @@ func waitFor(wg *sync.WaitGroup, clk clock.Clock, d time.Duration) bool {
 	case <-t.C():
 		return false
 	}
+}
+
+// leaseCallDrain bounds how long a lease call under way when the worker
+// stops may still take. Real time: it bounds a store call, not a job.
+const leaseCallDrain = 5 * time.Second
+
+// leaseContext returns the context of a lease call: it outlives ctx by up
+// to leaseCallDrain. A call cut off by the stop can still take jobs in the
+// store — its statement or script was sent and runs to the end there —
+// and then no one would run them until their leases expired; a call that
+// is let finish hands them over, and lease gives them straight back.
+func leaseContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(leaseCallDrain, cancel)
+		context.AfterFunc(lctx, func() { t.Stop() })
+	})
+	return lctx, func() { stop(); cancel() }
 }

@@ -194,22 +194,27 @@ func (r *run) callHandler(ctx context.Context, job *Job) (o outcome) {
 // another go at once, as the worker is stopping and cannot wait long.
 const giveBackTries = 3
 
-// giveBack puts the job straight back to pending (shutdown). A job it
-// could not give back stays active until its lease expires and a rescue
-// puts it back.
+// giveBack puts a running job straight back to pending (shutdown).
 func (r *run) giveBack(jl *jobLease) {
 	if r.isLost(jl) {
 		return
 	}
+	r.requeue(jl.id, jl.token)
+}
+
+// requeue gives a leased job back to pending without spending an attempt
+// (shutdown). A job it could not give back stays active until its lease
+// expires and a rescue puts it back.
+func (r *run) requeue(id, token string) {
 	var err error
 	for try := 0; try < giveBackTries; try++ {
-		_, err = r.w.b.Requeue(context.Background(), jl.id, jl.token)
+		_, err = r.w.b.Requeue(context.Background(), id, token)
 		if err == nil || errors.Is(err, ErrLeaseLost) || finalOutcomeErr(err) {
 			break
 		}
 	}
 	if err != nil && !errors.Is(err, ErrLeaseLost) {
-		r.w.cfg.Logger.Error("queue: requeue on shutdown failed", "job", jl.id, "err", err)
+		r.w.cfg.Logger.Error("queue: requeue on shutdown failed", "job", id, "err", err)
 	}
 }
 

@@ -210,6 +210,10 @@ func (w *Worker) handler(kind string) Handler {
 // back to pending without spending an attempt. It then waits for their
 // handlers to return, at most another ShutdownTimeout (a handler that
 // ignores its context is abandoned; its job is already back in the queue).
+// A lease call under way when ctx ends may take up to 5 s more to return
+// (a store runs it to the end even if its caller gives up); the jobs it
+// hands over go straight back to pending, so none is left active with no
+// one to run it until its lease expires.
 //
 // A job's outcome (completed, failed, snoozed) is written with one fenced
 // call; when that call fails on a store fault, the worker tries it again
