@@ -32,6 +32,7 @@ func RunFlows(t *testing.T, f Factory) {
 		{"TenantBacklog", needs(queue.CapFlows, queue.CapTenants), testFlowTenantBacklog},
 		{"Cleanup", needs(queue.CapFlows), testFlowCleanup},
 		{"Group", needs(queue.CapFlows, queue.CapGroups), testFlowGroup},
+		{"RetryParentGroup", needs(queue.CapFlows, queue.CapGroups, queue.CapRetry), testFlowRetryParentGroup},
 	})
 }
 

@@ -103,21 +103,33 @@ local function flows()
     return n
   end
 
+  -- group_open says whether group g still takes jobs back: it exists
+  -- and has neither ended nor been cancelled.
+  local function group_open(g)
+    local grp = scoped().group(g)
+    return grp and not grp.cr and grp.da == 0
+  end
+
   -- reopen: parent pjk was retried by hand. Its blocked children count it
-  -- again; those it cancelled (not of a group: a group's jobs are not
-  -- retried) go back to blocked, and theirs in turn.
+  -- again; those it cancelled go back to blocked, and theirs in turn. A
+  -- child of a group comes back only while its group is open: once the
+  -- group ended, its completion counted the child cancelled, and a group's
+  -- jobs are never retried.
   function F.reopen(pjk)
     for _, ck in ipairs(redis.call('SMEMBERS', pjk .. ':ch')) do
       local v = redis.call('HMGET', ck, 'st', 'cb', 'g', 'opf')
       if v[1] == 'blocked' then
         redis.call('HINCRBY', ck, 'dl', 1)
-      elseif v[1] == 'cancelled' and v[2] == pjk and not v[3] then
+      elseif v[1] == 'cancelled' and v[2] == pjk and (not v[3] or group_open(v[3])) then
         local J = scoped().load(ck)
         redis.call('ZREM', J.q.cancelled, J.seq)
         redis.call('HDEL', ck, 'fa', 'cb', 'le')
         redis.call('HSET', ck, 'st', 'blocked', 'ua', SNOW, 'dl', n2s(F.open(ck, v[4] == 'run')))
         redis.call('ZADD', F.blocked(J.q), 0, J.seq)
         move(J, 'cancelled', 'blocked')
+        if J.g then
+          redis.call('SADD', scoped().gkey(J.g) .. ':open', ck)
+        end
         F.reopen(ck)
       end
     end
