@@ -244,9 +244,11 @@ func (s *Store) Retry(ctx context.Context, id string) (*queue.Job, error) {
 	now := s.now()
 	var j *queue.Job
 	err = s.tx(ctx, "retry", func(tx pgx.Tx) error {
-		var q, state, grp string
+		var q, state, grp, tenant string
 		var key *string
-		err := tx.QueryRow(ctx, s.q.retryRow, rid).Scan(&q, &state, &grp, &key)
+		var priority int
+		var hasTag bool
+		err := tx.QueryRow(ctx, s.q.retryRow, rid).Scan(&q, &state, &grp, &key, &tenant, &priority, &hasTag)
 		if isNoRows(err) {
 			return queue.ErrNotFound
 		} else if err != nil {
@@ -264,11 +266,14 @@ func (s *Store) Retry(ctx context.Context, id string) (*queue.Job, error) {
 				return &queue.DuplicateError{ID: id, Holder: holder.ID, Queue: q, Key: *key}
 			}
 		}
-		j, err = scanJob(tx.QueryRow(ctx, s.q.retryReset, now, rid))
-		if err != nil {
+		if _, err := tx.Exec(ctx, s.q.retryReset, now, rid); err != nil {
 			return err
 		}
-		return s.settleRetried(ctx, tx, j)
+		if err := s.placeRetried(ctx, tx, rid, q, tenant, priority, hasTag); err != nil {
+			return err
+		}
+		j, err = scanJob(tx.QueryRow(ctx, s.q.get, rid))
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -37,7 +37,10 @@ func newQueries(schema string) *queries {
 		state, webhook, trace, created_at, updated_at`
 	// Promotion takes the due jobs without tenant or group (the scheduler
 	// places the others); one ready for the first time gets its start tag,
-	// consecutive ones per queue in (run_at, id) order.
+	// consecutive ones per queue in (run_at, id) order. It stops at the
+	// first due job of a tenant or group: a job ready for the first time
+	// takes the queue's next tag, so the scheduler places that job and
+	// the plain ones after it in the same order (promoteDue).
 	promote := `UPDATE __schema__.jobs j SET state = 'pending', updated_at = $2,
 			vstart = coalesce(j.vstart, d.s), vfinish = coalesce(j.vfinish, d.s + ` + fairUnit + `),
 			band = CASE WHEN j.vstart IS NULL THEN ` + bandExpr("d.a", "j.priority") + ` ELSE j.band END,
@@ -45,8 +48,11 @@ func newQueries(schema string) *queries {
 		FROM (SELECT d.id, __schema__.fair_aging(d.queue) AS a, CASE WHEN d.vstart IS NULL THEN
 				__schema__.fair_start(d.queue, '') + ` + fairUnit + ` * (count(*) FILTER (WHERE d.vstart IS NULL)
 					OVER (PARTITION BY d.queue ORDER BY d.run_at, d.id) - 1) END AS s
-			FROM (SELECT id, queue, run_at, vstart FROM __schema__.jobs WHERE state IN ('scheduled', 'retrying')
+			FROM (SELECT id, queue, run_at, vstart FROM __schema__.jobs p WHERE state IN ('scheduled', 'retrying')
 				AND %s AND run_at <= $2 AND tenant = '' AND grp = ''
+				AND NOT EXISTS (SELECT 1 FROM __schema__.jobs s WHERE s.queue = p.queue
+					AND s.state IN ('scheduled', 'retrying') AND (s.tenant <> '' OR s.grp <> '')
+					AND (s.run_at, s.id) < (p.run_at, p.id))
 				ORDER BY run_at, id LIMIT 1000 FOR UPDATE SKIP LOCKED) d) d
 		WHERE j.id = d.id`
 	lease := `WITH picked AS (
@@ -156,10 +162,14 @@ func newQueries(schema string) *queries {
 			ORDER BY finished_at LIMIT $3 FOR UPDATE SKIP LOCKED)`),
 
 		scopes:   q(`SELECT tenant, grp, has_children FROM __schema__.jobs WHERE id = $1`),
-		retryRow: q(`SELECT queue, state, grp, unique_key FROM __schema__.jobs WHERE id = $1 FOR UPDATE`),
-		retryReset: q(`UPDATE __schema__.jobs SET state = 'pending', attempt = 0, stalls = 0, result = NULL,
+		retryRow: q(`SELECT queue, state, grp, unique_key, tenant, priority, vstart IS NOT NULL
+			FROM __schema__.jobs WHERE id = $1 FOR UPDATE`),
+		// The job keeps its state here; place moves it to pending or
+		// waiting, with its first fair tag if it never had one, so the
+		// state changes once and the state triggers fire once.
+		retryReset: q(`UPDATE __schema__.jobs SET attempt = 0, stalls = 0, result = NULL,
 			cancel_requested = false, finished_at = 0, run_at = $1, updated_at = $1, ` + clearLease + `
-			WHERE id = $2 RETURNING ` + jobCols("")),
+			WHERE id = $2`),
 	}
 }
 

@@ -59,15 +59,17 @@ func (s *Store) leaseSched(sc *sched, req queue.LeaseRequest, prefix string) ([]
 	return out, nil
 }
 
-// promoteDue makes queue q's due jobs of a tenant or group ready, by due
-// time then id (the plain ones are promoted by one statement): a job ready
-// for the first time gets its fair tag, then goes pending or waits.
+// promoteDue makes queue q's due jobs ready, by due time then id: the
+// plain ones before the first due job of a tenant or group by one
+// statement, then each in turn, plain or not. A job ready for the first
+// time gets its fair tag, so the tags follow the due order whatever the
+// jobs' scopes; then it goes pending or waits.
 func (sc *sched) promoteDue(q string) error {
 	if err := sc.db.exec(sc.ctx, sc.s.q.promoteOne, q, sc.now); err != nil {
 		return err
 	}
 	rows, err := sc.rows(`SELECT id, tenant, grp, priority, vstart IS NOT NULL FROM __schema__.jobs
-		WHERE queue = $1 AND state IN ('scheduled', 'retrying') AND (tenant <> '' OR grp <> '') AND run_at <= $2
+		WHERE queue = $1 AND state IN ('scheduled', 'retrying') AND run_at <= $2
 		ORDER BY run_at, id LIMIT $3`, q, sc.now, maintainBatch)
 	if err != nil {
 		return err

@@ -157,20 +157,17 @@ func (s *Store) settleRescued(ctx context.Context, tx pgx.Tx, expired []*queue.J
 	return sc.notify()
 }
 
-// settleRetried places a retried job of a tenant: it may have to wait.
-func (s *Store) settleRetried(ctx context.Context, tx pgx.Tx, j *queue.Job) error {
-	if j.Tenant == "" && j.Group == "" {
-		return nil
-	}
+// placeRetried makes a retried job ready as a due job is made ready
+// (promotion): a job that never was ready (cancelled while scheduled, say)
+// gets its first fair tag, and a tenant's job waits when its tenant has no
+// room. A group's jobs are never retried.
+func (s *Store) placeRetried(ctx context.Context, tx pgx.Tx, id int64, q, tenant string, priority int, hasTag bool) error {
 	sc := s.newSched(ctx, pgxDB{tx})
-	id := mustID(j.ID)
-	if err := sc.settle(id, j.Queue, j.Tenant, j.Group, queue.StatePending); err != nil {
+	if err := sc.place(id, q, tenant, "", priority, hasTag, false); err != nil {
 		return err
 	}
-	var st string
-	if err := sc.row(`SELECT state FROM __schema__.jobs WHERE id = $1`, id).Scan(&st); err != nil {
+	if err := sc.fillTenant(tenant); err != nil {
 		return err
 	}
-	j.State = queue.State(st)
 	return sc.notify()
 }

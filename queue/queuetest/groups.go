@@ -19,6 +19,7 @@ import (
 func RunGroups(t *testing.T, f Factory) {
 	runTests(t, f, []test{
 		{"CreateAndProgress", needs(queue.CapGroups), testGroupProgress},
+		{"DueOrder", needs(queue.CapGroups, queue.CapDelay), testGroupDueOrder},
 		{"MaxConcurrency", needs(queue.CapGroups), testGroupConcurrency},
 		{"CrawlDelay", needs(queue.CapGroups), testGroupCrawlDelay},
 		{"Completion", needs(queue.CapGroups), testGroupCompletion},

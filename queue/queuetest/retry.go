@@ -21,6 +21,7 @@ func RunRetry(t *testing.T, f Factory) {
 		{"Group", needs(queue.CapRetry, queue.CapGroups), testRetryGroup},
 		{"Unique", needs(queue.CapRetry, queue.CapUnique, queue.CapCancelPending), testRetryUnique},
 		{"Tenant", needs(queue.CapRetry, queue.CapTenants), testRetryTenant},
+		{"NeverReady", needs(queue.CapRetry, queue.CapCancelPending, queue.CapDelay), testRetryNeverReady},
 	})
 }
 
