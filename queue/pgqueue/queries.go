@@ -161,7 +161,7 @@ func newQueries(schema string) *queries {
 			WHERE state IN ` + finalStates + ` AND grp = '' AND state = $1 AND finished_at <= $2
 			ORDER BY finished_at LIMIT $3 FOR UPDATE SKIP LOCKED)`),
 
-		scopes:   q(`SELECT tenant, grp, has_children FROM __schema__.jobs WHERE id = $1`),
+		scopes: q(`SELECT tenant, grp, has_children FROM __schema__.jobs WHERE id = $1`),
 		retryRow: q(`SELECT queue, state, grp, unique_key, tenant, priority, vstart IS NOT NULL
 			FROM __schema__.jobs WHERE id = $1 FOR UPDATE`),
 		// The job keeps its state here; place moves it to pending or
