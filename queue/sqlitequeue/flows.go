@@ -19,7 +19,8 @@ import (
 
 var (
 	qLinkJob = hot(`UPDATE jobs SET depends_on = ?, on_parent_failure = ?, deps_left = ?,
-		cancelled_by = ?, last_error = ?, finished_at = ? WHERE id = ?`)
+		cancelled_by = ?, last_error = ?, finished_at = ?, flow_depth = ? WHERE id = ?`)
+	qParent = hot(`SELECT state, flow_depth FROM jobs WHERE id = ?`)
 	qAddDep     = hot(`INSERT OR IGNORE INTO job_deps (parent, child, run) VALUES (?, ?, ?)`)
 	qFlowJob    = hot(`UPDATE jobs SET flow = ?, flow_node = ? WHERE id = ?`)
 	qAddFlow    = hot(`INSERT INTO flows (id, name, created_at) VALUES (?, ?, ?)`)
@@ -41,7 +42,18 @@ type deps struct {
 	left        int64  // parents not ended yet
 	cancelledBy int64  // the ended parent that cancels it
 	reason      string // why it was cancelled
+	depth       int64  // generations of parents: one more than the deepest
 }
+
+// MaxFlowDepth bounds the generations of parents a job may have on this
+// store: 900. A parent's end settles its children by triggers, one nested
+// trigger per generation, and SQLite stops a statement whose triggers nest
+// 1,000 deep, which would leave the job that ended it unable to end (a
+// cancel or failure of the root of a deeper chain is refused as a whole).
+// A job that would be deeper is refused at enqueue instead, an
+// *InvalidArgumentError naming JobSpec.DependsOn. Postgres and Redis have
+// no such bound.
+const MaxFlowDepth = 900
 
 // depsOf reads the parents of new job j (j.DependsOn) and decides its
 // state: blocked while some have not ended; cancelled when one has failed
@@ -56,8 +68,9 @@ func (s *sched) depsOf(j *queue.Job) (*deps, error) {
 	for _, id := range j.DependsOn {
 		pid, err := parseID(id)
 		var state string
+		var depth int64
 		if err == nil {
-			err = s.tx.queryRow(qState, pid).Scan(&state)
+			err = s.tx.queryRow(qParent, pid).Scan(&state, &depth)
 		}
 		if errors.Is(err, queue.ErrNotFound) || errors.Is(err, sql.ErrNoRows) {
 			return nil, &queue.InvalidArgumentError{Field: "JobSpec.DependsOn", Path: queue.Field("JobSpec", "DependsOn"),
@@ -67,6 +80,7 @@ func (s *sched) depsOf(j *queue.Job) (*deps, error) {
 			return nil, err
 		}
 		d.parents = append(d.parents, pid)
+		d.depth = max(d.depth, depth+1)
 		switch st := queue.State(state); {
 		case st == queue.StateCompleted:
 		case st.Final():
@@ -76,6 +90,10 @@ func (s *sched) depsOf(j *queue.Job) (*deps, error) {
 		default:
 			d.left++
 		}
+	}
+	if d.depth > MaxFlowDepth {
+		return nil, &queue.InvalidArgumentError{Field: "JobSpec.DependsOn", Path: queue.Field("JobSpec", "DependsOn"),
+			Rule: fmt.Sprintf("would give the job %d generations of parents; the SQLite store settles at most %d (sqlitequeue.MaxFlowDepth)", d.depth, MaxFlowDepth)}
 	}
 	switch {
 	case d.cancelledBy != 0:
@@ -114,7 +132,7 @@ func (s *sched) linkDeps(id int64, j *queue.Job, d *deps) error {
 		finished = s.now
 	}
 	_, err := s.tx.exec(qLinkJob, strings.Join(j.DependsOn, ","), string(j.OnParentFailure), d.left,
-		d.cancelledBy, j.LastError, finished, id)
+		d.cancelledBy, j.LastError, finished, d.depth, id)
 	return err
 }
 
