@@ -20,7 +20,7 @@ import (
 var (
 	qLinkJob = hot(`UPDATE jobs SET depends_on = ?, on_parent_failure = ?, deps_left = ?,
 		cancelled_by = ?, last_error = ?, finished_at = ?, flow_depth = ? WHERE id = ?`)
-	qParent = hot(`SELECT state, flow_depth FROM jobs WHERE id = ?`)
+	qParent     = hot(`SELECT state, flow_depth FROM jobs WHERE id = ?`)
 	qAddDep     = hot(`INSERT OR IGNORE INTO job_deps (parent, child, run) VALUES (?, ?, ?)`)
 	qFlowJob    = hot(`UPDATE jobs SET flow = ?, flow_node = ? WHERE id = ?`)
 	qAddFlow    = hot(`INSERT INTO flows (id, name, created_at) VALUES (?, ?, ?)`)
