@@ -33,6 +33,7 @@ func RunFlows(t *testing.T, f Factory) {
 		{"Cleanup", needs(queue.CapFlows), testFlowCleanup},
 		{"Group", needs(queue.CapFlows, queue.CapGroups), testFlowGroup},
 		{"RetryParentGroup", needs(queue.CapFlows, queue.CapGroups, queue.CapRetry), testFlowRetryParentGroup},
+		{"RetryDiamond", needs(queue.CapFlows, queue.CapRetry), testFlowRetryDiamond},
 	})
 }
 

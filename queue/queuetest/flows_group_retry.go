@@ -76,3 +76,34 @@ func testFlowRetryParentGroup(t *testing.T, f Factory) {
 		})
 	}
 }
+
+// testFlowRetryDiamond: a parent retried by hand puts back a grandchild
+// that waits for two of its children, counting each of them once: when
+// both complete, the grandchild runs.
+func testFlowRetryDiamond(t *testing.T, f Factory) {
+	t.Parallel()
+	h := NewHarness(t, f)
+	ctx := context.Background()
+	fl := h.enqueueFlow(t, queue.FlowSpec{
+		Nodes: []queue.FlowNode{{Name: "root", Job: spec(QueueQ, "root")},
+			{Name: "left", Job: spec(QueueS, "left")}, {Name: "right", Job: spec(QueueS, "right")},
+			{Name: "join", Job: spec(QueueB, "join")}},
+		Edges: []queue.FlowEdge{{Parent: "root", Child: "left"}, {Parent: "root", Child: "right"},
+			{Parent: "left", Child: "join"}, {Parent: "right", Child: "join"}},
+	})
+	root := h.failForGood(t, QueueQ, "boom")
+	h.wantState(t, fl.Job("join").ID, queue.StateCancelled)
+	if _, err := h.Client.Retry(ctx, root.ID); err != nil {
+		t.Fatalf("Retry(root): %v", err)
+	}
+	for _, n := range []string{"left", "right", "join"} {
+		h.wantState(t, fl.Job(n).ID, queue.StateBlocked)
+	}
+	h.completeWith(t, h.leaseOne(t, QueueQ), "ok")
+	h.completeWith(t, h.leaseOne(t, QueueS), "ok")
+	h.wantState(t, fl.Job("join").ID, queue.StateBlocked)
+	h.completeWith(t, h.leaseOne(t, QueueS), "ok")
+	if l := h.leaseOne(t, QueueB); l.Job.ID != fl.Job("join").ID {
+		t.Fatalf("leased %s, want the join once both its parents completed", l.Job.ID)
+	}
+}

@@ -110,27 +110,44 @@ local function flows()
     return grp and not grp.cr and grp.da == 0
   end
 
-  -- reopen: parent pjk was retried by hand. Its blocked children count it
-  -- again; those it cancelled go back to blocked, and theirs in turn. A
-  -- child of a group comes back only while its group is open: once the
-  -- group ended, its completion counted the child cancelled, and a group's
-  -- jobs are never retried.
-  function F.reopen(pjk)
-    for _, ck in ipairs(redis.call('SMEMBERS', pjk .. ':ch')) do
-      local v = redis.call('HMGET', ck, 'st', 'cb', 'g', 'opf')
-      if v[1] == 'blocked' then
-        redis.call('HINCRBY', ck, 'dl', 1)
-      elseif v[1] == 'cancelled' and v[2] == pjk and (not v[3] or group_open(v[3])) then
-        local J = scoped().load(ck)
-        redis.call('ZREM', J.q.cancelled, J.seq)
-        redis.call('HDEL', ck, 'fa', 'cb', 'le')
-        redis.call('HSET', ck, 'st', 'blocked', 'ua', SNOW, 'dl', n2s(F.open(ck, v[4] == 'run')))
-        redis.call('ZADD', F.blocked(J.q), 0, J.seq)
-        move(J, 'cancelled', 'blocked')
-        if J.g then
-          redis.call('SADD', scoped().gkey(J.g) .. ':open', ck)
+  -- reopen: parent root was retried by hand. The children it cancelled go
+  -- back to blocked, and theirs in turn; then the blocked children of all
+  -- of them count their parents again. A child of a group comes back only
+  -- while its group is open: once the group ended, its completion counted
+  -- the child cancelled, and a group's jobs are never retried.
+  function F.reopen(root)
+    -- Generation by generation, not nested: a chain of any depth reopens
+    -- in one script without deepening the Lua stack.
+    local todo, i = {root}, 1
+    while todo[i] do
+      local pjk = todo[i]
+      i = i + 1
+      for _, ck in ipairs(redis.call('SMEMBERS', pjk .. ':ch')) do
+        local v = redis.call('HMGET', ck, 'st', 'cb', 'g', 'opf')
+        if v[1] == 'cancelled' and v[2] == pjk and (not v[3] or group_open(v[3])) then
+          local J = scoped().load(ck)
+          redis.call('ZREM', J.q.cancelled, J.seq)
+          redis.call('HDEL', ck, 'fa', 'cb', 'le')
+          redis.call('HSET', ck, 'st', 'blocked', 'ua', SNOW)
+          redis.call('ZADD', F.blocked(J.q), 0, J.seq)
+          move(J, 'cancelled', 'blocked')
+          if J.g then
+            redis.call('SADD', scoped().gkey(J.g) .. ':open', ck)
+          end
+          todo[#todo + 1] = ck
         end
-        F.reopen(ck)
+      end
+    end
+    -- Then every blocked child of a job reopened here counts its parents
+    -- afresh: counting once all are reopened, rather than adding one per
+    -- parent as it reopens, counts a child of two reopened parents once
+    -- per parent.
+    for _, pjk in ipairs(todo) do
+      for _, ck in ipairs(redis.call('SMEMBERS', pjk .. ':ch')) do
+        local v = redis.call('HMGET', ck, 'st', 'opf')
+        if v[1] == 'blocked' then
+          redis.call('HSET', ck, 'dl', n2s(F.open(ck, v[2] == 'run')))
+        end
       end
     end
   end
@@ -138,8 +155,25 @@ local function flows()
   return F
 end
 
+-- flow_hook settles the children of jobs that ended, generation by
+-- generation: a child that a settle cancels ends in turn, and its own
+-- settle waits in the list instead of nesting inside its parent's, so a
+-- chain of any depth settles in one script without deepening the Lua
+-- stack (a test double's Lua stops a few hundred calls deep).
+local settling
 flow_hook = function(jk, st)
-  if P ~= '' then
-    flows().settle(jk, st)
+  if P == '' then
+    return
   end
+  if settling then
+    settling[#settling + 1] = {jk, st}
+    return
+  end
+  settling = {{jk, st}}
+  local i = 1
+  while settling[i] do
+    flows().settle(settling[i][1], settling[i][2])
+    i = i + 1
+  end
+  settling = nil
 end
