@@ -2,7 +2,6 @@ package pgqueue_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/pgqueue"
+	"github.com/sluicehq/sluice/queue/queuetest"
 )
 
 // The flow tests of this file cover what the conformance suite cannot
@@ -107,48 +107,7 @@ func TestFlowOperatorSQL(t *testing.T) {
 // one retry of that root.
 func TestFlowDeepChain(t *testing.T) {
 	t.Parallel()
-	s := open(t, nil)
-	ctx := context.Background()
-	const n = 1500
-	var f queue.FlowSpec
-	for i := range n {
-		f.Nodes = append(f.Nodes, queue.FlowNode{Name: fmt.Sprint(i), Job: queue.JobSpec{Queue: "deep", Kind: "k"}})
-		if i > 0 {
-			f.Edges = append(f.Edges, queue.FlowEdge{Parent: fmt.Sprint(i - 1), Child: fmt.Sprint(i)})
-		}
-	}
-	c := queue.NewClient(s)
-	fl, err := c.EnqueueFlow(ctx, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Cancel(ctx, fl.Jobs[0].ID); err != nil {
-		t.Fatal(err)
-	}
-	wantStates(t, s, queue.StateCancelled, n)
-	last, err := s.Get(ctx, fl.Jobs[n-1].ID)
-	if err != nil || !strings.Contains(last.LastError, fl.Jobs[n-2].ID) {
-		t.Fatalf("last job = %+v, %v; want cancelled naming its parent", last, err)
-	}
-	if _, err := c.Retry(ctx, fl.Jobs[0].ID); err != nil {
-		t.Fatal(err)
-	}
-	wantStates(t, s, queue.StateBlocked, n-1)
-}
-
-// wantStates checks that queue deep has n jobs in state st.
-func wantStates(t *testing.T, s *pgqueue.Store, st queue.State, n int64) {
-	t.Helper()
-	stats, err := s.Stats(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range stats {
-		if q.Queue == "deep" && q.Counts[st] == n {
-			return
-		}
-	}
-	t.Fatalf("Stats = %+v; want %d jobs %s", stats, n, st)
+	queuetest.DeepChain(t, open(t, nil), 1500)
 }
 
 // TestFlowCascadeOtherGroup: a parent of no group that fails or is
