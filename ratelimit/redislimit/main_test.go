@@ -14,7 +14,10 @@ import (
 	"github.com/sluicehq/sluice/ratelimit/redislimit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	runProcWorker() // processes_test.go: a worker process never returns
+	goleak.VerifyTestMain(m)
+}
 
 // epoch is where fake clocks start: a multiple of every window the tests use.
 var epoch = time.Unix(1_700_000_000, 0)
