@@ -65,7 +65,7 @@ var libShared = []string{"events", "lib", "sched", "scope", "flowlib"}
 const libReset = `
 local function reset(keys, args)
   KEYS, ARGV = keys, args
-  OUTBOX, LOG, EV, FL = nil, nil, nil, nil
+  OUTBOX, LOG, EV, FL, SETTLING = nil, nil, nil, nil, nil
   NOW, SNOW = nil, nil
   QT, FOREIGN = {}, {}
   TIMED, WAKE_NEXT = false, nil

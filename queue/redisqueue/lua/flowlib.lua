@@ -159,21 +159,22 @@ end
 -- generation: a child that a settle cancels ends in turn, and its own
 -- settle waits in the list instead of nesting inside its parent's, so a
 -- chain of any depth settles in one script without deepening the Lua
--- stack (a test double's Lua stops a few hundred calls deep).
-local settling
+-- stack (a test double's Lua stops a few hundred calls deep). SETTLING
+-- is one run's state: a function call starts with it reset (functions.go).
+local SETTLING
 flow_hook = function(jk, st)
   if P == '' then
     return
   end
-  if settling then
-    settling[#settling + 1] = {jk, st}
+  if SETTLING then
+    SETTLING[#SETTLING + 1] = {jk, st}
     return
   end
-  settling = {{jk, st}}
+  SETTLING = {{jk, st}}
   local i = 1
-  while settling[i] do
-    flows().settle(settling[i][1], settling[i][2])
+  while SETTLING[i] do
+    flows().settle(SETTLING[i][1], SETTLING[i][2])
     i = i + 1
   end
-  settling = nil
+  SETTLING = nil
 end
