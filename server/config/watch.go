@@ -1,9 +1,12 @@
 package config
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -23,6 +26,7 @@ type Watcher struct {
 	debounce time.Duration
 
 	mu       sync.Mutex // serialises reloads
+	seen     []byte     // the file's text as last read, under mu
 	reloads  atomic.Int64
 	rejected atomic.Int64
 }
@@ -42,11 +46,15 @@ type WatchOptions struct {
 // NewWatcher loads path and returns a Watcher holding it. Call Run to
 // follow changes.
 func NewWatcher(path string, opts WatchOptions) (*Watcher, error) {
-	cfg, err := Load(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := Parse(data, path)
 	if err != nil {
 		return nil, err
 	}
-	w := &Watcher{path: path, logger: opts.Logger, onChange: opts.OnChange, debounce: opts.Debounce}
+	w := &Watcher{path: path, logger: opts.Logger, onChange: opts.OnChange, debounce: opts.Debounce, seen: data}
 	if w.logger == nil {
 		w.logger = slog.Default()
 	}
@@ -74,7 +82,14 @@ func (w *Watcher) Rejected() int64 { return w.rejected.Load() }
 func (w *Watcher) Reload() (*Config, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	cfg, err := Load(w.path)
+	data, err := os.ReadFile(w.path)
+	var cfg *Config
+	if err != nil {
+		err = fmt.Errorf("config: %w", err)
+	} else {
+		w.seen = data
+		cfg, err = Parse(data, w.path)
+	}
 	if err == nil && w.onChange != nil {
 		err = w.onChange(cfg)
 	}
@@ -105,6 +120,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	// A change made after the file was loaded and before the watch began
+	// sent no event: look once now.
+	if w.changed() {
+		timer.Reset(w.debounce)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -125,4 +145,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 			_, _ = w.Reload() // logged inside; the old config stays on error
 		}
 	}
+}
+
+// changed reports whether the file's text differs from what was last read
+// (a file that cannot be read counts as changed: Reload will say why).
+func (w *Watcher) changed() bool {
+	data, err := os.ReadFile(w.path)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return err != nil || !bytes.Equal(data, w.seen)
 }

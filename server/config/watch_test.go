@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -130,5 +131,26 @@ func write(t *testing.T, path, data string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunSeesChangeBeforeWatch: a change made after the file was loaded
+// and before Run began watching it sends no event; Run still serves it.
+func TestRunSeesChangeBeforeWatch(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "sluice.yaml")
+	write(t, path, goodA)
+	w, err := NewWatcher(path, WatchOptions{Logger: slog.New(slog.DiscardHandler), Debounce: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, path, goodB) // before Run: no watch yet
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	testutil.Eventually(t, "the change made before the watch to be served", func() bool { return quota(w.Config()) == 7 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 }
