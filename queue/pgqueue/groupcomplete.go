@@ -6,6 +6,7 @@ import (
 
 	rules "github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // progress reads a group's row and counts in the step, as they are at
@@ -37,26 +38,7 @@ func (sc *sched) progress(id string) (*queue.GroupProgress, error) {
 		if err := rows.Scan(&st, &n); err != nil {
 			return nil, err
 		}
-		switch queue.State(st) {
-		case queue.StateScheduled:
-			p.Scheduled += n
-		case queue.StatePending:
-			p.Pending += n
-		case queue.StateWaiting:
-			p.Waiting += n
-		case queue.StateActive:
-			p.Active += n
-		case queue.StateRetrying:
-			p.Retrying += n
-		case queue.StateCompleted:
-			p.Completed += n
-		case queue.StateFailed:
-			p.Failed += n
-		case queue.StateCancelled:
-			p.Cancelled += n
-		case queue.StateBlocked:
-			p.Blocked += n
-		}
+		backend.AddGroupCount(p, queue.State(st), n)
 	}
 	return p, rows.Err()
 }

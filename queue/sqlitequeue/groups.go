@@ -10,6 +10,7 @@ import (
 
 	rules "github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 var _ queue.GroupBackend = (*Backend)(nil)
@@ -129,12 +130,11 @@ func progress(row rowScanner, q func(string, ...any) (*sql.Rows, error), id stri
 		return nil, nil, err
 	}
 	p := &queue.GroupProgress{
-		GroupSpec: g.spec,
-		Scheduled: c[queue.StateScheduled], Pending: c[queue.StatePending], Waiting: c[queue.StateWaiting],
-		Active: c[queue.StateActive], Retrying: c[queue.StateRetrying], Completed: c[queue.StateCompleted],
-		Failed: c[queue.StateFailed], Cancelled: c[queue.StateCancelled], Blocked: c[queue.StateBlocked],
-		CancelRequested: g.cancelReq, Done: g.doneAt > 0,
+		GroupSpec: g.spec, CancelRequested: g.cancelReq, Done: g.doneAt > 0,
 		CreatedAt: fromNanos(g.createdAt), FinishedAt: fromNanos(g.doneAt),
+	}
+	for st, n := range c {
+		backend.AddGroupCount(p, st, n)
 	}
 	if g.pausedUntil > now {
 		p.PausedUntil = fromNanos(g.pausedUntil)
