@@ -69,6 +69,7 @@ func Run(t *testing.T, f Factory) {
 		{"Stalls", nil, testStalls},
 		{"Retention", needs(queue.CapCancelPending), testRetention},
 		{"HugeDurations", nil, testHugeDurations},
+		{"ZeroStrings", nil, testZeroStrings},
 		{"ListStats", needs(queue.CapList), testListStats},
 		{"Worker", nil, testWorker},
 		{"Concurrency", nil, testConcurrency},

@@ -16,10 +16,11 @@ local ev, job, sub, attempt = ARGV[a + 1], ARGV[a + 3], ARGV[a + 5], tonumber(AR
 local seq = redis.call('INCR', p .. 'log:seq')
 local s = n2s(seq)
 local h = {'ev', ev, 's', sub, 'a', ARGV[a + 7], 't', snow, 'o', ARGV[a + 11]}
-local opt = {{'et', 2}, {'j', 3}, {'g', 4}, {'u', 6}, {'c', 8}, {'l', 9}, {'e', 10}}
+-- Optional fields; for a number (status, latency) '0' is unset too.
+local opt = {{'et', 2}, {'j', 3}, {'g', 4}, {'u', 6}, {'c', 8, true}, {'l', 9, true}, {'e', 10}}
 for _, o in ipairs(opt) do
   local v = ARGV[a + o[2]]
-  if v ~= '' and v ~= '0' then
+  if v ~= '' and not (o[3] and v == '0') then
     h[#h + 1] = o[1]
     h[#h + 1] = v
   end

@@ -46,8 +46,10 @@ local function next_seq(q, now)
   return string.format('%016.0f', s)
 end
 
--- Optional job fields: the hash field and the spec argument it comes from.
-local OPTIONAL = {{'p', 2}, {'tn', 3}, {'g', 4}, {'to', 8}, {'uk', 9}, {'ukk', 10}, {'uf', 11}, {'wh', 12}, {'tc', 13}}
+-- Optional job fields: the hash field, the spec argument it comes from,
+-- and true for a number, whose '0' is unset too (a text's '0' is text).
+local OPTIONAL = {{'p', 2}, {'tn', 3}, {'g', 4}, {'to', 8, true}, {'uk', 9}, {'ukk', 10}, {'uf', 11, true},
+  {'wh', 12}, {'tc', 13}}
 
 -- join adds a new job to its group, creating a group never created (with
 -- no limits).
@@ -70,7 +72,7 @@ local function store(q, now, snow, b)
   local h = {'k', ARGV[b + 1], 'pr', pr, 'ma', ARGV[b + 7], 'ca', snow, 'ua', snow}
   for _, o in ipairs(OPTIONAL) do
     local v = ARGV[b + o[2]]
-    if v ~= '' and v ~= '0' then
+    if v ~= '' and not (o[3] and v == '0') then
       h[#h + 1] = o[1]
       h[#h + 1] = v
     end

@@ -84,7 +84,9 @@ local function state(pks, run, ra)
   return 'ready', 0
 end
 
-local OPT = {{'p', 2}, {'tn', 3}, {'g', 4}, {'to', 8}, {'uk', 9}, {'ukk', 10}, {'uf', 11}, {'wh', 12}, {'tc', 13}}
+-- Optional job fields as in enqueue.lua: a number's '0' is unset too.
+local OPT = {{'p', 2}, {'tn', 3}, {'g', 4}, {'to', 8, true}, {'uk', 9}, {'ukk', 10}, {'uf', 11, true}, {'wh', 12},
+  {'tc', 13}}
 
 local function store(i, made)
   local q = qs[tonumber(arg(i, 0))]
@@ -95,7 +97,7 @@ local function store(i, made)
   local h = {'k', arg(i, 1), 'pr', pr, 'ma', arg(i, 7), 'ca', snow, 'ua', snow}
   for _, o in ipairs(OPT) do
     local v = arg(i, o[2])
-    if v ~= '' and v ~= '0' then
+    if v ~= '' and not (o[3] and v == '0') then
       h[#h + 1], h[#h + 2] = o[1], v
     end
   end
