@@ -12,15 +12,17 @@ import (
 // TestConformance runs the shared suite on miniredis, and on real Redis
 // when SLUICE_REDIS_URL is set, with calls batched into pipelines and one
 // by one, and on a Redis Cluster client (miniredis as a one-node cluster).
+// Calls one by one run the full scripts only: the other modes take the
+// lean path for jobs that need no scheduler (lean.go).
 func TestConformance(t *testing.T) {
 	modes := []struct {
-		name    string
-		opts    redisqueue.Options
-		cluster bool
+		name          string
+		opts          redisqueue.Options
+		cluster, full bool
 	}{
-		{"batched", redisqueue.Options{}, false},
-		{"unbatched", redisqueue.Options{DisableBatching: true}, false},
-		{"cluster", redisqueue.Options{}, true},
+		{"batched", redisqueue.Options{}, false, false},
+		{"unbatched", redisqueue.Options{DisableBatching: true}, false, true},
+		{"cluster", redisqueue.Options{}, true, false},
 	}
 	for _, srv := range servers {
 		for _, m := range modes {
@@ -29,10 +31,16 @@ func TestConformance(t *testing.T) {
 					opts := m.opts
 					opts.Clock = clk
 					s := srv.open(t)
+					var be *redisqueue.Backend
 					if m.cluster {
-						return s.backendOn(t, s.clusterClient(t), opts)
+						be = s.backendOn(t, s.clusterClient(t), opts)
+					} else {
+						be = s.backend(t, opts)
 					}
-					return s.backend(t, opts)
+					if m.full {
+						redisqueue.DisableLean(be)
+					}
+					return be
 				})
 			})
 		}

@@ -86,6 +86,9 @@ func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.E
 	if err := b.register(ctx, qs); err != nil {
 		return nil, err
 	}
+	if len(qs) == 1 && b.leanSpecs(specs) {
+		return b.enqueueLean(ctx, qs[0], specs)
+	}
 	if !b.cluster || len(qs) == 1 {
 		return b.enqueueIn(ctx, qs, pos, specs)
 	}

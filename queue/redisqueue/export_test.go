@@ -26,3 +26,7 @@ func LibrarySource() string {
 	library.build()
 	return library.src
 }
+
+// DisableLean turns b's lean path off (lean.go), so tests reach the full
+// scripts with jobs that need none of the scheduler.
+func DisableLean(b *Backend) { b.noLean = true }

@@ -44,6 +44,7 @@ type luaLibrary struct {
 type libScript struct {
 	s              *redis.Script
 	name, prologue string
+	lean           bool // takes KEYS and ARGV as its parameters, without reset
 }
 
 var library = &luaLibrary{}
@@ -54,6 +55,16 @@ func (l *luaLibrary) add(s *redis.Script, name, prologue string) {
 	defer l.mu.Unlock()
 	if !l.built {
 		l.scripts = append(l.scripts, libScript{s: s, name: name, prologue: prologue})
+	}
+}
+
+// addLean records lean script s, lua/<name>.lua, which uses none of the
+// shared code.
+func (l *luaLibrary) addLean(s *redis.Script, name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.built {
+		l.scripts = append(l.scripts, libScript{s: s, name: name, lean: true})
 	}
 }
 
@@ -96,7 +107,11 @@ func (l *luaLibrary) build() {
 	body.WriteString(libReset)
 	var fns strings.Builder
 	for _, s := range l.scripts {
-		fns.WriteString("redis.register_function('@@_" + s.name + "', function(keys, args)\nreset(keys, args)\n")
+		if s.lean {
+			fns.WriteString("redis.register_function('@@_" + s.name + "', function(KEYS, ARGV)\n")
+		} else {
+			fns.WriteString("redis.register_function('@@_" + s.name + "', function(keys, args)\nreset(keys, args)\n")
+		}
 		fns.WriteString(s.prologue)
 		fns.WriteString(luaFile(s.name))
 		fns.WriteString("\nend)\n")

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
@@ -40,6 +41,9 @@ type qkeys struct {
 	// idSuffix is what follows the sequence in a job id: "-" and the
 	// queue name in id form (see idQueue).
 	idSuffix string
+	// fullUntil is when this queue's leases try the lean path again, in
+	// Unix nanoseconds (lean.go).
+	fullUntil atomic.Int64
 }
 
 // keyring builds and caches key sets per queue.

@@ -60,14 +60,23 @@ func (b *Backend) leaseFrom(ctx context.Context, qs []*qkeys, req queue.LeaseReq
 	if idle {
 		return nil, nil // nothing ready, and nothing said since (idle.go)
 	}
-	keys, args := b.group(qs, 5)
-	args = append(args, max, us(req.LeaseFor), req.WorkerID, tokens, promoteLimit)
 	// A lease goes out at once on its own connection rather than in line
 	// behind completes: it is on the path of every job a worker starts,
 	// and one call already carries many jobs.
-	res, err := b.direct(ctx, "lease", &call{script: scriptLease, keys: keys, args: args})
-	if err != nil {
-		return nil, err
+	var res any
+	if len(qs) == 1 {
+		res, err = b.leaseLean(ctx, qs[0], req, max, tokens)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if res == nil {
+		keys, args := b.group(qs, 5)
+		args = append(args, max, us(req.LeaseFor), req.WorkerID, tokens, promoteLimit)
+		res, err = b.direct(ctx, "lease", &call{script: scriptLease, keys: keys, args: args})
+		if err != nil {
+			return nil, err
+		}
 	}
 	out, woken, err := decodeLeases(res, qs, req.WorkerID)
 	if err != nil {
@@ -174,6 +183,9 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 		return err
 	}
 	k := b.keys.queue(q)
+	if done, err := b.completeLean(ctx, k, seq, token, result); done {
+		return err
+	}
 	keys, args := b.group([]*qkeys{k}, 0)
 	res, err := b.evalCall(ctx, "complete", &call{
 		script: scriptComplete, keys: keys, args: args, items: [][]any{{seq, token, result}},
@@ -182,6 +194,11 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 	if err != nil {
 		return err
 	}
+	return completeCode(b, res)
+}
+
+// completeCode reads a complete reply for one job: {code}.
+func completeCode(b *Backend, res any) error {
 	codes, err := asList(res, "complete reply")
 	if err != nil || len(codes) != 1 {
 		return b.fault("complete", errReply{"complete reply"})

@@ -121,6 +121,9 @@ type Backend struct {
 	// scripts runs the scripts, as functions where the server can
 	// (functions.go).
 	scripts *runner
+	// noLean turns the lean path off (lean.go), for tests of the full
+	// scripts.
+	noLean bool
 }
 
 var (

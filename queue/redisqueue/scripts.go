@@ -46,6 +46,10 @@ var (
 	scriptCancelGroup = loadScript("cancelgroup")
 	scriptCleanGroups = loadScript("cleangroups")
 
+	scriptLeanEnqueue  = loadLeanScript("lean_enqueue")
+	scriptLeanLease    = loadLeanScript("lean_lease")
+	scriptLeanComplete = loadLeanScript("lean_complete")
+
 	scriptEventClaim     = loadOutboxScript("event_claim")
 	scriptEventDone      = loadOutboxScript("event_done")
 	scriptDeliveryRecord = loadOutboxScript("delivery_record")
@@ -60,7 +64,7 @@ var allScripts = []*redis.Script{
 	scriptEnqueue, scriptLease, scriptExtend, scriptComplete, scriptFail, scriptGiveBack,
 	scriptCancel, scriptRescue, scriptCleanup, scriptGet, scriptList, scriptStats, scriptRetry, scriptProgress,
 	scriptSetTenant, scriptTenant, scriptTenants, scriptPause, scriptCreateGroup, scriptGroup, scriptCancelGroup,
-	scriptCleanGroups,
+	scriptCleanGroups, scriptLeanEnqueue, scriptLeanLease, scriptLeanComplete,
 	scriptEventClaim, scriptEventDone, scriptDeliveryRecord, scriptDeliveryList, scriptDeliveryPrune,
 }
 
@@ -88,6 +92,16 @@ func loadOutboxScript(name string) *redis.Script { return buildScript(name, "", 
 // loadPlainScript is lib.lua and the script's own file, for scripts that
 // move no job between states: every run pays for the code before its own.
 func loadPlainScript(name string) *redis.Script { return buildScript(name, "", "lib") }
+
+// loadLeanScript is a script of the lean path (lean.go): its own file
+// alone, which shares no code with the others, so a run builds nothing it
+// does not use. As a function of the library it skips the reset of the
+// shared code's state too.
+func loadLeanScript(name string) *redis.Script {
+	s := redis.NewScript(luaConstants.Replace(luaFile(name)))
+	library.addLean(s, name)
+	return s
+}
 
 func buildScript(name, prologue string, libs ...string) *redis.Script {
 	var src strings.Builder

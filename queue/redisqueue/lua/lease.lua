@@ -156,6 +156,10 @@ local function take(q, i, m, tok)
     S.hold(J)
     return false
   end
+  if J then
+    -- Its complete needs the scheduler: lean.go's tokenScoped.
+    tok = tok .. 's'
+  end
   redis.call('HSET', jk, 'st', 'active', 'at', n2s(at + 1), 'tk', tok, 'lu', until_,
     'wk', worker, 'sa', snow, 'ua', snow)
   log_job(q, seq, 'job.started', 'active', snow, {k = v[10], tn = tn, g = g, at = n2s(at + 1)})
@@ -172,7 +176,7 @@ local function take(q, i, m, tok)
   if failed then
     errs = redis.call('LRANGE', jk .. ':errors', 0, -1)
   end
-  return {f, errs}
+  return {f, errs}, tok
 end
 
 local promoted = 0
@@ -201,7 +205,8 @@ for round = 1, 4 do
     end
     local i, m = p[1], p[2]
     local tok = tokens .. '.' .. (#out + 1)
-    local job = take(qs[i], i, m, tok)
+    local job
+    job, tok = take(qs[i], i, m, tok)
     if job == false then
       heldn = heldn + 1
     else

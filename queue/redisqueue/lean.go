@@ -1,0 +1,164 @@
+package redisqueue
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// The lean path. At ordinary rates a job's cost in Redis is not its
+// commands (a few tenths of a microsecond each) but the Lua each script
+// run builds around them: the queue tables, the scheduler's state, the
+// shared helpers' bookkeeping. Jobs that need none of the scheduler's
+// work — no tenant, group or unique key, and neither the event log nor
+// the outbox on — take three small self-contained scripts instead
+// (lua/lean_*.lua) that write exactly what the full ones write for such
+// jobs, fair order included:
+//   - an enqueue whose specs all qualify runs lean_enqueue;
+//   - a lease of one queue runs lean_lease, which answers "full" before
+//     any write when the run needs more (due jobs to promote, a due
+//     scheduler timer, a pause, a candidate with a tenant or group); the
+//     lease then runs lease.lua, and that queue's leases skip the lean
+//     try for leanPause;
+//   - a complete runs lean_complete unless the lease token says the job
+//     has a tenant or group (lease.lua ends such tokens with tokenScoped);
+//     a job found to need more (children, say) makes it answer "full",
+//     and complete.lua runs.
+// Stores shared by processes of different versions stay correct: each
+// path writes the same fields and indexes.
+
+// leanFull is the reply of a lean script that leaves the run to the full
+// one.
+const leanFull = "full"
+
+// tokenScoped ends the lease token of a job with a tenant or group.
+const tokenScoped = "s"
+
+// leanPause is how long a queue's leases go straight to lease.lua after a
+// lean lease answered "full": the reasons mostly last (a queue of tenant
+// jobs, a pause), and each try costs a round trip.
+const leanPause = time.Second
+
+// Positions in queueKeyNames of the keys the lean scripts take.
+const (
+	keyPending   = 0
+	keyScheduled = 1
+	keyRetrying  = 2
+	keyActive    = 3
+	keyCompleted = 4
+	keyJobs      = 8
+	keySeq       = 9
+)
+
+// leanOn reports whether the backend may take the lean path at all.
+func (b *Backend) leanOn() bool {
+	return !b.noLean && b.outbox == "" && b.events.key == ""
+}
+
+// leanSpecs reports whether specs, all of one queue, may take the lean
+// enqueue.
+func (b *Backend) leanSpecs(specs []queue.JobSpec) bool {
+	if !b.leanOn() {
+		return false
+	}
+	for _, s := range specs {
+		if s.Tenant != "" || s.Group != "" || s.UniqueKey != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// leanSpecFields is how many arguments each spec takes in lean_enqueue.
+const leanSpecFields = 8
+
+// enqueueLean stores specs of queue k with lean_enqueue.
+func (b *Backend) enqueueLean(ctx context.Context, k *qkeys, specs []queue.JobSpec) ([]queue.Enqueued, error) {
+	c := &call{
+		script: scriptLeanEnqueue,
+		keys:   []string{k.keys[keyPending], k.keys[keyScheduled], k.keys[keyJobs], k.keys[keySeq], k.keys[keySched]},
+		args:   []any{b.now(), b.schedPrefix, k.jobPrefix, k.channel, k.name, b.notes.origin},
+		items:  make([][]any, len(specs)),
+		// Merged as enqueueIn's calls are, never with them.
+		mergeKey: "lean_enqueue\x00" + k.name, split: splitEnqueue,
+	}
+	for i, s := range specs {
+		runAt := "0"
+		if !s.RunAt.IsZero() {
+			runAt = strconv.FormatInt(s.RunAt.UnixMicro(), 10)
+			c.timed = true
+		}
+		c.items[i] = []any{s.Kind, s.Payload, s.Priority, runAt, maxAttempts(s), int64(s.Timeout),
+			queue.EncodeWebhook(s.Webhook), s.Trace}
+	}
+	res, err := b.evalCall(ctx, "enqueue", c)
+	if err != nil {
+		if !errors.Is(err, queue.ErrClosed) {
+			b.notes.wakeLocal(k.channel)
+		}
+		return nil, err
+	}
+	qs := []*qkeys{k}
+	out, woken, err := decodeEnqueued(res, qs, map[string]int{k.name: 1}, specs)
+	if err != nil {
+		return nil, b.fault("enqueue", err)
+	}
+	b.wakeLocal(qs, woken)
+	return out, nil
+}
+
+// leaseLean runs lean_lease on queue k. It returns the reply, or nil when
+// the lease is the full script's to run.
+func (b *Backend) leaseLean(ctx context.Context, k *qkeys, req queue.LeaseRequest, max int, tokens string) (any, error) {
+	now := b.localNow()
+	if !b.leanOn() || now.UnixNano() < k.fullUntil.Load() {
+		return nil, nil
+	}
+	res, err := b.direct(ctx, "lease", &call{
+		script: scriptLeanLease,
+		keys: []string{k.keys[keyPending], k.keys[keyScheduled], k.keys[keyRetrying], k.keys[keyActive],
+			k.keys[keySched], k.keys[keyPaused]},
+		args: []any{b.now(), b.schedPrefix, k.jobPrefix, k.name, max, us(req.LeaseFor), req.WorkerID, tokens},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := res.(string); ok && s == leanFull {
+		k.fullUntil.Store(now.Add(leanPause).UnixNano())
+		return nil, nil
+	}
+	return res, nil
+}
+
+// completeLean runs lean_complete for one job of queue k. It returns
+// done false when complete.lua is to run instead.
+func (b *Backend) completeLean(ctx context.Context, k *qkeys, seq, token string, result []byte) (done bool, err error) {
+	if !b.leanOn() || strings.HasSuffix(token, tokenScoped) {
+		return false, nil
+	}
+	res, err := b.evalCall(ctx, "complete", &call{
+		script: scriptLeanComplete, keys: []string{k.keys[keyActive], k.keys[keyCompleted]},
+		args: []any{b.now(), k.jobPrefix}, items: [][]any{{seq, token, result}},
+		mergeKey: "lean_complete\x00" + k.name, split: splitLean,
+	})
+	if err != nil {
+		return true, err
+	}
+	if s, ok := res.(string); ok && s == leanFull {
+		return false, nil
+	}
+	return true, completeCode(b, res)
+}
+
+// splitLean is splitList for a lean script, whose "full" reply goes to
+// every call of the run.
+func splitLean(res any, from, n int) (any, error) {
+	if s, ok := res.(string); ok && s == leanFull {
+		return s, nil
+	}
+	return splitList(res, from, n)
+}

@@ -1,0 +1,193 @@
+package redisqueue_test
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/queuetest"
+	"github.com/sluicehq/sluice/queue/redisqueue"
+)
+
+// TestLeanMatchesFull checks that the lean scripts store exactly what
+// the full ones store: two backends on one server and one clock, the
+// second with the lean path off, make the same calls on queues of their
+// own, and after every step each key of the one queue holds what the
+// same key of the other holds. The steps cover what the lean path takes
+// (jobs with payloads, priorities, timeouts, webhooks, delays, aging, a
+// unique key) and what it hands to the full scripts (a due job, a
+// tenant's job).
+func TestLeanMatchesFull(t *testing.T) {
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			s := srv.open(t)
+			clk := clock.NewFake(queuetest.Epoch)
+			lean := s.backend(t, withClock(clk))
+			full := s.backend(t, withClock(clk))
+			redisqueue.DisableLean(full)
+			c := s.client(t)
+			pair := leanPair{t: t, c: c, prefix: string(s.prefix), lean: lean, full: full}
+			ctx := context.Background()
+			for _, b := range []*redisqueue.Backend{lean, full} {
+				if err := b.SetAging(ctx, pair.queue(b, "aged"), 3); err != nil {
+					t.Fatal(err)
+				}
+			}
+			hook := &queue.Webhook{URL: "https://example.com/hook"}
+			steps := []struct {
+				name  string
+				specs []queue.JobSpec
+				lease int
+			}{
+				{"plain", []queue.JobSpec{{Kind: "k"}}, 1},
+				{"fields", []queue.JobSpec{{Kind: "k", Payload: []byte(`{"a":1}`), Priority: 2, Timeout: time.Minute,
+					MaxAttempts: 3, Webhook: hook, Trace: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}, 1},
+				{"batch", []queue.JobSpec{{Kind: "a"}, {Kind: "b", Priority: 1}, {Kind: "c"}}, 2},
+				{"delayed", []queue.JobSpec{{Kind: "later", RunAt: queuetest.Epoch.Add(time.Hour)}}, 5},
+				{"unique", []queue.JobSpec{{Kind: "u", UniqueKey: "once"}}, 5},
+				{"tenant", []queue.JobSpec{{Kind: "t", Tenant: "acme"}}, 5},
+				{"aged", []queue.JobSpec{{Queue: "aged", Kind: "x", Priority: 2}, {Queue: "aged", Kind: "y"}}, 0},
+			}
+			for _, st := range steps {
+				clk.Advance(time.Millisecond)
+				pair.enqueue(st.name, st.specs)
+				pair.same(st.name + ": after Enqueue")
+				if st.lease > 0 {
+					pair.leaseAndComplete(st.name, "main", st.lease)
+				}
+			}
+			clk.Advance(2 * time.Hour) // the delayed job is due: the lean lease hands over
+			pair.leaseAndComplete("due", "main", 10)
+			pair.leaseAndComplete("aged", "aged", 10)
+		})
+	}
+}
+
+// leanPair drives a lean backend and a full one through the same calls.
+type leanPair struct {
+	t          *testing.T
+	c          *redis.Client
+	prefix     string
+	lean, full *redisqueue.Backend
+}
+
+// queue is b's own name for the queue the steps call q.
+func (p leanPair) queue(b *redisqueue.Backend, q string) string {
+	if b == p.lean {
+		return "lean-" + q
+	}
+	return "full-" + q
+}
+
+func (p leanPair) enqueue(step string, specs []queue.JobSpec) {
+	for _, b := range []*redisqueue.Backend{p.lean, p.full} {
+		own := slices.Clone(specs)
+		for i := range own {
+			if own[i].Queue == "" {
+				own[i].Queue = "main"
+			}
+			own[i].Queue = p.queue(b, own[i].Queue)
+		}
+		if _, err := queue.NewClient(b).EnqueueBatch(context.Background(), own); err != nil {
+			p.t.Fatalf("%s: Enqueue: %v", step, err)
+		}
+	}
+}
+
+// leaseAndComplete leases up to max jobs of queue q on both backends,
+// checks they got the same jobs, and completes them.
+func (p leanPair) leaseAndComplete(step, q string, max int) {
+	ctx := context.Background()
+	var got [2][]queue.Lease
+	for i, b := range []*redisqueue.Backend{p.lean, p.full} {
+		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{p.queue(b, q)}, WorkerID: "w", Max: max, LeaseFor: time.Minute})
+		if err != nil {
+			p.t.Fatalf("%s: Lease: %v", step, err)
+		}
+		got[i] = ls
+	}
+	if len(got[0]) != len(got[1]) {
+		p.t.Fatalf("%s: lean leased %d jobs, full %d", step, len(got[0]), len(got[1]))
+	}
+	for i := range got[0] {
+		a, b := got[0][i].Job, got[1][i].Job
+		if a.Kind != b.Kind || a.Attempt != b.Attempt || !a.StartedAt.Equal(b.StartedAt) || !a.LeaseUntil.Equal(b.LeaseUntil) {
+			p.t.Errorf("%s: lease %d: lean %+v, full %+v", step, i, a, b)
+		}
+	}
+	p.same(step + ": after Lease")
+	for i, b := range []*redisqueue.Backend{p.lean, p.full} {
+		for _, l := range got[i] {
+			if err := b.Complete(ctx, l.Job.ID, l.Token, []byte("done")); err != nil {
+				p.t.Fatalf("%s: Complete: %v", step, err)
+			}
+		}
+	}
+	p.same(step + ": after Complete")
+}
+
+// same compares every key of the lean backend's queues with the full
+// one's: type and content, lease tokens aside (each lease draws its own).
+func (p leanPair) same(when string) {
+	p.t.Helper()
+	lean, full := p.dump("lean-"), p.dump("full-")
+	for _, k := range slices.Sorted(maps.Keys(lean)) {
+		if f, ok := full[k]; !ok {
+			p.t.Errorf("%s: only lean has %s = %s", when, k, lean[k])
+		} else if f != lean[k] {
+			p.t.Errorf("%s: %s: lean %s, full %s", when, k, lean[k], f)
+		}
+	}
+	for k, v := range full {
+		if _, ok := lean[k]; !ok {
+			p.t.Errorf("%s: only full has %s = %s", when, k, v)
+		}
+	}
+}
+
+// dump reads every key of the queues named with tag, keyed by the name
+// without it, values as text without it.
+func (p leanPair) dump(tag string) map[string]string {
+	ctx := context.Background()
+	out := map[string]string{}
+	keys, err := p.c.Keys(ctx, p.prefix+"queue:{"+tag+"*").Result()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	for _, k := range keys {
+		var v string
+		switch typ := p.c.Type(ctx, k).Val(); typ {
+		case "hash":
+			h := p.c.HGetAll(ctx, k).Val()
+			delete(h, "tk")
+			v = strings.Join(sortedPairs(h), " ")
+		case "zset":
+			for _, z := range p.c.ZRangeWithScores(ctx, k, 0, -1).Val() {
+				v += z.Member.(string) + "=" + strconv.FormatFloat(z.Score, 'f', -1, 64) + " "
+			}
+		case "string":
+			v = p.c.Get(ctx, k).Val()
+		default:
+			v = typ
+		}
+		// A unique key's name in a job names its queue too.
+		out[strings.Replace(k, tag, "", 1)] = strings.ReplaceAll(v, tag, "")
+	}
+	return out
+}
+
+func sortedPairs(h map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		out = append(out, k+"="+h[k])
+	}
+	return out
+}

@@ -1,0 +1,61 @@
+-- lean_complete: complete.lua for jobs that need none of the scheduler's
+-- work, with neither the event log nor the outbox on (lease.go decides).
+-- It answers 'full' before any write when a job it finds active under
+-- its token has a tenant, a group or children; lease.go then runs
+-- complete.lua. Self-contained, as lean_enqueue.lua.
+-- KEYS: active, completed.
+-- ARGV: now ('' for Redis TIME), job key prefix, number of jobs, then
+-- per job: seq, token, result.
+-- Returns one code per job as complete.lua does: 'ok', 'nf' or 'll'.
+local snow = ARGV[1]
+if snow == '' then
+  local t = redis.call('TIME')
+  snow = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
+end
+local jp = ARGV[2]
+local n = tonumber(ARGV[3])
+local out, ok, seen = {}, {}, {}
+for i = 0, n - 1 do
+  local b = 4 + 3 * i
+  local v = redis.call('HMGET', jp .. ARGV[b], 'st', 'tk', 'tn', 'g', 'ch', 'ukk', 'uf')
+  if not v[1] then
+    out[i + 1] = 'nf'
+  elseif seen[ARGV[b]] then
+    -- Completed earlier in this run (merged calls run in order).
+    out[i + 1] = 'll'
+  elseif v[1] ~= 'active' or v[2] ~= ARGV[b + 1] then
+    out[i + 1] = 'll'
+  elseif v[3] or v[4] or v[5] then
+    return 'full'
+  else
+    out[i + 1] = 'ok'
+    seen[ARGV[b]] = true
+    ok[#ok + 1] = {b, v[6], v[7]}
+  end
+end
+local done, scored = {}, {}
+for _, o in ipairs(ok) do
+  local b = o[1]
+  local seq = ARGV[b]
+  if ARGV[b + 2] ~= '' then
+    redis.call('HSET', jp .. seq, 'st', 'completed', 'fa', snow, 'ua', snow, 'tk', '', 'lu', '', 'wk', '',
+      'rs', ARGV[b + 2])
+  else
+    redis.call('HSET', jp .. seq, 'st', 'completed', 'fa', snow, 'ua', snow, 'tk', '', 'lu', '', 'wk', '')
+  end
+  -- A unique key held for a window outlives the job (lib.lua's
+  -- release_unique).
+  if o[2] and tonumber(o[3] or '0') == 0 and redis.call('GET', o[2]) == seq then
+    redis.call('DEL', o[2])
+  end
+  done[#done + 1] = seq
+  scored[#scored + 1] = snow
+  scored[#scored + 1] = seq
+end
+for j = 1, #done, 1000 do
+  redis.call('ZREM', KEYS[1], unpack(done, j, math.min(j + 999, #done)))
+end
+for j = 1, #scored, 1000 do
+  redis.call('ZADD', KEYS[2], unpack(scored, j, math.min(j + 999, #scored)))
+end
+return out

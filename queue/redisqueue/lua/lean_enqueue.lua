@@ -1,0 +1,110 @@
+-- lean_enqueue: enqueue.lua for jobs that need none of the scheduler's
+-- work beyond the fair order: no tenant, group or unique key, and neither
+-- the event log nor the outbox on (enqueue.go decides). It writes what
+-- enqueue.lua writes for such jobs, with straight-line code: at ordinary
+-- rates a job's cost is the Lua a run builds, not its Redis commands
+-- (docs/benchmarks.md). It makes no closures, so it is self-contained as
+-- an EVALSHA script too.
+-- KEYS: pending, scheduled, jobs, seq, sched.
+-- ARGV: now ('' for Redis TIME), key prefix ('' on Cluster), job key
+-- prefix, channel, queue name, origin, number of specs, then 8 per spec:
+-- kind, payload, priority, run at, max attempts, timeout, webhook, trace.
+-- Returns {now, per spec {0, seq, state}, woken} as enqueue.lua does.
+local now, snow
+if ARGV[1] ~= '' then
+  now, snow = tonumber(ARGV[1]), ARGV[1]
+else
+  local t = redis.call('TIME')
+  snow = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
+  now = tonumber(snow)
+end
+local P, jp = ARGV[2], ARGV[3]
+local n = tonumber(ARGV[7])
+local last = tonumber(redis.call('GET', KEYS[4]) or '0')
+-- The fair order (sched.lua's tag): jobs without a tenant share the
+-- finish tag f: and advance it by 1000 (weight 1).
+local sv = redis.call('HMGET', KEYS[5], 'v', 'ag', 'f:')
+local v, ag, f = tonumber(sv[1] or '0'), tonumber(sv[2] or '0'), tonumber(sv[3] or '0')
+local out, jobs, pending, scheduled = {}, {}, {}, {}
+for i = 0, n - 1 do
+  local b = 8 + i * 8
+  local s = now
+  if s <= last then
+    s = last + 1
+  end
+  last = s
+  local seq = string.format('%016.0f', s)
+  local pr = ARGV[b + 2]
+  local h = {'k', ARGV[b], 'pr', pr, 'ma', ARGV[b + 4], 'ca', snow, 'ua', snow}
+  if ARGV[b + 1] ~= '' then h[#h + 1] = 'p'; h[#h + 1] = ARGV[b + 1] end
+  if ARGV[b + 5] ~= '0' then h[#h + 1] = 'to'; h[#h + 1] = ARGV[b + 5] end
+  if ARGV[b + 6] ~= '' then h[#h + 1] = 'wh'; h[#h + 1] = ARGV[b + 6] end
+  if ARGV[b + 7] ~= '' then h[#h + 1] = 'tc'; h[#h + 1] = ARGV[b + 7] end
+  local ra = tonumber(ARGV[b + 3])
+  local st
+  if ra > now then
+    st = 'scheduled'
+    local sra = string.format('%.0f', ra)
+    h[#h + 1] = 'ra'; h[#h + 1] = sra
+    scheduled[#scheduled + 1] = sra
+    scheduled[#scheduled + 1] = seq
+  else
+    st = 'pending'
+    local start = math.max(v, f)
+    f = start + 1000
+    local p = tonumber(pr)
+    local band, rank = p, start
+    if ag > 0 then
+      band = 0
+      rank = start + p * math.min(ag, 1000000) * 1000
+    end
+    local vo = string.format('%016.0f', rank)
+    h[#h + 1] = 'ra'; h[#h + 1] = snow
+    h[#h + 1] = 'vo'; h[#h + 1] = vo
+    local vb = pr
+    if band ~= p then
+      vb = string.format('%.0f', band)
+      h[#h + 1] = 'vb'; h[#h + 1] = vb
+    end
+    if rank ~= start then
+      h[#h + 1] = 'vs'; h[#h + 1] = string.format('%.0f', start)
+    end
+    pending[#pending + 1] = vb
+    pending[#pending + 1] = vo .. seq
+  end
+  h[#h + 1] = 'st'; h[#h + 1] = st
+  redis.call('HSET', jp .. seq, unpack(h))
+  jobs[#jobs + 1] = 0
+  jobs[#jobs + 1] = seq
+  out[i + 1] = {0, seq, st}
+end
+redis.call('SET', KEYS[4], string.format('%.0f', last))
+if P ~= '' then
+  redis.call('SADD', P .. 'queues', ARGV[5])
+end
+local woken = {}
+if #pending > 0 then
+  if redis.call('ZCARD', KEYS[1]) == 0 then
+    -- The message is the caller's origin: the enqueuing process wakes its
+    -- own workers itself and skips it (notify.go).
+    redis.call('PUBLISH', ARGV[4], ARGV[6])
+    woken[1] = 1
+  end
+  redis.call('HSET', KEYS[5], 'f:', string.format('%.0f', f))
+end
+for j = 1, #jobs, 1000 do
+  redis.call('ZADD', KEYS[3], unpack(jobs, j, math.min(j + 999, #jobs)))
+end
+for j = 1, #pending, 1000 do
+  redis.call('ZADD', KEYS[1], unpack(pending, j, math.min(j + 999, #pending)))
+end
+if #scheduled > 0 then
+  for j = 1, #scheduled, 1000 do
+    redis.call('ZADD', KEYS[2], unpack(scheduled, j, math.min(j + 999, #scheduled)))
+  end
+  -- Timed work a sleeping worker must hear of (lib.lua's timed).
+  if P ~= '' then
+    redis.call('PUBLISH', P .. 'sched:timers', 't')
+  end
+end
+return {snow, out, woken}
