@@ -30,3 +30,9 @@ func LibrarySource() string {
 // DisableLean turns b's lean path off (lean.go), so tests reach the full
 // scripts with jobs that need none of the scheduler.
 func DisableLean(b *Backend) { b.noLean = true }
+
+// Listening reports whether b hears queue q's notifications itself.
+func Listening(b *Backend, q string) bool { return b.notes.listening(b.keys.queue(q).channel) }
+
+// Channel is the pub/sub channel of queue q.
+func Channel(b *Backend, q string) string { return b.keys.queue(q).channel }

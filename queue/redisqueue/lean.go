@@ -81,8 +81,9 @@ func (b *Backend) enqueueLean(ctx context.Context, k *qkeys, specs []queue.JobSp
 	c := &call{
 		script: scriptLeanEnqueue,
 		keys:   []string{k.keys[keyPending], k.keys[keyScheduled], k.keys[keyJobs], k.keys[keySeq], k.keys[keySched]},
-		args:   []any{b.now(), b.schedPrefix, k.jobPrefix, k.channel, k.name, b.notes.origin},
-		items:  make([][]any, len(specs)),
+		args: []any{b.now(), b.schedPrefix, k.jobPrefix, k.channel, k.name, b.notes.origin,
+			btoi(b.notes.listening(k.channel))},
+		items: make([][]any, len(specs)),
 		// Merged as enqueueIn's calls are, never with them.
 		mergeKey: "lean_enqueue\x00" + k.name, split: splitEnqueue,
 	}

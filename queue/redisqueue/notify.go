@@ -20,7 +20,9 @@ import (
 // message is sent: its workers are busy or about to lease anyway. The
 // process that made the change wakes its own subscribers at once; the
 // message of an enqueue is the enqueuing Backend's random origin, so that
-// Backend knows the message for its own and does not wake them twice.
+// Backend knows the message for its own and does not wake them twice, and
+// an enqueue of the lean path (lean.go) that finds the enqueuing Backend
+// the channel's one listener sends none.
 //
 // One pub/sub connection per Backend serves all subscriptions; it is
 // opened by the first Subscribe and closed with the Backend.
@@ -161,6 +163,17 @@ func (n *notifier) heard(chans []string) bool {
 		}
 	}
 	return true
+}
+
+// listening reports whether this process hears channel c itself: it has
+// subscribers there and Redis confirmed the subscription. An enqueue that
+// finds this process the channel's one listener skips the message
+// (lean_enqueue.lua); if the connection dropped unnoticed, the job is
+// still this process's workers' to take, woken locally.
+func (n *notifier) listening(c string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return !n.closed && n.confirmed[c] && len(n.subs[c]) > 0
 }
 
 // wakeLocal wakes the subscribers of channel c for a change this process

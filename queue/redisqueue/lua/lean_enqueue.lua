@@ -7,8 +7,9 @@
 -- an EVALSHA script too.
 -- KEYS: pending, scheduled, jobs, seq, sched.
 -- ARGV: now ('' for Redis TIME), key prefix ('' on Cluster), job key
--- prefix, channel, queue name, origin, number of specs, then 8 per spec:
--- kind, payload, priority, run at, max attempts, timeout, webhook, trace.
+-- prefix, channel, queue name, origin, '1' when the caller hears the
+-- channel itself, number of specs, then 8 per spec: kind, payload,
+-- priority, run at, max attempts, timeout, webhook, trace.
 -- Returns {now, per spec {0, seq, state}, woken} as enqueue.lua does.
 local now, snow
 if ARGV[1] ~= '' then
@@ -19,7 +20,7 @@ else
   now = tonumber(snow)
 end
 local P, jp = ARGV[2], ARGV[3]
-local n = tonumber(ARGV[7])
+local n = tonumber(ARGV[8])
 local last = tonumber(redis.call('GET', KEYS[4]) or '0')
 -- The fair order (sched.lua's tag): jobs without a tenant share the
 -- finish tag f: and advance it by 1000 (weight 1).
@@ -27,7 +28,7 @@ local sv = redis.call('HMGET', KEYS[5], 'v', 'ag', 'f:')
 local v, ag, f = tonumber(sv[1] or '0'), tonumber(sv[2] or '0'), tonumber(sv[3] or '0')
 local out, jobs, pending, scheduled = {}, {}, {}, {}
 for i = 0, n - 1 do
-  local b = 8 + i * 8
+  local b = 9 + i * 8
   local s = now
   if s <= last then
     s = last + 1
@@ -85,10 +86,19 @@ end
 local woken = {}
 if #pending > 0 then
   if redis.call('ZCARD', KEYS[1]) == 0 then
-    -- The message is the caller's origin: the enqueuing process wakes its
-    -- own workers itself and skips it (notify.go).
-    redis.call('PUBLISH', ARGV[4], ARGV[6])
     woken[1] = 1
+    -- The enqueuing process wakes its own workers itself (notify.go): when
+    -- it is the channel's one listener, nobody else needs the message. A
+    -- server that will not say (a test double) gets it.
+    local alone = false
+    if ARGV[7] == '1' then
+      local r = redis.pcall('PUBSUB', 'NUMSUB', ARGV[4])
+      alone = type(r) == 'table' and tonumber(r[2]) == 1
+    end
+    if not alone then
+      -- The message is the caller's origin, which it skips as its own.
+      redis.call('PUBLISH', ARGV[4], ARGV[6])
+    end
   end
   redis.call('HSET', KEYS[5], 'f:', string.format('%.0f', f))
 end
