@@ -14,10 +14,10 @@ import (
 // commands (a few tenths of a microsecond each) but the Lua each script
 // run builds around them: the queue tables, the scheduler's state, the
 // shared helpers' bookkeeping. Jobs that need none of the scheduler's
-// work — no tenant, group or unique key, and neither the event log nor
-// the outbox on — take three small self-contained scripts instead
-// (lua/lean_*.lua) that write exactly what the full ones write for such
-// jobs, fair order included:
+// work — no tenant, group or unique key, with the outbox off — take three
+// small self-contained scripts instead (lua/lean_*.lua) that write
+// exactly what the full ones write for such jobs, fair order and event
+// log included:
 //   - an enqueue whose specs all qualify runs lean_enqueue;
 //   - a lease of one queue runs lean_lease, which answers "full" before
 //     any write when the run needs more (due jobs to promote, a due
@@ -56,7 +56,16 @@ const (
 
 // leanOn reports whether the backend may take the lean path at all.
 func (b *Backend) leanOn() bool {
-	return !b.noLean && b.outbox == "" && b.events.key == ""
+	return !b.noLean && b.outbox == ""
+}
+
+// leanLog returns the lean scripts' event log arguments: the stream's
+// key ("" when the log is off) and its approximate maximum length.
+func (b *Backend) leanLog() (key, max string) {
+	if b.events.key == "" {
+		return "", "0"
+	}
+	return b.events.key, b.events.args[1].(string)
 }
 
 // leanSpecs reports whether specs, all of one queue, may take the lean
@@ -78,11 +87,12 @@ const leanSpecFields = 8
 
 // enqueueLean stores specs of queue k with lean_enqueue.
 func (b *Backend) enqueueLean(ctx context.Context, k *qkeys, specs []queue.JobSpec) ([]queue.Enqueued, error) {
+	logKey, logMax := b.leanLog()
 	c := &call{
 		script: scriptLeanEnqueue,
 		keys:   []string{k.keys[keyPending], k.keys[keyScheduled], k.keys[keyJobs], k.keys[keySeq], k.keys[keySched]},
 		args: []any{b.now(), b.schedPrefix, k.jobPrefix, k.channel, k.name, b.notes.origin,
-			btoi(b.notes.listening(k.channel))},
+			btoi(b.notes.listening(k.channel)), logKey, logMax, k.idSuffix},
 		items: make([][]any, len(specs)),
 		// Merged as enqueueIn's calls are, never with them.
 		mergeKey: "lean_enqueue\x00" + k.name, split: splitEnqueue,
@@ -119,11 +129,13 @@ func (b *Backend) leaseLean(ctx context.Context, k *qkeys, req queue.LeaseReques
 	if !b.leanOn() || now.UnixNano() < k.fullUntil.Load() {
 		return nil, nil
 	}
+	logKey, logMax := b.leanLog()
 	res, err := b.direct(ctx, "lease", &call{
 		script: scriptLeanLease,
 		keys: []string{k.keys[keyPending], k.keys[keyScheduled], k.keys[keyRetrying], k.keys[keyActive],
 			k.keys[keySched], k.keys[keyPaused]},
-		args: []any{b.now(), b.schedPrefix, k.jobPrefix, k.name, max, us(req.LeaseFor), req.WorkerID, tokens},
+		args: []any{b.now(), b.schedPrefix, k.jobPrefix, k.name, max, us(req.LeaseFor), req.WorkerID, tokens,
+			logKey, logMax, k.idSuffix},
 	})
 	if err != nil {
 		return nil, err
@@ -141,9 +153,10 @@ func (b *Backend) completeLean(ctx context.Context, k *qkeys, seq, token string,
 	if !b.leanOn() || strings.HasSuffix(token, tokenScoped) {
 		return false, nil
 	}
+	logKey, logMax := b.leanLog()
 	res, err := b.evalCall(ctx, "complete", &call{
 		script: scriptLeanComplete, keys: []string{k.keys[keyActive], k.keys[keyCompleted]},
-		args: []any{b.now(), k.jobPrefix}, items: [][]any{{seq, token, result}},
+		args: []any{b.now(), k.jobPrefix, logKey, logMax, k.name, k.idSuffix}, items: [][]any{{seq, token, result}},
 		mergeKey: "lean_complete\x00" + k.name, split: splitLean,
 	})
 	if err != nil {

@@ -19,56 +19,63 @@ import (
 
 // TestLeanMatchesFull checks that the lean scripts store exactly what
 // the full ones store: two backends on one server and one clock, the
-// second with the lean path off, make the same calls on queues of their
-// own, and after every step each key of the one queue holds what the
-// same key of the other holds. The steps cover what the lean path takes
+// second with the lean path off, make the same calls under key prefixes
+// of their own, and after every step each key of the one holds what the
+// same key of the other holds, the event log included. The steps cover what the lean path takes
 // (jobs with payloads, priorities, timeouts, webhooks, delays, aging, a
 // unique key) and what it hands to the full scripts (a due job, a
 // tenant's job).
 func TestLeanMatchesFull(t *testing.T) {
 	for _, srv := range servers {
-		t.Run(srv.name, func(t *testing.T) {
-			s := srv.open(t)
-			clk := clock.NewFake(queuetest.Epoch)
-			lean := s.backend(t, withClock(clk))
-			full := s.backend(t, withClock(clk))
-			redisqueue.DisableLean(full)
-			c := s.client(t)
-			pair := leanPair{t: t, c: c, prefix: string(s.prefix), lean: lean, full: full}
-			ctx := context.Background()
-			for _, b := range []*redisqueue.Backend{lean, full} {
-				if err := b.SetAging(ctx, pair.queue(b, "aged"), 3); err != nil {
-					t.Fatal(err)
-				}
-			}
-			hook := &queue.Webhook{URL: "https://example.com/hook"}
-			steps := []struct {
-				name  string
-				specs []queue.JobSpec
-				lease int
-			}{
-				{"plain", []queue.JobSpec{{Kind: "k"}}, 1},
-				{"fields", []queue.JobSpec{{Kind: "k", Payload: []byte(`{"a":1}`), Priority: 2, Timeout: time.Minute,
-					MaxAttempts: 3, Webhook: hook, Trace: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}, 1},
-				{"batch", []queue.JobSpec{{Kind: "a"}, {Kind: "b", Priority: 1}, {Kind: "c"}}, 2},
-				{"delayed", []queue.JobSpec{{Kind: "later", RunAt: queuetest.Epoch.Add(time.Hour)}}, 5},
-				{"unique", []queue.JobSpec{{Kind: "u", UniqueKey: "once"}}, 5},
-				{"tenant", []queue.JobSpec{{Kind: "t", Tenant: "acme"}}, 5},
-				{"aged", []queue.JobSpec{{Queue: "aged", Kind: "x", Priority: 2}, {Queue: "aged", Kind: "y"}}, 0},
-			}
-			for _, st := range steps {
-				clk.Advance(time.Millisecond)
-				pair.enqueue(st.name, st.specs)
-				pair.same(st.name + ": after Enqueue")
-				if st.lease > 0 {
-					pair.leaseAndComplete(st.name, "main", st.lease)
-				}
-			}
-			clk.Advance(2 * time.Hour) // the delayed job is due: the lean lease hands over
-			pair.leaseAndComplete("due", "main", 10)
-			pair.leaseAndComplete("aged", "aged", 10)
-		})
+		for _, events := range []bool{false, true} {
+			t.Run(srv.name+"/events="+strconv.FormatBool(events), func(t *testing.T) {
+				testLeanMatchesFull(t, srv.open(t), events)
+			})
+		}
 	}
+}
+
+// testLeanMatchesFull is TestLeanMatchesFull on server s, with each
+// backend's event log on or off. The two logs are told apart by prefix.
+func testLeanMatchesFull(t *testing.T, s server, events bool) {
+	clk := clock.NewFake(queuetest.Epoch)
+	lean := s.backend(t, redisqueue.Options{Clock: clk, Events: events, Prefix: s.prefix + "lean:"})
+	full := s.backend(t, redisqueue.Options{Clock: clk, Events: events, Prefix: s.prefix + "full:"})
+	redisqueue.DisableLean(full)
+	c := s.client(t)
+	pair := leanPair{t: t, c: c, prefix: string(s.prefix), lean: lean, full: full}
+	ctx := context.Background()
+	for _, b := range []*redisqueue.Backend{lean, full} {
+		if err := b.SetAging(ctx, "aged", 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hook := &queue.Webhook{URL: "https://example.com/hook"}
+	steps := []struct {
+		name  string
+		specs []queue.JobSpec
+		lease int
+	}{
+		{"plain", []queue.JobSpec{{Kind: "k"}}, 1},
+		{"fields", []queue.JobSpec{{Kind: "k", Payload: []byte(`{"a":1}`), Priority: 2, Timeout: time.Minute,
+			MaxAttempts: 3, Webhook: hook, Trace: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}, 1},
+		{"batch", []queue.JobSpec{{Kind: "a"}, {Kind: "b", Priority: 1}, {Kind: "c"}}, 2},
+		{"delayed", []queue.JobSpec{{Kind: "later", RunAt: queuetest.Epoch.Add(time.Hour)}}, 5},
+		{"unique", []queue.JobSpec{{Kind: "u", UniqueKey: "once"}}, 5},
+		{"tenant", []queue.JobSpec{{Kind: "t", Tenant: "acme"}}, 5},
+		{"aged", []queue.JobSpec{{Queue: "aged", Kind: "x", Priority: 2}, {Queue: "aged", Kind: "y"}}, 0},
+	}
+	for _, st := range steps {
+		clk.Advance(time.Millisecond)
+		pair.enqueue(st.name, st.specs)
+		pair.same(st.name + ": after Enqueue")
+		if st.lease > 0 {
+			pair.leaseAndComplete(st.name, "main", st.lease)
+		}
+	}
+	clk.Advance(2 * time.Hour) // the delayed job is due: the lean lease hands over
+	pair.leaseAndComplete("due", "main", 10)
+	pair.leaseAndComplete("aged", "aged", 10)
 }
 
 // leanPair drives a lean backend and a full one through the same calls.
@@ -79,14 +86,6 @@ type leanPair struct {
 	lean, full *redisqueue.Backend
 }
 
-// queue is b's own name for the queue the steps call q.
-func (p leanPair) queue(b *redisqueue.Backend, q string) string {
-	if b == p.lean {
-		return "lean-" + q
-	}
-	return "full-" + q
-}
-
 func (p leanPair) enqueue(step string, specs []queue.JobSpec) {
 	for _, b := range []*redisqueue.Backend{p.lean, p.full} {
 		own := slices.Clone(specs)
@@ -94,7 +93,6 @@ func (p leanPair) enqueue(step string, specs []queue.JobSpec) {
 			if own[i].Queue == "" {
 				own[i].Queue = "main"
 			}
-			own[i].Queue = p.queue(b, own[i].Queue)
 		}
 		if _, err := queue.NewClient(b).EnqueueBatch(context.Background(), own); err != nil {
 			p.t.Fatalf("%s: Enqueue: %v", step, err)
@@ -108,7 +106,7 @@ func (p leanPair) leaseAndComplete(step, q string, max int) {
 	ctx := context.Background()
 	var got [2][]queue.Lease
 	for i, b := range []*redisqueue.Backend{p.lean, p.full} {
-		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{p.queue(b, q)}, WorkerID: "w", Max: max, LeaseFor: time.Minute})
+		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{q}, WorkerID: "w", Max: max, LeaseFor: time.Minute})
 		if err != nil {
 			p.t.Fatalf("%s: Lease: %v", step, err)
 		}
@@ -134,11 +132,11 @@ func (p leanPair) leaseAndComplete(step, q string, max int) {
 	p.same(step + ": after Complete")
 }
 
-// same compares every key of the lean backend's queues with the full
-// one's: type and content, lease tokens aside (each lease draws its own).
+// same compares every key of the lean backend with the full one's: type
+// and content, lease tokens and stream entry ids aside.
 func (p leanPair) same(when string) {
 	p.t.Helper()
-	lean, full := p.dump("lean-"), p.dump("full-")
+	lean, full := p.dump("lean:"), p.dump("full:")
 	for _, k := range slices.Sorted(maps.Keys(lean)) {
 		if f, ok := full[k]; !ok {
 			p.t.Errorf("%s: only lean has %s = %s", when, k, lean[k])
@@ -153,12 +151,13 @@ func (p leanPair) same(when string) {
 	}
 }
 
-// dump reads every key of the queues named with tag, keyed by the name
-// without it, values as text without it.
-func (p leanPair) dump(tag string) map[string]string {
+// dump reads every key of one backend (its prefix ends in side), keyed
+// by the name without the prefix, values as text without it.
+func (p leanPair) dump(side string) map[string]string {
 	ctx := context.Background()
+	pre := p.prefix + side
 	out := map[string]string{}
-	keys, err := p.c.Keys(ctx, p.prefix+"queue:{"+tag+"*").Result()
+	keys, err := p.c.Keys(ctx, pre+"*").Result()
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -173,13 +172,26 @@ func (p leanPair) dump(tag string) map[string]string {
 			for _, z := range p.c.ZRangeWithScores(ctx, k, 0, -1).Val() {
 				v += z.Member.(string) + "=" + strconv.FormatFloat(z.Score, 'f', -1, 64) + " "
 			}
+		case "set":
+			v = strings.Join(slices.Sorted(slices.Values(p.c.SMembers(ctx, k).Val())), " ")
+		case "stream":
+			for _, e := range p.c.XRange(ctx, k, "-", "+").Val() {
+				v += strings.Join(sortedPairs(streamValues(e.Values)), " ") + "; "
+			}
 		case "string":
 			v = p.c.Get(ctx, k).Val()
 		default:
 			v = typ
 		}
-		// A unique key's name in a job names its queue too.
-		out[strings.Replace(k, tag, "", 1)] = strings.ReplaceAll(v, tag, "")
+		out[strings.TrimPrefix(k, pre)] = strings.ReplaceAll(v, pre, "")
+	}
+	return out
+}
+
+func streamValues(m map[string]any) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v.(string)
 	}
 	return out
 }

@@ -1,23 +1,24 @@
 -- lean_complete: complete.lua for jobs that need none of the scheduler's
--- work, with neither the event log nor the outbox on (lease.go decides).
+-- work, with the outbox off (lean.go decides).
 -- It answers 'full' before any write when a job it finds active under
 -- its token has a tenant, a group or children; lease.go then runs
 -- complete.lua. Self-contained, as lean_enqueue.lua.
 -- KEYS: active, completed.
--- ARGV: now ('' for Redis TIME), job key prefix, number of jobs, then
--- per job: seq, token, result.
+-- ARGV: now ('' for Redis TIME), job key prefix, the event log's key
+-- ('' when off) and length, the queue's name and job id suffix, number
+-- of jobs, then per job: seq, token, result.
 -- Returns one code per job as complete.lua does: 'ok', 'nf' or 'll'.
 local snow = ARGV[1]
 if snow == '' then
   local t = redis.call('TIME')
   snow = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
 end
-local jp = ARGV[2]
-local n = tonumber(ARGV[3])
+local jp, log = ARGV[2], ARGV[3]
+local n = tonumber(ARGV[7])
 local out, ok, seen = {}, {}, {}
 for i = 0, n - 1 do
-  local b = 4 + 3 * i
-  local v = redis.call('HMGET', jp .. ARGV[b], 'st', 'tk', 'tn', 'g', 'ch', 'ukk', 'uf')
+  local b = 8 + 3 * i
+  local v = redis.call('HMGET', jp .. ARGV[b], 'st', 'tk', 'tn', 'g', 'ch', 'ukk', 'uf', 'k', 'at')
   if not v[1] then
     out[i + 1] = 'nf'
   elseif seen[ARGV[b]] then
@@ -30,7 +31,7 @@ for i = 0, n - 1 do
   else
     out[i + 1] = 'ok'
     seen[ARGV[b]] = true
-    ok[#ok + 1] = {b, v[6], v[7]}
+    ok[#ok + 1] = {b, v[6], v[7], v[8], v[9]}
   end
 end
 local done, scored = {}, {}
@@ -47,6 +48,10 @@ for _, o in ipairs(ok) do
   -- release_unique).
   if o[2] and tonumber(o[3] or '0') == 0 and redis.call('GET', o[2]) == seq then
     redis.call('DEL', o[2])
+  end
+  if log ~= '' then
+    redis.call('XADD', log, 'MAXLEN', '~', ARGV[4], '*', 'ty', 'job.completed', 'ca', snow, 'j', seq .. ARGV[6],
+      'q', ARGV[5], 'k', o[4], 'st', 'completed', 'at', o[5])
   end
   done[#done + 1] = seq
   scored[#scored + 1] = snow

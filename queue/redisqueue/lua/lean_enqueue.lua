@@ -1,15 +1,16 @@
 -- lean_enqueue: enqueue.lua for jobs that need none of the scheduler's
--- work beyond the fair order: no tenant, group or unique key, and neither
--- the event log nor the outbox on (enqueue.go decides). It writes what
--- enqueue.lua writes for such jobs, with straight-line code: at ordinary
--- rates a job's cost is the Lua a run builds, not its Redis commands
--- (docs/benchmarks.md). It makes no closures, so it is self-contained as
--- an EVALSHA script too.
+-- work beyond the fair order: no tenant, group or unique key, and the
+-- outbox off (lean.go decides). It writes what
+-- enqueue.lua writes for such jobs, event log included, with
+-- straight-line code: at ordinary rates a job's cost is the Lua a run
+-- builds, not its Redis commands (docs/benchmarks.md). It makes no
+-- closures, so it is self-contained as an EVALSHA script too.
 -- KEYS: pending, scheduled, jobs, seq, sched.
 -- ARGV: now ('' for Redis TIME), key prefix ('' on Cluster), job key
 -- prefix, channel, queue name, origin, '1' when the caller hears the
--- channel itself, number of specs, then 8 per spec: kind, payload,
--- priority, run at, max attempts, timeout, webhook, trace.
+-- channel itself, the event log's key ('' when off) and length, the
+-- queue's job id suffix, number of specs, then 8 per spec: kind,
+-- payload, priority, run at, max attempts, timeout, webhook, trace.
 -- Returns {now, per spec {0, seq, state}, woken} as enqueue.lua does.
 local now, snow
 if ARGV[1] ~= '' then
@@ -20,7 +21,8 @@ else
   now = tonumber(snow)
 end
 local P, jp = ARGV[2], ARGV[3]
-local n = tonumber(ARGV[8])
+local n = tonumber(ARGV[11])
+local log, logmax, idsuf = ARGV[8], ARGV[9], ARGV[10]
 local last = tonumber(redis.call('GET', KEYS[4]) or '0')
 -- The fair order (sched.lua's tag): jobs without a tenant share the
 -- finish tag f: and advance it by 1000 (weight 1).
@@ -28,7 +30,7 @@ local sv = redis.call('HMGET', KEYS[5], 'v', 'ag', 'f:')
 local v, ag, f = tonumber(sv[1] or '0'), tonumber(sv[2] or '0'), tonumber(sv[3] or '0')
 local out, jobs, pending, scheduled = {}, {}, {}, {}
 for i = 0, n - 1 do
-  local b = 9 + i * 8
+  local b = 12 + i * 8
   local s = now
   if s <= last then
     s = last + 1
@@ -75,6 +77,10 @@ for i = 0, n - 1 do
   end
   h[#h + 1] = 'st'; h[#h + 1] = st
   redis.call('HSET', jp .. seq, unpack(h))
+  if log ~= '' then
+    redis.call('XADD', log, 'MAXLEN', '~', logmax, '*', 'ty', 'job.enqueued', 'ca', snow, 'j', seq .. idsuf,
+      'q', ARGV[5], 'k', ARGV[b], 'st', st, 'at', '0')
+  end
   jobs[#jobs + 1] = 0
   jobs[#jobs + 1] = seq
   out[i + 1] = {0, seq, st}

@@ -6,7 +6,8 @@
 -- does. Self-contained, as lean_enqueue.lua.
 -- KEYS: pending, scheduled, retrying, active, sched, paused.
 -- ARGV: now ('' for Redis TIME), key prefix ('' on Cluster), job key
--- prefix, queue name, max, lease length (µs), worker id, token base.
+-- prefix, queue name, max, lease length (µs), worker id, token base, the
+-- event log's key ('' when off) and length, the queue's job id suffix.
 local now, snow
 if ARGV[1] ~= '' then
   now, snow = tonumber(ARGV[1]), ARGV[1]
@@ -46,10 +47,11 @@ for i = 1, #c do
   local m = c[i]
   local seq = string.sub(m, -16)
   local f = redis.call('HGETALL', jp .. seq)
-  local st, atn, le, vo, vs
+  local st, atn, le, vo, vs, kind
   for k = 1, #f, 2 do
     local name = f[k]
     if name == 'st' then st = f[k + 1]
+    elseif name == 'k' then kind = f[k + 1]
     elseif name == 'at' then atn = f[k + 1]
     elseif name == 'le' then le = true
     elseif name == 'vo' then vo = f[k + 1]
@@ -59,11 +61,11 @@ for i = 1, #c do
   end
   left[#left + 1] = m
   if st == 'pending' then
-    take[#take + 1] = {seq, f, atn, le, vs or vo}
+    take[#take + 1] = {seq, f, atn, le, vs or vo, kind}
   end
 end
 local until_ = string.format('%.0f', now + tonumber(ARGV[6]))
-local worker, tokens = ARGV[7], ARGV[8]
+local worker, tokens, log = ARGV[7], ARGV[8], ARGV[9]
 local out, added = {}, {}
 local v0 = nil
 local v = 0
@@ -71,8 +73,12 @@ for i, t in ipairs(take) do
   local seq = t[1]
   local jk = jp .. seq
   local tok = tokens .. '.' .. i
-  redis.call('HSET', jk, 'st', 'active', 'at', string.format('%.0f', tonumber(t[3] or '0') + 1), 'tk', tok,
-    'lu', until_, 'wk', worker, 'sa', snow, 'ua', snow)
+  local at1 = string.format('%.0f', tonumber(t[3] or '0') + 1)
+  redis.call('HSET', jk, 'st', 'active', 'at', at1, 'tk', tok, 'lu', until_, 'wk', worker, 'sa', snow, 'ua', snow)
+  if log ~= '' then
+    redis.call('XADD', log, 'MAXLEN', '~', ARGV[10], '*', 'ty', 'job.started', 'ca', snow, 'j', seq .. ARGV[11],
+      'q', ARGV[4], 'k', t[6], 'st', 'active', 'at', at1)
+  end
   if t[5] then
     if not v0 then
       v0 = tonumber(redis.call('HGET', KEYS[5], 'v') or '0')
