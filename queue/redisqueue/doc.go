@@ -17,8 +17,8 @@
 // there run as one script over all their jobs. A Lease hands out many jobs
 // per script run.
 //
-// Jobs that need none of the scheduler (no tenant, group or unique key),
-// with the outbox off, take a lean path: small
+// Jobs that need none of the scheduler (no tenant, group or unique key)
+// take a lean path (its complete only with the outbox off): small
 // scripts of their own for enqueue, lease and complete that store exactly
 // what the full ones store, and hand a run to the full script when it
 // needs more (due jobs to promote, a pause, a tenant's job). At ordinary

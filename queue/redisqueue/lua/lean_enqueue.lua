@@ -1,6 +1,6 @@
 -- lean_enqueue: enqueue.lua for jobs that need none of the scheduler's
--- work beyond the fair order: no tenant, group or unique key, and the
--- outbox off (lean.go decides). It writes what
+-- work beyond the fair order: no tenant, group or unique key (lean.go
+-- decides). It writes what
 -- enqueue.lua writes for such jobs, event log included, with
 -- straight-line code: at ordinary rates a job's cost is the Lua a run
 -- builds, not its Redis commands (docs/benchmarks.md). It makes no
