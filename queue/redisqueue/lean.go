@@ -86,8 +86,6 @@ func (b *Backend) leanSpecs(specs []queue.JobSpec) bool {
 	return true
 }
 
-// leanSpecFields is how many arguments each spec takes in lean_enqueue.
-const leanSpecFields = 8
 
 // enqueueLean stores specs of queue k with lean_enqueue.
 func (b *Backend) enqueueLean(ctx context.Context, k *qkeys, specs []queue.JobSpec) ([]queue.Enqueued, error) {
@@ -107,6 +105,7 @@ func (b *Backend) enqueueLean(ctx context.Context, k *qkeys, specs []queue.JobSp
 			runAt = strconv.FormatInt(s.RunAt.UnixMicro(), 10)
 			c.timed = true
 		}
+		// 8 per spec, lean_enqueue.lua's order.
 		c.items[i] = []any{s.Kind, s.Payload, s.Priority, runAt, maxAttempts(s), int64(s.Timeout),
 			queue.EncodeWebhook(s.Webhook), s.Trace}
 	}
