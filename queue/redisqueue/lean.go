@@ -86,7 +86,6 @@ func (b *Backend) leanSpecs(specs []queue.JobSpec) bool {
 	return true
 }
 
-
 // enqueueLean stores specs of queue k with lean_enqueue.
 func (b *Backend) enqueueLean(ctx context.Context, k *qkeys, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	logKey, logMax := b.leanLog()
