@@ -18,7 +18,7 @@
 // per script run.
 //
 // Jobs that need none of the scheduler (no tenant, group or unique key)
-// take a lean path (its complete only with the outbox off): small
+// take a lean path: small
 // scripts of their own for enqueue, lease and complete that store exactly
 // what the full ones store, and hand a run to the full script when it
 // needs more (due jobs to promote, a pause, a tenant's job). At ordinary

@@ -16,9 +16,8 @@ import (
 // shared helpers' bookkeeping. Jobs that need none of the scheduler's
 // work — no tenant, group or unique key — take three small
 // self-contained scripts instead (lua/lean_*.lua) that write exactly what
-// the full ones write for such jobs, fair order and event log included
-// (the complete only with the outbox off: the outbox's events are the
-// full script's to append):
+// the full ones write for such jobs, fair order, event log and outbox
+// included:
 //   - an enqueue whose specs all qualify runs lean_enqueue;
 //   - a lease of one queue runs lean_lease, which answers "full" before
 //     any write when the run needs more (due jobs to promote, a due
@@ -55,13 +54,8 @@ const (
 	keySeq       = 9
 )
 
-// leanOn reports whether the backend may take the lean path at all.
-// Only an end of a job appends to the outbox, so with the outbox on the
-// lean path still enqueues and leases (leanEnds says whether it ends).
+// leanOn reports whether the backend may take the lean path.
 func (b *Backend) leanOn() bool { return !b.noLean }
-
-// leanEnds reports whether lean_complete may end jobs: the outbox is off.
-func (b *Backend) leanEnds() bool { return b.leanOn() && b.outbox == "" }
 
 // leanLog returns the lean scripts' event log arguments: the stream's
 // key ("" when the log is off) and its approximate maximum length.
@@ -152,13 +146,18 @@ func (b *Backend) leaseLean(ctx context.Context, k *qkeys, req queue.LeaseReques
 // completeLean runs lean_complete for one job of queue k. It returns
 // done false when complete.lua is to run instead.
 func (b *Backend) completeLean(ctx context.Context, k *qkeys, seq, token string, result []byte) (done bool, err error) {
-	if !b.leanEnds() || strings.HasSuffix(token, tokenScoped) {
+	if !b.leanOn() || strings.HasSuffix(token, tokenScoped) {
 		return false, nil
 	}
 	logKey, logMax := b.leanLog()
+	nonce := ""
+	if b.outbox != "" {
+		nonce = b.outboxArgs()[0].(string)
+	}
 	res, err := b.evalCall(ctx, "complete", &call{
 		script: scriptLeanComplete, keys: []string{k.keys[keyActive], k.keys[keyCompleted]},
-		args: []any{b.now(), k.jobPrefix, logKey, logMax, k.name, k.idSuffix}, items: [][]any{{seq, token, result}},
+		args:     []any{b.now(), k.jobPrefix, logKey, logMax, k.name, k.idSuffix, b.outbox, nonce},
+		items:    [][]any{{seq, token, result}},
 		mergeKey: "lean_complete\x00" + k.name, split: splitLean,
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package redisqueue_test
 import (
 	"context"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -162,8 +163,8 @@ func (p leanPair) same(when string) {
 }
 
 // dump reads every key of one backend (its prefix ends in side), keyed
-// by the name without the prefix, values as text without it; the outbox's
-// events only counted.
+// by the name without the prefix, values as text without it and without
+// the nonces of outbox event ids.
 func (p leanPair) dump(side string) map[string]string {
 	ctx := context.Background()
 	pre := p.prefix + side
@@ -194,18 +195,14 @@ func (p leanPair) dump(side string) map[string]string {
 		default:
 			v = typ
 		}
-		name := strings.TrimPrefix(k, pre)
-		if strings.HasPrefix(name, "outbox:") {
-			// Event ids end in a random nonce per call: count the events.
-			if strings.HasPrefix(name, "outbox:event:") {
-				out["outbox events"] += "1"
-			}
-			continue
-		}
-		out[name] = strings.ReplaceAll(v, pre, "")
+		// Event ids end in a random nonce per call.
+		name := eventNonce.ReplaceAllString(strings.TrimPrefix(k, pre), "$1")
+		out[name] = eventNonce.ReplaceAllString(strings.ReplaceAll(v, pre, ""), "$1")
 	}
 	return out
 }
+
+var eventNonce = regexp.MustCompile(`(evt_[0-9]{16})[0-9a-f]{16}`)
 
 func streamValues(m map[string]any) map[string]string {
 	out := make(map[string]string, len(m))

@@ -1,12 +1,13 @@
 -- lean_complete: complete.lua for jobs that need none of the scheduler's
--- work, with the outbox off (lean.go decides).
+-- work (lean.go decides).
 -- It answers 'full' before any write when a job it finds active under
 -- its token has a tenant, a group or children; lease.go then runs
 -- complete.lua. Self-contained, as lean_enqueue.lua.
 -- KEYS: active, completed.
 -- ARGV: now ('' for Redis TIME), job key prefix, the event log's key
--- ('' when off) and length, the queue's name and job id suffix, number
--- of jobs, then per job: seq, token, result.
+-- ('' when off) and length, the queue's name and job id suffix, the
+-- outbox's key prefix ('' when off) and this call's nonce (events.lua),
+-- number of jobs, then per job: seq, token, result.
 -- Returns one code per job as complete.lua does: 'ok', 'nf' or 'll'.
 local snow = ARGV[1]
 if snow == '' then
@@ -14,10 +15,11 @@ if snow == '' then
   snow = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
 end
 local jp, log = ARGV[2], ARGV[3]
-local n = tonumber(ARGV[7])
+local ob, nonce = ARGV[7], ARGV[8]
+local n = tonumber(ARGV[9])
 local out, ok, seen = {}, {}, {}
 for i = 0, n - 1 do
-  local b = 8 + 3 * i
+  local b = 10 + 3 * i
   local v = redis.call('HMGET', jp .. ARGV[b], 'st', 'tk', 'tn', 'g', 'ch', 'ukk', 'uf', 'k', 'at')
   if not v[1] then
     out[i + 1] = 'nf'
@@ -35,6 +37,7 @@ for i = 0, n - 1 do
   end
 end
 local done, scored = {}, {}
+local evn, evlast
 for _, o in ipairs(ok) do
   local b = o[1]
   local seq = ARGV[b]
@@ -52,6 +55,18 @@ for _, o in ipairs(ok) do
   if log ~= '' then
     redis.call('XADD', log, 'MAXLEN', '~', ARGV[4], '*', 'ty', 'job.completed', 'ca', snow, 'j', seq .. ARGV[6],
       'q', ARGV[5], 'k', o[4], 'st', 'completed', 'at', o[5])
+  end
+  if ob ~= '' then
+    -- events.lua's EV.append: numbers taken in blocks of 64 per run.
+    if not evn or evn > evlast then
+      evlast = redis.call('INCRBY', ob .. 'seq', 64)
+      evn = evlast - 63
+    end
+    local id = 'evt_' .. string.format('%016.0f', evn) .. nonce
+    evn = evn + 1
+    redis.call('HSET', ob .. 'event:' .. id, 'ty', 'job.completed', 'ca', snow, 'j', seq .. ARGV[6], 'q', ARGV[5],
+      'k', o[4], 'st', 'completed', 'at', o[5])
+    redis.call('ZADD', ob .. 'due', snow, id)
   end
   done[#done + 1] = seq
   scored[#scored + 1] = snow
