@@ -128,7 +128,11 @@ func (b *Backend) enqueueIn(ctx context.Context, qs []*qkeys, pos map[string]int
 	c.timed = scoped || later
 	// The flag spares the script the checks that only specs with a tenant
 	// or group need (a full backlog, a closed group).
-	c.args = append(args, btoi(scoped), b.notes.origin)
+	heard := make([]byte, len(qs))
+	for i, k := range qs {
+		heard[i] = '0' + byte(btoi(b.notes.listening(k.channel)))
+	}
+	c.args = append(args, btoi(scoped), b.notes.origin, string(heard))
 	if len(qs) == 1 && (!scoped || b.schedPrefix == "") {
 		// Enqueues into the same queue that meet in the batcher run as
 		// one script: each is still stored whole, and the unique-key rules

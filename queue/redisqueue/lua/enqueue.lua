@@ -1,6 +1,7 @@
 -- enqueue: store new jobs (one call's, or several calls' on one queue
 -- merged into one run). Own arguments: 1 when a spec has a tenant or group
--- (else 0), the caller's origin (the message it knows for its own), the
+-- (else 0), the caller's origin (the message it knows for its own), per
+-- queue '1' when the caller hears its channel itself (else '0'), the
 -- number of specs, then 14 per spec: queue position, kind, payload, tenant, group, priority, run at,
 -- max attempts, timeout, unique key, its key name, unique-for, webhook (JSON), trace context.
 -- Returns {now, per spec {duplicate 0|1, seq, state | existing job}, woken}.
@@ -124,7 +125,7 @@ end
 local function refuse(qs, now, a, n)
   local seen, adds = {}, {}
   for i = 0, n - 1 do
-    local b = a + 3 + i * 14
+    local b = a + 4 + i * 14
     local q = qs[tonumber(ARGV[b])]
     local tn, g, ukk = ARGV[b + 3], ARGV[b + 4], ARGV[b + 10]
     local dup = false
@@ -152,7 +153,7 @@ end
 
 local qs, a = queues()
 local now, snow = now_us()
-local n = tonumber(ARGV[a + 2])
+local n = tonumber(ARGV[a + 3])
 local out = {}
 if P ~= '' and ARGV[a] == '1' then
   local no = refuse(qs, now, a, n)
@@ -164,7 +165,7 @@ for _, q in ipairs(qs) do
   q.add = {jobs = {}, pending = {}, scheduled = {}}
 end
 for i = 0, n - 1 do
-  local b = a + 3 + i * 14
+  local b = a + 4 + i * 14
   local q = qs[tonumber(ARGV[b])]
   local ukk = ARGV[b + 10]
   local dup = nil
@@ -177,7 +178,7 @@ for i = 0, n - 1 do
     out[#out + 1] = store(q, now, snow, b)
   end
 end
-for _, q in ipairs(qs) do
+for i, q in ipairs(qs) do
   if q.last then
     redis.call('SET', q.seq, n2s(q.last))
     register(q)
@@ -185,8 +186,13 @@ for _, q in ipairs(qs) do
   if #q.add.pending > 0 and redis.call('ZCARD', q.pending) == 0 then
     q.wake = true
     -- The message is the caller's origin: the enqueuing process wakes its
-    -- own workers itself and skips it (notify.go).
+    -- own workers itself and skips it (notify.go); when it is the
+    -- channel's one listener, no message is needed (see lean_enqueue.lua).
     q.note = ARGV[a + 1]
+    if string.sub(ARGV[a + 2], i, i) == '1' then
+      local r = redis.pcall('PUBSUB', 'NUMSUB', q.ch)
+      q.quiet = type(r) == 'table' and tonumber(r[2]) == 1
+    end
   end
   for _, set in ipairs({'jobs', 'pending', 'scheduled'}) do
     local l = q.add[set]

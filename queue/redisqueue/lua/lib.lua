@@ -118,12 +118,15 @@ end
 
 -- wake publishes on the channel of every marked queue and returns their
 -- positions (1-based), so the caller can wake its own process at once.
--- The message is '1', or the origin an enqueue left in q.note.
+-- The message is '1', or the origin an enqueue left in q.note; none when
+-- an enqueue found its caller the channel's one listener (q.quiet).
 local function wake(qs)
   local out = {}
   for i, q in ipairs(qs) do
     if q.wake then
-      redis.call('PUBLISH', q.ch, q.note or '1')
+      if not q.quiet then
+        redis.call('PUBLISH', q.ch, q.note or '1')
+      end
       out[#out + 1] = i
     end
   end
