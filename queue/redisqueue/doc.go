@@ -17,13 +17,12 @@
 // there run as one script over all their jobs. A Lease hands out many jobs
 // per script run.
 //
-// Jobs that need none of the scheduler (no tenant, group or unique key)
-// take a lean path: small
-// scripts of their own for enqueue, lease and complete that store exactly
-// what the full ones store, and hand a run to the full script when it
-// needs more (due jobs to promote, a pause, a tenant's job). At ordinary
-// rates a script's cost is mostly the Lua it builds around its commands,
-// so these cost about half as much per job.
+// Jobs that need none of the scheduler (no tenant or group) take a lean
+// path: small scripts of their own for enqueue, lease and complete that
+// store exactly what the full ones store, and hand a run to the full
+// script when it needs more (due jobs to promote, a pause, a tenant's
+// job). At ordinary rates a script's cost is mostly the Lua it builds
+// around its commands, so these cost about half as much per job.
 //
 // An idle worker costs Redis nothing while nothing arrives: a Lease that
 // finds its queues empty is remembered, and the next Lease of the same

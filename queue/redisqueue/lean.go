@@ -14,7 +14,7 @@ import (
 // commands (a few tenths of a microsecond each) but the Lua each script
 // run builds around them: the queue tables, the scheduler's state, the
 // shared helpers' bookkeeping. Jobs that need none of the scheduler's
-// work — no tenant, group or unique key — take three small
+// work — no tenant or group — take three small
 // self-contained scripts instead (lua/lean_*.lua) that write exactly what
 // the full ones write for such jobs, fair order, event log and outbox
 // included:
@@ -73,7 +73,7 @@ func (b *Backend) leanSpecs(specs []queue.JobSpec) bool {
 		return false
 	}
 	for _, s := range specs {
-		if s.Tenant != "" || s.Group != "" || s.UniqueKey != "" {
+		if s.Tenant != "" || s.Group != "" {
 			return false
 		}
 	}
@@ -98,9 +98,13 @@ func (b *Backend) enqueueLean(ctx context.Context, k *qkeys, specs []queue.JobSp
 			runAt = strconv.FormatInt(s.RunAt.UnixMicro(), 10)
 			c.timed = true
 		}
-		// 8 per spec, lean_enqueue.lua's order.
+		ukk, ufor := "", "0"
+		if s.UniqueKey != "" {
+			ukk, ufor = b.keys.uniqueKey(s.Queue, s.UniqueKey), us(s.UniqueFor)
+		}
+		// 11 per spec, lean_enqueue.lua's order.
 		c.items[i] = []any{s.Kind, s.Payload, s.Priority, runAt, maxAttempts(s), int64(s.Timeout),
-			queue.EncodeWebhook(s.Webhook), s.Trace}
+			queue.EncodeWebhook(s.Webhook), s.Trace, s.UniqueKey, ukk, ufor}
 	}
 	res, err := b.evalCall(ctx, "enqueue", c)
 	if err != nil {

@@ -2,6 +2,7 @@ package redisqueue_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -72,7 +73,11 @@ func testLeanMatchesFull(t *testing.T, s server, opts redisqueue.Options) {
 			MaxAttempts: 3, Webhook: hook, Trace: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}, 1},
 		{"batch", []queue.JobSpec{{Kind: "a"}, {Kind: "b", Priority: 1}, {Kind: "c"}}, 2},
 		{"delayed", []queue.JobSpec{{Kind: "later", RunAt: queuetest.Epoch.Add(time.Hour)}}, 5},
-		{"unique", []queue.JobSpec{{Kind: "u", UniqueKey: "once"}}, 5},
+		{"unique", []queue.JobSpec{{Kind: "u", UniqueKey: "once"}, {Kind: "u2", UniqueKey: "once"}}, 5},
+		{"unique again", []queue.JobSpec{{Kind: "u3", UniqueKey: "once"}}, 5},
+		{"unique window", []queue.JobSpec{{Kind: "w", UniqueKey: "win", UniqueFor: time.Hour},
+			{Kind: "w2", UniqueKey: "win", UniqueFor: time.Hour}}, 5},
+		{"unique window again", []queue.JobSpec{{Kind: "w3", UniqueKey: "win", UniqueFor: time.Hour}}, 5},
 		{"tenant", []queue.JobSpec{{Kind: "t", Tenant: "acme"}}, 5},
 		{"aged", []queue.JobSpec{{Queue: "aged", Kind: "x", Priority: 2}, {Queue: "aged", Kind: "y"}}, 0},
 	}
@@ -97,17 +102,27 @@ type leanPair struct {
 	lean, full *redisqueue.Backend
 }
 
+// enqueue enqueues specs (queue "main" unless named) on both backends and
+// checks they answered the same: ids, states, duplicates.
 func (p leanPair) enqueue(step string, specs []queue.JobSpec) {
-	for _, b := range []*redisqueue.Backend{p.lean, p.full} {
+	var got [2]string
+	for i, b := range []*redisqueue.Backend{p.lean, p.full} {
 		own := slices.Clone(specs)
 		for i := range own {
 			if own[i].Queue == "" {
 				own[i].Queue = "main"
 			}
 		}
-		if _, err := queue.NewClient(b).EnqueueBatch(context.Background(), own); err != nil {
+		res, err := queue.NewClient(b).EnqueueBatch(context.Background(), own)
+		if err != nil {
 			p.t.Fatalf("%s: Enqueue: %v", step, err)
 		}
+		for _, r := range res {
+			got[i] += fmt.Sprintf("%s %s %t %s; ", r.Job.ID, r.Job.State, r.Duplicate, r.Job.Kind)
+		}
+	}
+	if got[0] != got[1] {
+		p.t.Errorf("%s: Enqueue: lean %s, full %s", step, got[0], got[1])
 	}
 }
 

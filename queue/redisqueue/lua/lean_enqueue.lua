@@ -1,6 +1,6 @@
 -- lean_enqueue: enqueue.lua for jobs that need none of the scheduler's
--- work beyond the fair order: no tenant, group or unique key (lean.go
--- decides). It writes what
+-- work beyond the fair order and a unique key: no tenant or group
+-- (lean.go decides). It writes what
 -- enqueue.lua writes for such jobs, event log included, with
 -- straight-line code: at ordinary rates a job's cost is the Lua a run
 -- builds, not its Redis commands (docs/benchmarks.md). It makes no
@@ -9,8 +9,9 @@
 -- ARGV: now ('' for Redis TIME), key prefix ('' on Cluster), job key
 -- prefix, channel, queue name, origin, '1' when the caller hears the
 -- channel itself, the event log's key ('' when off) and length, the
--- queue's job id suffix, number of specs, then 8 per spec: kind,
--- payload, priority, run at, max attempts, timeout, webhook, trace.
+-- queue's job id suffix, number of specs, then 11 per spec: kind,
+-- payload, priority, run at, max attempts, timeout, webhook, trace,
+-- unique key, its key name ('' for none), unique-for (µs).
 -- Returns {now, per spec {0, seq, state}, woken} as enqueue.lua does.
 local now, snow
 if ARGV[1] ~= '' then
@@ -30,60 +31,91 @@ local sv = redis.call('HMGET', KEYS[5], 'v', 'ag', 'f:')
 local v, ag, f = tonumber(sv[1] or '0'), tonumber(sv[2] or '0'), tonumber(sv[3] or '0')
 local out, jobs, pending, scheduled = {}, {}, {}, {}
 for i = 0, n - 1 do
-  local b = 12 + i * 8
-  local s = now
-  if s <= last then
-    s = last + 1
+  local b = 12 + i * 11
+  -- A unique key held by a job inside its window, or without a window by
+  -- one not yet final, makes this a duplicate (enqueue.lua's held).
+  local ukk, dup = ARGV[b + 9], nil
+  if ukk ~= '' then
+    dup = redis.call('GET', ukk)
+    if dup then
+      local d = redis.call('HMGET', jp .. dup, 'st', 'ca', 'uf')
+      local uf = tonumber(d[3] or '0')
+      if not d[1] or (uf > 0 and tonumber(d[2]) + uf <= now) or
+          (uf == 0 and (d[1] == 'completed' or d[1] == 'failed' or d[1] == 'cancelled')) then
+        dup = nil
+      end
+    end
   end
-  last = s
-  local seq = string.format('%016.0f', s)
-  local pr = ARGV[b + 2]
-  local h = {'k', ARGV[b], 'pr', pr, 'ma', ARGV[b + 4], 'ca', snow, 'ua', snow}
-  if ARGV[b + 1] ~= '' then h[#h + 1] = 'p'; h[#h + 1] = ARGV[b + 1] end
-  if ARGV[b + 5] ~= '0' then h[#h + 1] = 'to'; h[#h + 1] = ARGV[b + 5] end
-  if ARGV[b + 6] ~= '' then h[#h + 1] = 'wh'; h[#h + 1] = ARGV[b + 6] end
-  if ARGV[b + 7] ~= '' then h[#h + 1] = 'tc'; h[#h + 1] = ARGV[b + 7] end
-  local ra = tonumber(ARGV[b + 3])
-  local st
-  if ra > now then
-    st = 'scheduled'
-    local sra = string.format('%.0f', ra)
-    h[#h + 1] = 'ra'; h[#h + 1] = sra
-    scheduled[#scheduled + 1] = sra
-    scheduled[#scheduled + 1] = seq
+  if dup then
+    out[i + 1] = {1, dup, {redis.call('HGETALL', jp .. dup), redis.call('LRANGE', jp .. dup .. ':errors', 0, -1)}}
   else
-    st = 'pending'
-    local start = math.max(v, f)
-    f = start + 1000
-    local p = tonumber(pr)
-    local band, rank = p, start
-    if ag > 0 then
-      band = 0
-      rank = start + p * math.min(ag, 1000000) * 1000
+    local s = now
+    if s <= last then
+      s = last + 1
     end
-    local vo = string.format('%016.0f', rank)
-    h[#h + 1] = 'ra'; h[#h + 1] = snow
-    h[#h + 1] = 'vo'; h[#h + 1] = vo
-    local vb = pr
-    if band ~= p then
-      vb = string.format('%.0f', band)
-      h[#h + 1] = 'vb'; h[#h + 1] = vb
+    last = s
+    local seq = string.format('%016.0f', s)
+    local pr = ARGV[b + 2]
+    local h = {'k', ARGV[b], 'pr', pr, 'ma', ARGV[b + 4], 'ca', snow, 'ua', snow}
+    if ARGV[b + 1] ~= '' then h[#h + 1] = 'p'; h[#h + 1] = ARGV[b + 1] end
+    if ARGV[b + 5] ~= '0' then h[#h + 1] = 'to'; h[#h + 1] = ARGV[b + 5] end
+    if ARGV[b + 6] ~= '' then h[#h + 1] = 'wh'; h[#h + 1] = ARGV[b + 6] end
+    if ARGV[b + 7] ~= '' then h[#h + 1] = 'tc'; h[#h + 1] = ARGV[b + 7] end
+    if ukk ~= '' then
+      h[#h + 1] = 'uk'; h[#h + 1] = ARGV[b + 8]
+      h[#h + 1] = 'ukk'; h[#h + 1] = ukk
+      if ARGV[b + 10] ~= '0' then h[#h + 1] = 'uf'; h[#h + 1] = ARGV[b + 10] end
     end
-    if rank ~= start then
-      h[#h + 1] = 'vs'; h[#h + 1] = string.format('%.0f', start)
+    local ra = tonumber(ARGV[b + 3])
+    local st
+    if ra > now then
+      st = 'scheduled'
+      local sra = string.format('%.0f', ra)
+      h[#h + 1] = 'ra'; h[#h + 1] = sra
+      scheduled[#scheduled + 1] = sra
+      scheduled[#scheduled + 1] = seq
+    else
+      st = 'pending'
+      local start = math.max(v, f)
+      f = start + 1000
+      local p = tonumber(pr)
+      local band, rank = p, start
+      if ag > 0 then
+        band = 0
+        rank = start + p * math.min(ag, 1000000) * 1000
+      end
+      local vo = string.format('%016.0f', rank)
+      h[#h + 1] = 'ra'; h[#h + 1] = snow
+      h[#h + 1] = 'vo'; h[#h + 1] = vo
+      local vb = pr
+      if band ~= p then
+        vb = string.format('%.0f', band)
+        h[#h + 1] = 'vb'; h[#h + 1] = vb
+      end
+      if rank ~= start then
+        h[#h + 1] = 'vs'; h[#h + 1] = string.format('%.0f', start)
+      end
+      pending[#pending + 1] = vb
+      pending[#pending + 1] = vo .. seq
     end
-    pending[#pending + 1] = vb
-    pending[#pending + 1] = vo .. seq
+    h[#h + 1] = 'st'; h[#h + 1] = st
+    redis.call('HSET', jp .. seq, unpack(h))
+    if log ~= '' then
+      redis.call('XADD', log, 'MAXLEN', '~', logmax, '*', 'ty', 'job.enqueued', 'ca', snow, 'j', seq .. idsuf,
+        'q', ARGV[5], 'k', ARGV[b], 'st', st, 'at', '0')
+    end
+    if ukk ~= '' then
+      local uf = tonumber(ARGV[b + 10])
+      if uf > 0 then
+        redis.call('SET', ukk, seq, 'PX', string.format('%.0f', math.ceil(uf / 1000)))
+      else
+        redis.call('SET', ukk, seq)
+      end
+    end
+    jobs[#jobs + 1] = 0
+    jobs[#jobs + 1] = seq
+    out[i + 1] = {0, seq, st}
   end
-  h[#h + 1] = 'st'; h[#h + 1] = st
-  redis.call('HSET', jp .. seq, unpack(h))
-  if log ~= '' then
-    redis.call('XADD', log, 'MAXLEN', '~', logmax, '*', 'ty', 'job.enqueued', 'ca', snow, 'j', seq .. idsuf,
-      'q', ARGV[5], 'k', ARGV[b], 'st', st, 'at', '0')
-  end
-  jobs[#jobs + 1] = 0
-  jobs[#jobs + 1] = seq
-  out[i + 1] = {0, seq, st}
 end
 redis.call('SET', KEYS[4], string.format('%.0f', last))
 if P ~= '' then
