@@ -14,10 +14,9 @@ import (
 // commands (a few tenths of a microsecond each) but the Lua each script
 // run builds around them: the queue tables, the scheduler's state, the
 // shared helpers' bookkeeping. Jobs that need none of the scheduler's
-// work — no tenant or group — take three small
-// self-contained scripts instead (lua/lean_*.lua) that write exactly what
-// the full ones write for such jobs, fair order, event log and outbox
-// included:
+// work (no tenant or group) take three small self-contained scripts
+// instead (lua/lean_*.lua) that write exactly what the full ones write
+// for such jobs, fair order, unique keys, event log and outbox included:
 //   - an enqueue whose specs all qualify runs lean_enqueue;
 //   - a lease of one queue runs lean_lease, which answers "full" before
 //     any write when the run needs more (due jobs to promote, a due
