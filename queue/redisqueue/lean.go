@@ -18,11 +18,11 @@ import (
 // instead (lua/lean_*.lua) that write exactly what the full ones write
 // for such jobs, fair order, unique keys, event log and outbox included:
 //   - an enqueue whose specs all qualify runs lean_enqueue;
-//   - a lease of one queue runs lean_lease, which answers "full" before
-//     any write when the run needs more (due jobs to promote, a due
-//     scheduler timer, a pause, a candidate with a tenant or group); the
-//     lease then runs lease.lua, and that queue's leases skip the lean
-//     try for leanPause;
+//   - a lease runs lean_lease, which answers "full" before any write
+//     when the run needs more (due jobs to promote, a due scheduler
+//     timer, a pause, a candidate with a tenant or group); the lease then
+//     runs lease.lua, and leases of those queues skip the lean try for
+//     leanPause;
 //   - a complete runs lean_complete unless the lease token says the job
 //     has a tenant or group (lease.lua ends such tokens with tokenScoped);
 //     a job found to need more (children, say) makes it answer "full",
@@ -121,26 +121,34 @@ func (b *Backend) enqueueLean(ctx context.Context, k *qkeys, specs []queue.JobSp
 	return out, nil
 }
 
-// leaseLean runs lean_lease on queue k. It returns the reply, or nil when
-// the lease is the full script's to run.
-func (b *Backend) leaseLean(ctx context.Context, k *qkeys, req queue.LeaseRequest, max int, tokens string) (any, error) {
+// leaseLean runs lean_lease on queues qs. It returns the reply, or nil
+// when the lease is the full script's to run.
+func (b *Backend) leaseLean(ctx context.Context, qs []*qkeys, req queue.LeaseRequest, max int, tokens string) (any, error) {
 	now := b.localNow()
-	if !b.leanOn() || now.UnixNano() < k.fullUntil.Load() {
+	if !b.leanOn() {
 		return nil, nil
 	}
+	keys := make([]string, 0, 6*len(qs))
+	args := make([]any, 0, 9+3*len(qs))
+	args = append(args, b.now(), b.schedPrefix, len(qs))
+	for _, k := range qs {
+		if now.UnixNano() < k.fullUntil.Load() {
+			return nil, nil
+		}
+		keys = append(keys, k.keys[keyPending], k.keys[keyScheduled], k.keys[keyRetrying], k.keys[keyActive],
+			k.keys[keySched], k.keys[keyPaused])
+		args = append(args, k.jobPrefix, k.name, k.idSuffix)
+	}
 	logKey, logMax := b.leanLog()
-	res, err := b.direct(ctx, "lease", &call{
-		script: scriptLeanLease,
-		keys: []string{k.keys[keyPending], k.keys[keyScheduled], k.keys[keyRetrying], k.keys[keyActive],
-			k.keys[keySched], k.keys[keyPaused]},
-		args: []any{b.now(), b.schedPrefix, k.jobPrefix, k.name, max, us(req.LeaseFor), req.WorkerID, tokens,
-			logKey, logMax, k.idSuffix},
-	})
+	args = append(args, max, us(req.LeaseFor), req.WorkerID, tokens, logKey, logMax)
+	res, err := b.direct(ctx, "lease", &call{script: scriptLeanLease, keys: keys, args: args})
 	if err != nil {
 		return nil, err
 	}
 	if s, ok := res.(string); ok && s == leanFull {
-		k.fullUntil.Store(now.Add(leanPause).UnixNano())
+		for _, k := range qs {
+			k.fullUntil.Store(now.Add(leanPause).UnixNano())
+		}
 		return nil, nil
 	}
 	return res, nil

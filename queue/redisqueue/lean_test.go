@@ -86,12 +86,19 @@ func testLeanMatchesFull(t *testing.T, s server, opts redisqueue.Options) {
 		pair.enqueue(st.name, st.specs)
 		pair.same(st.name + ": after Enqueue")
 		if st.lease > 0 {
-			pair.leaseAndComplete(st.name, "main", st.lease)
+			pair.leaseAndComplete(st.name, st.lease, "main")
 		}
 	}
 	clk.Advance(2 * time.Hour) // the delayed job is due: the lean lease hands over
-	pair.leaseAndComplete("due", "main", 10)
-	pair.leaseAndComplete("aged", "aged", 10)
+	pair.leaseAndComplete("due", 10, "main")
+	pair.leaseAndComplete("aged", 10, "aged")
+	// A lease of two queues merges them by priority band, then order; the
+	// clock moves past the lean path's pause after the due job's hand-over.
+	clk.Advance(2 * time.Second)
+	pair.enqueue("two queues", []queue.JobSpec{{Queue: "main", Kind: "m1", Priority: 1}, {Queue: "other", Kind: "o1"},
+		{Queue: "main", Kind: "m2"}, {Queue: "other", Kind: "o2", Priority: 1}, {Queue: "other", Kind: "o3"}})
+	pair.leaseAndComplete("two queues", 3, "main", "other")
+	pair.leaseAndComplete("two queues, the rest", 10, "other", "main")
 }
 
 // leanPair drives a lean backend and a full one through the same calls.
@@ -126,13 +133,13 @@ func (p leanPair) enqueue(step string, specs []queue.JobSpec) {
 	}
 }
 
-// leaseAndComplete leases up to max jobs of queue q on both backends,
+// leaseAndComplete leases up to max jobs of queues on both backends,
 // checks they got the same jobs, and completes them.
-func (p leanPair) leaseAndComplete(step, q string, max int) {
+func (p leanPair) leaseAndComplete(step string, max int, queues ...string) {
 	ctx := context.Background()
 	var got [2][]queue.Lease
 	for i, b := range []*redisqueue.Backend{p.lean, p.full} {
-		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{q}, WorkerID: "w", Max: max, LeaseFor: time.Minute})
+		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: queues, WorkerID: "w", Max: max, LeaseFor: time.Minute})
 		if err != nil {
 			p.t.Fatalf("%s: Lease: %v", step, err)
 		}

@@ -63,12 +63,9 @@ func (b *Backend) leaseFrom(ctx context.Context, qs []*qkeys, req queue.LeaseReq
 	// A lease goes out at once on its own connection rather than in line
 	// behind completes: it is on the path of every job a worker starts,
 	// and one call already carries many jobs.
-	var res any
-	if len(qs) == 1 {
-		res, err = b.leaseLean(ctx, qs[0], req, max, tokens)
-		if err != nil {
-			return nil, err
-		}
+	res, err := b.leaseLean(ctx, qs, req, max, tokens)
+	if err != nil {
+		return nil, err
 	}
 	if res == nil {
 		keys, args := b.group(qs, 5)

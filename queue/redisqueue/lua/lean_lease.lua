@@ -1,13 +1,14 @@
--- lean_lease: lease.lua for one queue whose ready jobs need none of the
+-- lean_lease: lease.lua for queues whose ready jobs need none of the
 -- scheduler's work. It answers 'full' before any write when the run
 -- would need more: due jobs to promote, a scheduler timer that is due, a
 -- pause, or a candidate with a tenant or group; lease.go then runs
 -- lease.lua. Otherwise it writes what lease.lua writes and replies as it
 -- does. Self-contained, as lean_enqueue.lua.
--- KEYS: pending, scheduled, retrying, active, sched, paused.
--- ARGV: now ('' for Redis TIME), key prefix ('' on Cluster), job key
--- prefix, queue name, max, lease length (µs), worker id, token base, the
--- event log's key ('' when off) and length, the queue's job id suffix.
+-- KEYS: per queue: pending, scheduled, retrying, active, sched, paused.
+-- ARGV: now ('' for Redis TIME), key prefix ('' on Cluster), the number
+-- of queues, per queue its job key prefix, name and job id suffix; then
+-- max, lease length (µs), worker id, token base, the event log's key (''
+-- when off) and length.
 local now, snow
 if ARGV[1] ~= '' then
   now, snow = tonumber(ARGV[1]), ARGV[1]
@@ -16,14 +17,19 @@ else
   snow = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
   now = tonumber(snow)
 end
-local P, jp = ARGV[2], ARGV[3]
-local max = tonumber(ARGV[5])
+local P, nq = ARGV[2], tonumber(ARGV[3])
+local a = 4 + 3 * nq
+local max = tonumber(ARGV[a])
 -- The earliest timed work: mostly nothing is due, and then it is what
 -- the idle time needs (lease.lua's idle_until).
 local at = math.huge
-local heads = {KEYS[2], KEYS[3]}
+local heads = {}
+for i = 1, nq do
+  heads[#heads + 1] = KEYS[i * 6 - 4]
+  heads[#heads + 1] = KEYS[i * 6 - 3]
+end
 if P ~= '' then
-  heads[3] = P .. 'sched:wake'
+  heads[#heads + 1] = P .. 'sched:wake'
 end
 for _, key in ipairs(heads) do
   local h = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
@@ -37,16 +43,42 @@ for _, key in ipairs(heads) do
     end
   end
 end
-local pu = redis.call('GET', KEYS[6])
-if pu and tonumber(pu) > now then
-  return 'full'
+for i = 1, nq do
+  local pu = redis.call('GET', KEYS[i * 6])
+  if pu and tonumber(pu) > now then
+    return 'full'
+  end
 end
-local c = redis.call('ZRANGE', KEYS[1], 0, max - 1)
+-- Candidates: up to max of each queue, merged by band, then member
+-- (rank, sequence), then queue (lease.lua's candidates).
+local c, counts = {}, {}
+for i = 1, nq do
+  local r = redis.call('ZRANGE', KEYS[i * 6 - 5], 0, max - 1, 'WITHSCORES')
+  counts[i] = #r / 2
+  for j = 1, #r, 2 do
+    c[#c + 1] = {i, r[j], tonumber(r[j + 1])}
+  end
+end
+if nq > 1 then
+  table.sort(c, function(x, y)
+    if x[3] ~= y[3] then return x[3] < y[3] end
+    if x[2] ~= y[2] then return x[2] < y[2] end
+    return x[1] < y[1]
+  end)
+end
+-- Read them all before writing anything: one with a tenant or group is
+-- the full script's.
 local take, left = {}, {}
-for i = 1, #c do
-  local m = c[i]
+for i = 1, nq do
+  left[i] = {}
+end
+for _, p in ipairs(c) do
+  if #take >= max then
+    break
+  end
+  local i, m = p[1], p[2]
   local seq = string.sub(m, -16)
-  local f = redis.call('HGETALL', jp .. seq)
+  local f = redis.call('HGETALL', ARGV[i * 3 + 1] .. seq)
   local st, atn, le, vo, vs, kind
   for k = 1, #f, 2 do
     local name = f[k]
@@ -59,57 +91,64 @@ for i = 1, #c do
     elseif name == 'tn' or name == 'g' then return 'full'
     end
   end
-  left[#left + 1] = m
+  local l = left[i]
+  l[#l + 1] = m
   if st == 'pending' then
-    take[#take + 1] = {seq, f, atn, le, vs or vo, kind}
+    take[#take + 1] = {i, seq, f, atn, le, vs or vo, kind}
   end
 end
-local until_ = string.format('%.0f', now + tonumber(ARGV[6]))
-local worker, tokens, log = ARGV[7], ARGV[8], ARGV[9]
-local out, added = {}, {}
-local v0 = nil
-local v = 0
-for i, t in ipairs(take) do
-  local seq = t[1]
-  local jk = jp .. seq
-  local tok = tokens .. '.' .. i
-  local at1 = string.format('%.0f', tonumber(t[3] or '0') + 1)
+local until_ = string.format('%.0f', now + tonumber(ARGV[a + 1]))
+local worker, tokens, log = ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
+local out, added, v0, v = {}, {}, {}, {}
+for n, t in ipairs(take) do
+  local i, seq = t[1], t[2]
+  local jk = ARGV[i * 3 + 1] .. seq
+  local tok = tokens .. '.' .. n
+  local at1 = string.format('%.0f', tonumber(t[4] or '0') + 1)
   redis.call('HSET', jk, 'st', 'active', 'at', at1, 'tk', tok, 'lu', until_, 'wk', worker, 'sa', snow, 'ua', snow)
   if log ~= '' then
-    redis.call('XADD', log, 'MAXLEN', '~', ARGV[10], '*', 'ty', 'job.started', 'ca', snow, 'j', seq .. ARGV[11],
-      'q', ARGV[4], 'k', t[6], 'st', 'active', 'at', at1)
+    redis.call('XADD', log, 'MAXLEN', '~', ARGV[a + 5], '*', 'ty', 'job.started', 'ca', snow, 'j',
+      seq .. ARGV[i * 3 + 3], 'q', ARGV[i * 3 + 2], 'k', t[7], 'st', 'active', 'at', at1)
   end
-  if t[5] then
-    if not v0 then
-      v0 = tonumber(redis.call('HGET', KEYS[5], 'v') or '0')
-      v = v0
+  if t[6] then
+    if not v0[i] then
+      v0[i] = tonumber(redis.call('HGET', KEYS[i * 6 - 1], 'v') or '0')
+      v[i] = v0[i]
     end
-    v = math.max(v, tonumber(t[5]))
+    v[i] = math.max(v[i], tonumber(t[6]))
   end
   local errs = {}
-  if t[4] then
+  if t[5] then
     errs = redis.call('LRANGE', jk .. ':errors', 0, -1)
   end
-  added[#added + 1] = until_
-  added[#added + 1] = seq
-  out[i] = {1, seq, tok, {t[2], errs}}
+  added[i] = added[i] or {}
+  local ad = added[i]
+  ad[#ad + 1] = until_
+  ad[#ad + 1] = seq
+  out[n] = {i, seq, tok, {t[3], errs}}
 end
-if #left > 0 then
-  redis.call('ZREM', KEYS[1], unpack(left))
-end
-if #added > 0 then
-  redis.call('ZADD', KEYS[4], unpack(added))
-  if P ~= '' then
-    redis.call('SADD', P .. 'queues', ARGV[4])
+-- Every candidate read left its ready set, so a queue that gave fewer
+-- than max and had all of them read is empty now.
+local idle = ''
+local empty = #out < max
+for i = 1, nq do
+  if #left[i] > 0 then
+    redis.call('ZREM', KEYS[i * 6 - 5], unpack(left[i]))
+  end
+  if added[i] then
+    redis.call('ZADD', KEYS[i * 6 - 2], unpack(added[i]))
+    if P ~= '' then
+      redis.call('SADD', P .. 'queues', ARGV[i * 3 + 2])
+    end
+  end
+  if v0[i] and v[i] > v0[i] then
+    redis.call('HSET', KEYS[i * 6 - 1], 'v', string.format('%.0f', v[i]))
+  end
+  if empty and not (counts[i] < max and #left[i] == counts[i]) and redis.call('ZCARD', KEYS[i * 6 - 5]) > 0 then
+    empty = false
   end
 end
-if v0 and v > v0 then
-  redis.call('HSET', KEYS[5], 'v', string.format('%.0f', v))
-end
--- Every candidate read left the ready set, so fewer than max of them
--- means it is empty now.
-local idle = ''
-if #c < max or (#out < max and redis.call('ZCARD', KEYS[1]) == 0) then
+if empty then
   idle = '0'
   if at < math.huge then
     idle = string.format('%.0f', at)
