@@ -22,7 +22,8 @@ func (c *Client) Wait(ctx context.Context, id string) (*Job, error) {
 	w := c.hub.get(c)
 	wt := &waiter{ch: make(chan waited, 1)}
 	if err := w.join(ctx, w.jobs, id, wt); err != nil {
-		return nil, err
+		return endedEarly(ctx, err, func(ctx context.Context) (*Job, error) { return c.b.Get(ctx, id) },
+			func(j *Job) bool { return j.State.Final() })
 	}
 	defer w.part(w.jobs, id, wt)
 	// Read after joining: an event after this read wakes the waiter. The
@@ -63,7 +64,7 @@ func (c *Client) WaitGroup(ctx context.Context, id string) (*GroupProgress, erro
 	w := c.hub.get(c)
 	wt := &waiter{ch: make(chan waited, 1)}
 	if err := w.join(ctx, w.grps, id, wt); err != nil {
-		return nil, err
+		return endedEarly(ctx, err, func(ctx context.Context) (*GroupProgress, error) { return gb.Group(ctx, id) }, GroupFinal)
 	}
 	defer w.part(w.grps, id, wt)
 	last, err := gb.Group(context.WithoutCancel(ctx), id)
@@ -82,4 +83,22 @@ func (c *Client) WaitGroup(ctx context.Context, id string) (*GroupProgress, erro
 		}
 	}
 	return last, nil
+}
+
+// endedEarly answers a wait whose watcher could not start (err). When ctx
+// ended meanwhile (a short wait on a slow store), the wait still answers
+// as it would have: with a read of the thing as it is, and ctx's error
+// unless it is final. Any other start failure is the answer.
+func endedEarly[T any](ctx context.Context, err error, read func(context.Context) (*T, error), final func(*T) bool) (*T, error) {
+	if ctx.Err() == nil {
+		return nil, err
+	}
+	v, rerr := read(context.WithoutCancel(ctx))
+	if rerr != nil {
+		return nil, rerr
+	}
+	if final(v) {
+		return v, nil
+	}
+	return v, ctx.Err()
 }
