@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/clock"
-	"github.com/sluicehq/sluice/internal/amqptest"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/queuetest"
@@ -21,24 +20,6 @@ func TestConformanceTwoSQLite(t *testing.T) {
 		return newMux(t, openSQLite(t, clk, sqlitequeue.Options{}), mux.Route{
 			Name: "second", Backend: openSQLite(t, clk, sqlitequeue.Options{}),
 			Queues: []string{queuetest.QueueMail, queuetest.QueueX, queuetest.QueueA, queuetest.QueueR, queuetest.QueueW, queuetest.QueueC},
-		})
-	})
-}
-
-// laneQueues are the suite's queues the lane run places on the lane.
-var laneQueues = []string{
-	queuetest.QueueQ, queuetest.QueueMail, queuetest.QueueX, queuetest.QueueR, queuetest.QueueW,
-	queuetest.QueueC, queuetest.QueueB, queuetest.QueueP, queuetest.QueueS,
-}
-
-// TestConformanceLane runs the suite on a router over SQLite (the default)
-// and the RabbitMQ lane. The suite skips the tests that need what the lane
-// lacks (it asks what every routed backend has).
-func TestConformanceLane(t *testing.T) {
-	amqptest.URL(t, "the tests on the RabbitMQ lane")
-	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
-		return newMux(t, openSQLite(t, clk, sqlitequeue.Options{}), mux.Route{
-			Name: "rabbitmq", Backend: openLane(t, clk, laneQueues), Queues: laneQueues,
 		})
 	})
 }
