@@ -12,3 +12,11 @@ func SetLogPoll(d time.Duration) (restore func()) {
 
 // ChannelName is the NOTIFY channel of a schema.
 var ChannelName = channelName
+
+// LeaseSQL returns the statement that starts a lease's transaction and
+// the lease of one queue, as s sends them (parameters: queue, max, token
+// prefix, lease until, worker, now).
+func LeaseSQL(s *Store) (begin, lease string) { return asyncCommit, s.q.leaseOne }
+
+// OrderedReads is the statement that starts a tenant lease's reads.
+const OrderedReads = orderedReads

@@ -66,7 +66,29 @@ func (s *Store) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Leas
 // and the at-least-once contract already allows the second run. Every
 // later synchronous commit (a completion, an enqueue) flushes the lease
 // with it, as the WAL is written in order.
-const asyncCommit = `SELECT set_config('synchronous_commit', 'off', true)`
+//
+// It also keeps the lease's reads of ready jobs on their ordered index
+// (orderedReads).
+const asyncCommit = `SELECT set_config('synchronous_commit', 'off', true), ` + orderedReadsConfig
+
+// orderedReads keeps the reads of a transaction that takes the first
+// ready jobs of a queue (ORDER BY band, vrank, id LIMIT n) on the index
+// that holds them in that order (jobs_ready), whatever the table's
+// statistics say. A queue's table is often analysed while it is empty or
+// nearly (new, truncated, drained): the planner then expects a row or two
+// and may read every ready job of the queue through another index and
+// sort them, to take the first few. With 40,000 jobs ready that was
+// 23 ms a lease instead of 0.1 ms, for every lease until the next
+// automatic ANALYZE, and throughput fell with the backlog. Sorts and
+// sequential scans off for the transaction leave the planner the ordered
+// index: both only become dear, so a read with no other way keeps them
+// (the promotion's window needs its sort). Dear plans would pass the
+// server's thresholds for compiling a statement (JIT), hundreds of
+// milliseconds each: that is off too.
+const orderedReads = `SELECT ` + orderedReadsConfig
+
+const orderedReadsConfig = `set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true), ` +
+	`set_config('jit', 'off', true)`
 
 // readLeases reads the promotion's result, whether the scheduler is
 // needed, then the leased jobs.

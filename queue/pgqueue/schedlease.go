@@ -22,6 +22,9 @@ const pickRounds = 4
 // fail; then the best pending jobs their tenants let start are leased.
 func (s *Store) leaseSched(sc *sched, req queue.LeaseRequest, prefix string) ([]queue.Lease, error) {
 	queues := dedupe(req.Queues)
+	if err := sc.exec(orderedReads); err != nil {
+		return nil, err
+	}
 	for _, q := range queues {
 		if err := sc.promoteDue(q); err != nil {
 			return nil, err
