@@ -38,13 +38,6 @@ func (g *loadGate) Overloaded() (bool, string) {
 	return m.Overloaded()
 }
 
-// monitor returns the monitor in use, or nil.
-func (g *loadGate) monitor() *overload.Monitor {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.mon
-}
-
 // update applies o: a changed config replaces the monitor.
 func (g *loadGate) update(o config.Overload) {
 	g.mu.Lock()

@@ -117,7 +117,6 @@ queues:
 type paritySetup struct {
 	t                          *testing.T
 	base, file, data, cg, hook string
-	reloads                    func() int64
 }
 
 func writeFile(t *testing.T, path, content string) {
