@@ -55,13 +55,9 @@ func newQueries(schema string) *queries {
 					AND (s.run_at, s.id) < (p.run_at, p.id))
 				ORDER BY run_at, id LIMIT 1000 FOR UPDATE SKIP LOCKED) d) d
 		WHERE j.id = d.id`
-	lease := `WITH picked AS (
-			SELECT id FROM __schema__.jobs WHERE state = 'pending' AND %s AND NOT ` + schedNeeded("%s", "$6") + `
-			ORDER BY band, vrank, id LIMIT $2 FOR UPDATE SKIP LOCKED)
-		UPDATE __schema__.jobs j SET state = 'active', attempt = j.attempt + 1,
-			lease_token = $3 || '.' || j.id, lease_until = $4, worker_id = $5, started_at = $6, updated_at = $6
-		FROM picked WHERE j.id = picked.id
-		RETURNING ` + jobCols("j") + `, j.lease_token, j.band, j.vrank`
+	// The ready jobs a lease takes (%s: the queue condition).
+	pickOne := `SELECT id FROM __schema__.jobs WHERE state = 'pending' AND %s AND NOT ` + schedNeeded("%s", "$6") + `
+			ORDER BY band, vrank, id LIMIT $2 FOR UPDATE SKIP LOCKED`
 	// A lease of several queues takes the first of each queue from its
 	// ordered index, then the first of those: one index scan a queue
 	// ending at the limit. Read as one scan of queue = ANY($1), no index
@@ -69,12 +65,17 @@ func newQueries(schema string) *queries {
 	// read every ready job of the queues and sorted them (16 ms a lease
 	// with 40,000 ready). Rows a queue locked and the merge left are free
 	// again when the lease commits.
-	leaseAny := strings.Replace(lease, `SELECT id FROM __schema__.jobs WHERE state = 'pending' AND %s AND NOT `+schedNeeded("%s", "$6")+`
-			ORDER BY band, vrank, id LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-		`SELECT c.id FROM unnest($1::text[]) AS u(q) CROSS JOIN LATERAL (
-				SELECT id, band, vrank FROM __schema__.jobs WHERE state = 'pending' AND queue = u.q AND NOT `+schedNeeded("%s", "$6")+`
+	pickAny := `SELECT c.id FROM unnest($1::text[]) AS u(q) CROSS JOIN LATERAL (
+				SELECT id, band, vrank FROM __schema__.jobs WHERE state = 'pending' AND queue = u.q AND NOT ` + schedNeeded("%s", "$6") + `
 				ORDER BY band, vrank, id LIMIT $2 FOR UPDATE SKIP LOCKED) c
-			ORDER BY c.band, c.vrank, c.id LIMIT $2)`, 1)
+			ORDER BY c.band, c.vrank, c.id LIMIT $2`
+	lease := func(pick, queueCond string) string {
+		return strings.ReplaceAll(`WITH picked AS (`+pick+`)
+		UPDATE __schema__.jobs j SET state = 'active', attempt = j.attempt + 1,
+			lease_token = $3 || '.' || j.id, lease_until = $4, worker_id = $5, started_at = $6, updated_at = $6
+		FROM picked WHERE j.id = picked.id
+		RETURNING `+jobCols("j")+`, j.lease_token, j.band, j.vrank`, "%s", queueCond)
+	}
 	return &queries{
 		channel: channelName(schema),
 		insertOne: q(`INSERT INTO __schema__.jobs (` + insertCols + `, unique_key, unique_until, ` + tagColNames + `)
@@ -115,8 +116,8 @@ func newQueries(schema string) *queries {
 
 		promoteOne:  q(sprintf(promote, "queue = $1")),
 		promoteMany: q(sprintf(promote, "queue = ANY($1)")),
-		leaseOne:    q(strings.ReplaceAll(lease, "%s", "queue = $1")),
-		leaseMany:   q(strings.ReplaceAll(leaseAny, "%s", "queue = ANY($1)")),
+		leaseOne:    q(lease(pickOne, "queue = $1")),
+		leaseMany:   q(lease(pickAny, "queue = ANY($1)")),
 		gateOne:     q(`SELECT ` + schedNeeded("queue = $1", "$2")),
 		gateMany:    q(`SELECT ` + schedNeeded("queue = ANY($1)", "$2")),
 
