@@ -18,9 +18,6 @@ var ChannelName = channelName
 // prefix, lease until, worker, now).
 func LeaseSQL(s *Store) (begin, lease string) { return asyncCommit, s.q.leaseOne }
 
-// OrderedReads is the statement that starts a tenant lease's reads.
-const OrderedReads = orderedReads
-
 // LeaseManySQL is LeaseSQL's lease of several queues (parameter 1 is a
 // text array).
 func LeaseManySQL(s *Store) string { return s.q.leaseMany }

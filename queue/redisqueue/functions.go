@@ -44,7 +44,8 @@ type luaLibrary struct {
 type libScript struct {
 	s              *redis.Script
 	name, prologue string
-	lean           bool // takes KEYS and ARGV as its parameters, without reset
+	lean           bool   // takes KEYS and ARGV as its parameters, without reset
+	text           string // a lean script's text
 }
 
 var library = &luaLibrary{}
@@ -58,13 +59,13 @@ func (l *luaLibrary) add(s *redis.Script, name, prologue string) {
 	}
 }
 
-// addLean records lean script s, lua/<name>.lua, which uses none of the
-// shared code.
-func (l *luaLibrary) addLean(s *redis.Script, name string) {
+// addLean records lean script s, named name, of text, which uses none of
+// the shared code.
+func (l *luaLibrary) addLean(s *redis.Script, name, text string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.built {
-		l.scripts = append(l.scripts, libScript{s: s, name: name, lean: true})
+		l.scripts = append(l.scripts, libScript{s: s, name: name, lean: true, text: text})
 	}
 }
 
@@ -113,7 +114,11 @@ func (l *luaLibrary) build() {
 			fns.WriteString("redis.register_function('@@_" + s.name + "', function(keys, args)\nreset(keys, args)\n")
 		}
 		fns.WriteString(s.prologue)
-		fns.WriteString(luaFile(s.name))
+		if s.lean {
+			fns.WriteString(s.text)
+		} else {
+			fns.WriteString(luaFile(s.name))
+		}
 		fns.WriteString("\nend)\n")
 	}
 	text := luaConstants.Replace(body.String() + fns.String())

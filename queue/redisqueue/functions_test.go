@@ -50,15 +50,38 @@ func TestFunctionLibrary(t *testing.T) {
 // fcalls is how many FCALLs the server has run.
 func fcalls(t *testing.T, c *redis.Client) int {
 	t.Helper()
+	return int(commandStats(t, c)["fcall"].calls)
+}
+
+// cmdStat is one command's counts in INFO commandstats.
+type cmdStat struct{ calls, usec float64 }
+
+// commandStats reads INFO commandstats, by command name ("fcall").
+func commandStats(tb testing.TB, c *redis.Client) map[string]cmdStat {
+	tb.Helper()
 	info, err := c.Info(context.Background(), "commandstats").Result()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	for _, l := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "cmdstat_fcall:calls="); ok {
-			n, _ := strconv.Atoi(strings.SplitN(v, ",", 2)[0])
-			return n
+	out := map[string]cmdStat{}
+	for _, l := range strings.Split(info, "\r\n") {
+		k, v, ok := strings.Cut(l, ":")
+		name, isCmd := strings.CutPrefix(k, "cmdstat_")
+		if !ok || !isCmd {
+			continue
 		}
+		var st cmdStat
+		for _, f := range strings.Split(v, ",") {
+			field, num, _ := strings.Cut(f, "=")
+			x, _ := strconv.ParseFloat(num, 64)
+			switch field {
+			case "calls":
+				st.calls = x
+			case "usec":
+				st.usec = x
+			}
+		}
+		out[name] = st
 	}
-	return 0
+	return out
 }

@@ -98,8 +98,9 @@ func loadPlainScript(name string) *redis.Script { return buildScript(name, "", "
 // does not use. As a function of the library it skips the reset of the
 // shared code's state too.
 func loadLeanScript(name string) *redis.Script {
-	s := redis.NewScript(luaConstants.Replace(luaFile(name)))
-	library.addLean(s, name)
+	text := luaFile("lean_now") + luaFile(name)
+	s := redis.NewScript(luaConstants.Replace(text))
+	library.addLean(s, name, text)
 	return s
 }
 

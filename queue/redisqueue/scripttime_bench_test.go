@@ -3,7 +3,6 @@ package redisqueue_test
 import (
 	"context"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -74,28 +73,13 @@ func BenchmarkScriptTime(b *testing.B) {
 
 type scriptStat struct{ scriptUS, calls float64 }
 
-// scriptStats reads the script time and the count of every command from
-// INFO commandstats.
+// scriptStats is the script time and the count of every command so far.
 func scriptStats(b *testing.B, c *redis.Client) scriptStat {
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
 	var s scriptStat
-	for _, l := range strings.Split(info, "\r\n") {
-		k, v, ok := strings.Cut(l, ":")
-		if !ok || !strings.HasPrefix(k, "cmdstat_") {
-			continue
-		}
-		for _, f := range strings.Split(v, ",") {
-			name, num, _ := strings.Cut(f, "=")
-			x, _ := strconv.ParseFloat(num, 64)
-			switch {
-			case name == "calls":
-				s.calls += x
-			case name == "usec" && (k == "cmdstat_fcall" || k == "cmdstat_evalsha"):
-				s.scriptUS += x
-			}
+	for name, st := range commandStats(b, c) {
+		s.calls += st.calls
+		if name == "fcall" || name == "evalsha" {
+			s.scriptUS += st.usec
 		}
 	}
 	return s

@@ -9,11 +9,7 @@
 -- outbox's key prefix ('' when off) and this call's nonce (events.lua),
 -- number of jobs, then per job: seq, token, result.
 -- Returns one code per job as complete.lua does: 'ok', 'nf' or 'll'.
-local snow = ARGV[1]
-if snow == '' then
-  local t = redis.call('TIME')
-  snow = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
-end
+-- snow (µs as text): lean_now.lua.
 local jp, log = ARGV[2], ARGV[3]
 local ob, nonce = ARGV[7], ARGV[8]
 local n = tonumber(ARGV[9])

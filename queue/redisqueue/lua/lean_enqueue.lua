@@ -13,14 +13,7 @@
 -- payload, priority, run at, max attempts, timeout, webhook, trace,
 -- unique key, its key name ('' for none), unique-for (µs).
 -- Returns {now, per spec {0, seq, state}, woken} as enqueue.lua does.
-local now, snow
-if ARGV[1] ~= '' then
-  now, snow = tonumber(ARGV[1]), ARGV[1]
-else
-  local t = redis.call('TIME')
-  snow = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
-  now = tonumber(snow)
-end
+-- now and snow (µs, as a number and as text): lean_now.lua.
 local P, jp = ARGV[2], ARGV[3]
 local n = tonumber(ARGV[11])
 local log, logmax, idsuf = ARGV[8], ARGV[9], ARGV[10]

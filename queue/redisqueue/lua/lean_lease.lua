@@ -9,14 +9,7 @@
 -- of queues, per queue its job key prefix, name and job id suffix; then
 -- max, lease length (µs), worker id, token base, the event log's key (''
 -- when off) and length.
-local now, snow
-if ARGV[1] ~= '' then
-  now, snow = tonumber(ARGV[1]), ARGV[1]
-else
-  local t = redis.call('TIME')
-  snow = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
-  now = tonumber(snow)
-end
+-- now and snow (µs, as a number and as text): lean_now.lua.
 local P, nq = ARGV[2], tonumber(ARGV[3])
 local a = 4 + 3 * nq
 local max = tonumber(ARGV[a])
