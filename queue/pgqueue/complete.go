@@ -5,6 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // maxCompleteBatch bounds how many completions one statement writes.
@@ -177,7 +180,10 @@ func (cp *completer) flush(batch []*completion) {
 	now := s.now()
 	if len(batch) == 1 {
 		c := batch[0]
-		tag, err := s.pool.Exec(ctx, s.q.complete, c.result, now, c.id, c.token)
+		b := &pgx.Batch{}
+		b.Queue(genericPlans)
+		b.Queue(s.q.complete, c.result, now, c.id, c.token)
+		tag, err := sendLast(ctx, s.pool, b)
 		if err == nil && tag.RowsAffected() == 0 {
 			err = s.completeScoped(ctx, c.id, c.token, c.result)
 		}
@@ -188,21 +194,7 @@ func (cp *completer) flush(batch []*completion) {
 	for i, c := range batch {
 		ids[i], tokens[i], results[i] = c.id, c.token, c.result
 	}
-	rows, err := s.pool.Query(ctx, s.q.completeMany, ids, tokens, results, now)
-	written := map[int64]bool{}
-	if err == nil {
-		for rows.Next() {
-			var id int64
-			if err = rows.Scan(&id); err != nil {
-				break
-			}
-			written[id] = true
-		}
-		rows.Close()
-		if err == nil {
-			err = rows.Err()
-		}
-	}
+	written, err := cp.writeMany(ctx, ids, tokens, results, now)
 	for _, c := range batch {
 		switch {
 		case err != nil:
@@ -213,4 +205,52 @@ func (cp *completer) flush(batch []*completion) {
 			c.done <- s.completeScoped(ctx, c.id, c.token, c.result)
 		}
 	}
+}
+
+// writeMany completes the jobs of one batch that need none of the
+// scheduler's work, in one statement on its generic plan, and returns
+// those it completed.
+func (cp *completer) writeMany(ctx context.Context, ids []int64, tokens []string, results [][]byte, now int64) (map[int64]bool, error) {
+	b := &pgx.Batch{}
+	b.Queue(genericPlans)
+	b.Queue(cp.s.q.completeMany, ids, tokens, results, now)
+	br := cp.s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	written := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		written[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return written, br.Close()
+}
+
+// sendLast sends b, the statements of one implicit transaction, and
+// returns the command tag of its last statement.
+func sendLast(ctx context.Context, db interface {
+	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+}, b *pgx.Batch) (pgconn.CommandTag, error) {
+	br := db.SendBatch(ctx, b)
+	var tag pgconn.CommandTag
+	var err error
+	for i := 0; i < b.Len() && err == nil; i++ {
+		tag, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return tag, err
 }
