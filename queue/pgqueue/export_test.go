@@ -21,3 +21,7 @@ func LeaseSQL(s *Store) (begin, lease string) { return asyncCommit, s.q.leaseOne
 // LeaseManySQL is LeaseSQL's lease of several queues (parameter 1 is a
 // text array).
 func LeaseManySQL(s *Store) string { return s.q.leaseMany }
+
+// QuickLeaseSQL returns the quick leases of one queue and of several,
+// with LeaseSQL's parameters.
+func QuickLeaseSQL(s *Store) (one, many string) { return s.q.quickOne, s.q.quickMany }

@@ -14,11 +14,14 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// Lease implements queue.Backend in one round trip: a pgx batch (one
-// implicit transaction) promotes the due jobs of the queues, then picks
-// the best pending ones with FOR UPDATE SKIP LOCKED and makes them active
-// in the same statement. Concurrent leasers skip each other's rows instead
-// of waiting on them, so no lock is shared by all leases.
+// Lease implements queue.Backend, mostly in one round trip: the quick
+// lease picks the best pending jobs with FOR UPDATE SKIP LOCKED and makes
+// them active in the same statement, unless a timed job of the queues is
+// due or the scheduler has work (tenants, groups, pauses, timers). When
+// it takes nothing, the full lease runs: a pgx batch (one implicit
+// transaction) promotes the due jobs, asks whether the scheduler is
+// needed, and leases again. Concurrent leasers skip each other's rows
+// instead of waiting on them, so no lock is shared by all leases.
 func (s *Store) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
 	if len(req.Queues) == 0 || req.Max < 1 || req.LeaseFor <= 0 {
 		return nil, backend.InvalidArgument(queue.Field("", "LeaseRequest"), "needs queues, Max >= 1 and LeaseFor > 0, got %d queues, Max %d, LeaseFor %s",
@@ -33,15 +36,24 @@ func (s *Store) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Leas
 	}
 	now := s.now()
 	var queues any = req.Queues
-	promote, gate, lease := s.q.promoteMany, s.q.gateMany, s.q.leaseMany
+	quick, promote, gate, lease := s.q.quickMany, s.q.promoteMany, s.q.gateMany, s.q.leaseMany
 	if len(req.Queues) == 1 {
-		queues, promote, gate, lease = req.Queues[0], s.q.promoteOne, s.q.gateOne, s.q.leaseOne
+		queues, quick, promote, gate, lease = req.Queues[0], s.q.quickOne, s.q.promoteOne, s.q.gateOne, s.q.leaseOne
+	}
+	until := after(now, req.LeaseFor)
+	out, err := s.quickLease(ctx, quick, queues, req, prefix, until, now)
+	if err != nil || len(out) > 0 {
+		if err != nil {
+			return nil, s.wrap("lease", err)
+		}
+		s.done.held.Add(int64(len(out)))
+		return out, nil
 	}
 	b := &pgx.Batch{}
 	b.Queue(asyncCommit)
 	b.Queue(promote, queues, now)
 	b.Queue(gate, queues, now)
-	b.Queue(lease, queues, req.Max, prefix, after(now, req.LeaseFor), req.WorkerID, now)
+	b.Queue(lease, queues, req.Max, prefix, until, req.WorkerID, now)
 	br := s.pool.SendBatch(ctx, b)
 	out, needSched, err := readLeases(br)
 	if cerr := br.Close(); err == nil {
@@ -58,6 +70,29 @@ func (s *Store) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Leas
 	}
 	s.done.held.Add(int64(len(out)))
 	return out, nil
+}
+
+// quickLease runs the quick lease (Lease): while the queues have ready
+// jobs and nothing for the promotion or the scheduler to do, which is
+// how a busy queue mostly is, a lease is this one statement, not four.
+func (s *Store) quickLease(ctx context.Context, quick string, queues any, req queue.LeaseRequest, prefix string, until, now int64) ([]queue.Lease, error) {
+	b := &pgx.Batch{}
+	b.Queue(asyncCommit)
+	b.Queue(quick, queues, req.Max, prefix, until, req.WorkerID, now)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	out, err := scanLeases(rows)
+	if err != nil {
+		return nil, err
+	}
+	return out, br.Close()
 }
 
 // asyncCommit lets a lease's commit return before its WAL reaches disk.

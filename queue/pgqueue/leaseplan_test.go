@@ -73,10 +73,13 @@ func TestLeaseReadsInOrderWithStaleStatistics(t *testing.T) {
 			t.Errorf("%s: the lease did not take 10 jobs:\n%s", name, p)
 		}
 	}
+	quickOne, quickMany := pgqueue.QuickLeaseSQL(s)
 	fill("q", 1, 40000)
 	check("one queue", lease, "q")
+	check("one queue, quick", quickOne, "q")
 	fill("r", 40001, 50000)
 	check("two queues", pgqueue.LeaseManySQL(s), []string{"q", "r"})
+	check("two queues, quick", quickMany, []string{"q", "r"})
 }
 
 var scanRows = regexp.MustCompile(`Scan.* rows=(\d+) loops`)

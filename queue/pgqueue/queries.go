@@ -20,7 +20,7 @@ type queries struct {
 
 	insertOne, insertMany, findUnique, lockKey, notify, notifyMany string
 
-	promoteOne, promoteMany, leaseOne, leaseMany, gateOne, gateMany string
+	promoteOne, promoteMany, leaseOne, leaseMany, quickOne, quickMany, gateOne, gateMany string
 
 	extend, complete, completeMany, exists, holder, fail, giveBack string
 
@@ -56,8 +56,10 @@ func newQueries(schema string) *queries {
 				ORDER BY run_at, id LIMIT 1000 FOR UPDATE SKIP LOCKED) d) d
 		WHERE j.id = d.id`
 	// The ready jobs a lease takes (%s: the queue condition).
-	pickOne := `SELECT id FROM __schema__.jobs WHERE state = 'pending' AND %s AND NOT ` + schedNeeded("%s", "$6") + `
+	pickOne := func(extra string) string {
+		return `SELECT id FROM __schema__.jobs WHERE state = 'pending' AND %s AND NOT ` + schedNeeded("%s", "$6") + extra + `
 			ORDER BY band, vrank, id LIMIT $2 FOR UPDATE SKIP LOCKED`
+	}
 	// A lease of several queues takes the first of each queue from its
 	// ordered index, then the first of those: one index scan a queue
 	// ending at the limit. Read as one scan of queue = ANY($1), no index
@@ -65,10 +67,15 @@ func newQueries(schema string) *queries {
 	// read every ready job of the queues and sorted them (16 ms a lease
 	// with 40,000 ready). Rows a queue locked and the merge left are free
 	// again when the lease commits.
-	pickAny := `SELECT c.id FROM unnest($1::text[]) AS u(q) CROSS JOIN LATERAL (
-				SELECT id, band, vrank FROM __schema__.jobs WHERE state = 'pending' AND queue = u.q AND NOT ` + schedNeeded("%s", "$6") + `
+	pickAny := func(extra string) string {
+		return `SELECT c.id FROM unnest($1::text[]) AS u(q) CROSS JOIN LATERAL (
+				SELECT id, band, vrank FROM __schema__.jobs WHERE state = 'pending' AND queue = u.q AND NOT ` + schedNeeded("%s", "$6") + extra + `
 				ORDER BY band, vrank, id LIMIT $2 FOR UPDATE SKIP LOCKED) c
 			ORDER BY c.band, c.vrank, c.id LIMIT $2`
+	}
+	// The quick lease (Lease) takes ready jobs only while none of the
+	// queues' timed jobs is due, so that it needs no promotion first.
+	noneDue := ` AND NOT EXISTS (SELECT 1 FROM __schema__.jobs WHERE state IN ('scheduled', 'retrying') AND %s AND run_at <= $6)`
 	lease := func(pick, queueCond string) string {
 		return strings.ReplaceAll(`WITH picked AS (`+pick+`)
 		UPDATE __schema__.jobs j SET state = 'active', attempt = j.attempt + 1,
@@ -116,8 +123,10 @@ func newQueries(schema string) *queries {
 
 		promoteOne:  q(sprintf(promote, "queue = $1")),
 		promoteMany: q(sprintf(promote, "queue = ANY($1)")),
-		leaseOne:    q(lease(pickOne, "queue = $1")),
-		leaseMany:   q(lease(pickAny, "queue = ANY($1)")),
+		leaseOne:    q(lease(pickOne(""), "queue = $1")),
+		leaseMany:   q(lease(pickAny(""), "queue = ANY($1)")),
+		quickOne:    q(lease(pickOne(noneDue), "queue = $1")),
+		quickMany:   q(lease(pickAny(noneDue), "queue = ANY($1)")),
 		gateOne:     q(`SELECT ` + schedNeeded("queue = $1", "$2")),
 		gateMany:    q(`SELECT ` + schedNeeded("queue = ANY($1)", "$2")),
 
