@@ -1,6 +1,13 @@
 package pgqueue
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/queue"
+)
 
 // SetLogPoll sets how often a blocked ReadEvents looks again without a
 // notification, and returns the function that restores it.
@@ -25,3 +32,23 @@ func LeaseManySQL(s *Store) string { return s.q.leaseMany }
 // QuickLeaseSQL returns the quick leases of one queue and of several,
 // with LeaseSQL's parameters.
 func QuickLeaseSQL(s *Store) (one, many string) { return s.q.quickOne, s.q.quickMany }
+
+// InsertOn runs the store's insert of specs, all without unique keys, on
+// tx: the one-row statement for one spec, the batch statement for more.
+func InsertOn(ctx context.Context, s *Store, tx pgx.Tx, specs []queue.JobSpec) error {
+	now := s.now()
+	jobs := make([]*queue.Job, len(specs))
+	for i, sp := range specs {
+		jobs[i] = newJob(sp, now)
+	}
+	if len(jobs) == 1 {
+		var id int64
+		return tx.QueryRow(ctx, s.q.insertOne, insertArgs(jobs[0])...).Scan(&id)
+	}
+	rows, err := tx.Query(ctx, s.q.insertMany, manyArgs(jobs, now)...)
+	if err != nil {
+		return err
+	}
+	_, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	return err
+}

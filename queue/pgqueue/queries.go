@@ -89,17 +89,22 @@ func newQueries(schema string) *queries {
 			SELECT $1::text, $2::text, $3::bytea, $4::text, $5::text, $6::int, $7::bigint, $8::int, $9::bigint,
 				$10::text, $11::text, $12::text, $13::bigint, $13::bigint, $14::text, $15::bigint, ` + tagValues("t.s", "t.a", "$6::int") + `
 			FROM (SELECT CASE WHEN $10::text = 'pending' THEN __schema__.fair_start($1::text, $4::text) END AS s,
-				__schema__.fair_aging($1::text) AS a) t RETURNING id`),
+				__schema__.fair_aging($1::text) AS a OFFSET 0) t RETURNING id`),
 		// The rows go in in the order given (ORDER BY ord), so their ids
 		// rise in that order too; Enqueue sorts the returned ids.
 		// A batch's ready jobs of one queue take consecutive start tags.
 		// The start and aging look-ups are made once per queue and tenant
 		// of the batch, not once per row: they read the same snapshot.
+		// Both statements keep the look-ups in a subquery the planner may
+		// not merge into the rest (insertOne's OFFSET 0, insertMany's
+		// MATERIALIZED): merged, each use of the tag became a look-up of
+		// its own, three for one job, one a row for a batch, most of a
+		// batch's time.
 		insertMany: q(`WITH u AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[], $4::text[], $5::text[], $6::int[],
 				$7::bigint[], $8::int[], $9::bigint[], $10::text[], $11::text[], $12::text[])
 				WITH ORDINALITY AS u(queue, kind, payload, tenant, grp, priority, run_at, max_attempts,
 					timeout, state, webhook, trace, ord)),
-			k AS (SELECT d.queue, d.tenant, CASE WHEN d.ready THEN __schema__.fair_start(d.queue, d.tenant) END AS fs,
+			k AS MATERIALIZED (SELECT d.queue, d.tenant, CASE WHEN d.ready THEN __schema__.fair_start(d.queue, d.tenant) END AS fs,
 					__schema__.fair_aging(d.queue) AS a
 				FROM (SELECT queue, tenant, bool_or(state = 'pending') AS ready FROM u GROUP BY queue, tenant) d)
 			INSERT INTO __schema__.jobs (` + insertCols + `, ` + tagColNames + `)
