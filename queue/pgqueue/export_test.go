@@ -52,3 +52,7 @@ func InsertOn(ctx context.Context, s *Store, tx pgx.Tx, specs []queue.JobSpec) e
 	_, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 	return err
 }
+
+// PromoteSQL returns the promotion of one queue's due jobs (parameters:
+// queue, now).
+func PromoteSQL(s *Store) string { return s.q.promoteOne }

@@ -41,20 +41,25 @@ func newQueries(schema string) *queries {
 	// first due job of a tenant or group: a job ready for the first time
 	// takes the queue's next tag, so the scheduler places that job and
 	// the plain ones after it in the same order (promoteDue).
-	promote := `UPDATE __schema__.jobs j SET state = 'pending', updated_at = $2,
-			vstart = coalesce(j.vstart, d.s), vfinish = coalesce(j.vfinish, d.s + ` + fairUnit + `),
-			band = CASE WHEN j.vstart IS NULL THEN ` + bandExpr("d.a", "j.priority") + ` ELSE j.band END,
-			vrank = CASE WHEN j.vstart IS NULL THEN ` + rankExpr("d.s", "d.a", "j.priority") + ` ELSE j.vrank END
-		FROM (SELECT d.id, __schema__.fair_aging(d.queue) AS a, CASE WHEN d.vstart IS NULL THEN
-				__schema__.fair_start(d.queue, '') + ` + fairUnit + ` * (count(*) FILTER (WHERE d.vstart IS NULL)
-					OVER (PARTITION BY d.queue ORDER BY d.run_at, d.id) - 1) END AS s
-			FROM (SELECT id, queue, run_at, vstart FROM __schema__.jobs p WHERE state IN ('scheduled', 'retrying')
-				AND %s AND run_at <= $2 AND tenant = '' AND grp = ''
+	// The start and aging look-ups are made once per queue (k), not once
+	// per due job.
+	promote := `WITH d AS MATERIALIZED (SELECT id, queue, run_at, vstart FROM __schema__.jobs p
+				WHERE state IN ('scheduled', 'retrying') AND %s AND run_at <= $2 AND tenant = '' AND grp = ''
 				AND NOT EXISTS (SELECT 1 FROM __schema__.jobs s WHERE s.queue = p.queue
 					AND s.state IN ('scheduled', 'retrying') AND (s.tenant <> '' OR s.grp <> '')
 					AND (s.run_at, s.id) < (p.run_at, p.id))
-				ORDER BY run_at, id LIMIT 1000 FOR UPDATE SKIP LOCKED) d) d
-		WHERE j.id = d.id`
+				ORDER BY run_at, id LIMIT 1000 FOR UPDATE SKIP LOCKED),
+			k AS MATERIALIZED (SELECT q.queue, __schema__.fair_aging(q.queue) AS a,
+					CASE WHEN q.fresh THEN __schema__.fair_start(q.queue, '') END AS fs
+				FROM (SELECT queue, bool_or(vstart IS NULL) AS fresh FROM d GROUP BY queue) q)
+		UPDATE __schema__.jobs j SET state = 'pending', updated_at = $2,
+			vstart = coalesce(j.vstart, t.s), vfinish = coalesce(j.vfinish, t.s + ` + fairUnit + `),
+			band = CASE WHEN j.vstart IS NULL THEN ` + bandExpr("t.a", "j.priority") + ` ELSE j.band END,
+			vrank = CASE WHEN j.vstart IS NULL THEN ` + rankExpr("t.s", "t.a", "j.priority") + ` ELSE j.vrank END
+		FROM (SELECT d.id, k.a, CASE WHEN d.vstart IS NULL THEN k.fs + ` + fairUnit + ` * (count(*) FILTER (WHERE d.vstart IS NULL)
+					OVER (PARTITION BY d.queue ORDER BY d.run_at, d.id) - 1) END AS s
+			FROM d JOIN k ON k.queue = d.queue) t
+		WHERE j.id = t.id`
 	// The ready jobs a lease takes (%s: the queue condition).
 	pickOne := func(extra string) string {
 		return `SELECT id FROM __schema__.jobs WHERE state = 'pending' AND %s AND NOT ` + schedNeeded("%s", "$6") + extra + `
