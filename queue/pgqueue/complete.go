@@ -211,38 +211,50 @@ func (cp *completer) flush(batch []*completion) {
 // scheduler's work, in one statement on its generic plan, and returns
 // those it completed.
 func (cp *completer) writeMany(ctx context.Context, ids []int64, tokens []string, results [][]byte, now int64) (map[int64]bool, error) {
+	written := map[int64]bool{}
+	err := querySet(ctx, cp.s.pool, genericPlans, cp.s.q.completeMany, []any{ids, tokens, results, now}, func(rows pgx.Rows) error {
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			written[id] = true
+		}
+		return rows.Err()
+	})
+	return written, err
+}
+
+// batchSender is a pool, a connection or a transaction.
+type batchSender interface {
+	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+}
+
+// querySet sends set, a statement of settings for the implicit
+// transaction, and query as one batch, and hands query's rows to read.
+func querySet(ctx context.Context, db batchSender, set, query string, args []any, read func(pgx.Rows) error) error {
 	b := &pgx.Batch{}
-	b.Queue(genericPlans)
-	b.Queue(cp.s.q.completeMany, ids, tokens, results, now)
-	br := cp.s.pool.SendBatch(ctx, b)
+	b.Queue(set)
+	b.Queue(query, args...)
+	br := db.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
-		return nil, err
+		return err
 	}
 	rows, err := br.Query()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer rows.Close()
-	written := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		written[id] = true
+	if err := read(rows); err != nil {
+		return err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return written, br.Close()
+	return br.Close()
 }
 
 // sendLast sends b, the statements of one implicit transaction, and
 // returns the command tag of its last statement.
-func sendLast(ctx context.Context, db interface {
-	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
-}, b *pgx.Batch) (pgconn.CommandTag, error) {
+func sendLast(ctx context.Context, db batchSender, b *pgx.Batch) (pgconn.CommandTag, error) {
 	br := db.SendBatch(ctx, b)
 	var tag pgconn.CommandTag
 	var err error

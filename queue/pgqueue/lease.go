@@ -76,23 +76,12 @@ func (s *Store) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Leas
 // jobs and nothing for the promotion or the scheduler to do, which is
 // how a busy queue mostly is, a lease is this one statement, not four.
 func (s *Store) quickLease(ctx context.Context, quick string, queues any, req queue.LeaseRequest, prefix string, until, now int64) ([]queue.Lease, error) {
-	b := &pgx.Batch{}
-	b.Queue(asyncCommit)
-	b.Queue(quick, queues, req.Max, prefix, until, req.WorkerID, now)
-	br := s.pool.SendBatch(ctx, b)
-	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, err
-	}
-	rows, err := br.Query()
-	if err != nil {
-		return nil, err
-	}
-	out, err := scanLeases(rows)
-	if err != nil {
-		return nil, err
-	}
-	return out, br.Close()
+	var out []queue.Lease
+	err := querySet(ctx, s.pool, asyncCommit, quick, []any{queues, req.Max, prefix, until, req.WorkerID, now}, func(rows pgx.Rows) (err error) {
+		out, err = scanLeases(rows)
+		return err
+	})
+	return out, err
 }
 
 // asyncCommit lets a lease's commit return before its WAL reaches disk.
