@@ -5,9 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // maxCompleteBatch bounds how many completions one statement writes.
@@ -180,10 +177,7 @@ func (cp *completer) flush(batch []*completion) {
 	now := s.now()
 	if len(batch) == 1 {
 		c := batch[0]
-		b := &pgx.Batch{}
-		b.Queue(genericPlans)
-		b.Queue(s.q.complete, c.result, now, c.id, c.token)
-		tag, err := sendLast(ctx, s.pool, b)
+		tag, err := s.pool.Exec(ctx, s.q.complete, c.result, now, c.id, c.token)
 		if err == nil && tag.RowsAffected() == 0 {
 			err = s.completeScoped(ctx, c.id, c.token, c.result)
 		}
@@ -208,61 +202,24 @@ func (cp *completer) flush(batch []*completion) {
 }
 
 // writeMany completes the jobs of one batch that need none of the
-// scheduler's work, in one statement on its generic plan, and returns
-// those it completed.
+// scheduler's work, in one statement, and returns those it completed.
+// Its plan is made for each run (unlike the lease's, see
+// genericPlansConfig): planned once while the table was small, it would
+// read every active job by the lease index, for good, instead of each by
+// its id.
 func (cp *completer) writeMany(ctx context.Context, ids []int64, tokens []string, results [][]byte, now int64) (map[int64]bool, error) {
-	written := map[int64]bool{}
-	err := querySet(ctx, cp.s.pool, genericPlans, cp.s.q.completeMany, []any{ids, tokens, results, now}, func(rows pgx.Rows) error {
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			written[id] = true
-		}
-		return rows.Err()
-	})
-	return written, err
-}
-
-// batchSender is a pool, a connection or a transaction.
-type batchSender interface {
-	SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
-}
-
-// querySet sends set, a statement of settings for the implicit
-// transaction, and query as one batch, and hands query's rows to read.
-func querySet(ctx context.Context, db batchSender, set, query string, args []any, read func(pgx.Rows) error) error {
-	b := &pgx.Batch{}
-	b.Queue(set)
-	b.Queue(query, args...)
-	br := db.SendBatch(ctx, b)
-	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return err
-	}
-	rows, err := br.Query()
+	rows, err := cp.s.pool.Query(ctx, cp.s.q.completeMany, ids, tokens, results, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := read(rows); err != nil {
-		return err
+	defer rows.Close()
+	written := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		written[id] = true
 	}
-	return br.Close()
-}
-
-// sendLast sends b, the statements of one implicit transaction, and
-// returns the command tag of its last statement.
-func sendLast(ctx context.Context, db batchSender, b *pgx.Batch) (pgconn.CommandTag, error) {
-	br := db.SendBatch(ctx, b)
-	var tag pgconn.CommandTag
-	var err error
-	for i := 0; i < b.Len() && err == nil; i++ {
-		tag, err = br.Exec()
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	return tag, err
+	return written, rows.Err()
 }

@@ -6,10 +6,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/pgtest"
+	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
@@ -92,4 +95,71 @@ func mostRead(plan string) int {
 		most = max(most, n)
 	}
 	return most
+}
+
+// The lease's statements keep one plan per connection (generic plans),
+// made on their first run: a plan made while the table is empty must
+// still read the first ready jobs in order once it holds 40,000.
+func TestLeasePlannedOnEmptyTableReadsInOrder(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	// One connection, so the plans checked are the ones the leases made.
+	s, err := pgqueue.Open(context.Background(), url, pgqueue.Options{Schema: pgtest.Schema(t, url), MaxConns: 1,
+		Clock: clock.NewFake(queuetest.Epoch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ctx := context.Background()
+	req := queue.LeaseRequest{Queues: []string{"q"}, Max: 10, WorkerID: "w", LeaseFor: time.Minute}
+	if ls, err := s.Lease(ctx, req); err != nil || len(ls) != 0 {
+		t.Fatalf("Lease on an empty table = %v, %v", ls, err)
+	}
+	jobs := pgx.Identifier{s.Schema(), "jobs"}.Sanitize()
+	_, err = s.Pool().Exec(ctx, `INSERT INTO `+jobs+`
+		(queue, kind, state, band, vrank, vstart, vfinish, max_attempts, created_at, updated_at)
+		SELECT 'q', 'k', 'pending', g % 3, g, g, g + 1, 25, 1, 1 FROM generate_series(1, 40000) g`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := s.Pool().Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	rows, err := conn.Query(ctx, `SELECT name FROM pg_prepared_statements
+		WHERE statement LIKE '%WITH picked%' AND generic_plans > 0 AND statement NOT LIKE '%pg_prepared_statements%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 2 {
+		t.Fatalf("%d lease statements with a generic plan on the connection, want 2 (the quick lease and the full one)", len(names))
+	}
+	begin, _ := pgqueue.LeaseSQL(s)
+	for _, name := range names {
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, begin); err != nil {
+			t.Fatal(err)
+		}
+		r, err := tx.Query(ctx, "EXPLAIN (ANALYZE, TIMING OFF) EXECUTE "+pgx.Identifier{name}.Sanitize()+"('q', 10, 'tok', 2, 'w', 1)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(r, pgx.RowTo[string])
+		_ = tx.Rollback(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := strings.Join(lines, "\n")
+		if n := mostRead(p); n > 20 || !strings.Contains(p, "jobs_ready") || !strings.Contains(p, "(actual rows=10 loops=1)") {
+			t.Errorf("a lease planned on the empty table read %d rows for 10 jobs (want at most 10, from jobs_ready):\n%s", n, p)
+		}
+	}
 }
