@@ -111,14 +111,17 @@ func TestLeasePlannedOnEmptyTableReadsInOrder(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	ctx := context.Background()
-	req := queue.LeaseRequest{Queues: []string{"q"}, Max: 10, WorkerID: "w", LeaseFor: time.Minute}
-	if ls, err := s.Lease(ctx, req); err != nil || len(ls) != 0 {
-		t.Fatalf("Lease on an empty table = %v, %v", ls, err)
+	for _, qs := range [][]string{{"q"}, {"q", "r"}} {
+		req := queue.LeaseRequest{Queues: qs, Max: 10, WorkerID: "w", LeaseFor: time.Minute}
+		if ls, err := s.Lease(ctx, req); err != nil || len(ls) != 0 {
+			t.Fatalf("Lease(%v) on an empty table = %v, %v", qs, ls, err)
+		}
 	}
 	jobs := pgx.Identifier{s.Schema(), "jobs"}.Sanitize()
 	_, err = s.Pool().Exec(ctx, `INSERT INTO `+jobs+`
 		(queue, kind, state, band, vrank, vstart, vfinish, max_attempts, created_at, updated_at)
-		SELECT 'q', 'k', 'pending', g % 3, g, g, g + 1, 25, 1, 1 FROM generate_series(1, 40000) g`)
+		SELECT CASE WHEN g > 30000 THEN 'r' ELSE 'q' END, 'k', 'pending', g % 3, g, g, g + 1, 25, 1, 1
+		FROM generate_series(1, 40000) g`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,20 +130,24 @@ func TestLeasePlannedOnEmptyTableReadsInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	rows, err := conn.Query(ctx, `SELECT name FROM pg_prepared_statements
+	// The statements of a lease of one queue take its name, those of
+	// several an array.
+	rows, err := conn.Query(ctx, `SELECT name, CASE WHEN parameter_types[1] = 'text[]'::regtype THEN '{q,r}' ELSE 'q' END
+		FROM pg_prepared_statements
 		WHERE statement LIKE '%WITH picked%' AND generic_plans > 0 AND statement NOT LIKE '%pg_prepared_statements%'`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	type prepared struct{ Name, Queues string }
+	kept, err := pgx.CollectRows(rows, pgx.RowToStructByPos[prepared])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(names) != 2 {
-		t.Fatalf("%d lease statements with a generic plan on the connection, want 2 (the quick lease and the full one)", len(names))
+	if len(kept) != 4 {
+		t.Fatalf("%d lease statements with a generic plan on the connection, want 4 (the quick lease and the full one, of one queue and of two)", len(kept))
 	}
 	begin, _ := pgqueue.LeaseSQL(s)
-	for _, name := range names {
+	for _, k := range kept {
 		tx, err := conn.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -148,7 +155,7 @@ func TestLeasePlannedOnEmptyTableReadsInOrder(t *testing.T) {
 		if _, err := tx.Exec(ctx, begin); err != nil {
 			t.Fatal(err)
 		}
-		r, err := tx.Query(ctx, "EXPLAIN (ANALYZE, TIMING OFF) EXECUTE "+pgx.Identifier{name}.Sanitize()+"('q', 10, 'tok', 2, 'w', 1)")
+		r, err := tx.Query(ctx, "EXPLAIN (ANALYZE, TIMING OFF) EXECUTE "+pgx.Identifier{k.Name}.Sanitize()+"('"+k.Queues+"', 10, 'tok', 2, 'w', 1)")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +166,7 @@ func TestLeasePlannedOnEmptyTableReadsInOrder(t *testing.T) {
 		}
 		p := strings.Join(lines, "\n")
 		if n := mostRead(p); n > 20 || !strings.Contains(p, "jobs_ready") || !strings.Contains(p, "(actual rows=10 loops=1)") {
-			t.Errorf("a lease planned on the empty table read %d rows for 10 jobs (want at most 10, from jobs_ready):\n%s", n, p)
+			t.Errorf("a lease of %s planned on the empty table read %d rows for 10 jobs (want at most 10 a queue, from jobs_ready):\n%s", k.Queues, n, p)
 		}
 	}
 }
