@@ -170,6 +170,26 @@ func (s *Store) lockUnique(ctx context.Context, db execer, q, key string, now in
 	return j, err
 }
 
+// pgxRows is what pgx.Tx and *pgxpool.Pool have for reading rows.
+type pgxRows interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// insertPlain inserts jobs, none with a unique key, in one statement
+// (insertOne for one job, insertMany for more) and returns their ids.
+func (s *Store) insertPlain(ctx context.Context, db pgxRows, jobs []*queue.Job, now int64) ([]int64, error) {
+	if len(jobs) == 1 {
+		ids := make([]int64, 1)
+		return ids, db.QueryRow(ctx, s.q.insertOne, insertArgs(jobs[0])...).Scan(&ids[0])
+	}
+	rows, err := db.Query(ctx, s.q.insertMany, manyArgs(jobs, now)...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
 // enqueueBatch stores specs without unique keys in one INSERT: one
 // round trip and one implicit transaction.
 func (s *Store) enqueueBatch(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
@@ -180,18 +200,7 @@ func (s *Store) enqueueBatch(ctx context.Context, specs []queue.JobSpec) ([]queu
 		jobs[i] = newJob(sp, now)
 		out[i] = queue.Enqueued{Job: jobs[i]}
 	}
-	var ids []int64
-	var err error
-	if len(jobs) == 1 {
-		ids = make([]int64, 1)
-		err = s.pool.QueryRow(ctx, s.q.insertOne, insertArgs(jobs[0])...).Scan(&ids[0])
-	} else {
-		var rows pgx.Rows
-		rows, err = s.pool.Query(ctx, s.q.insertMany, manyArgs(jobs, now)...)
-		if err == nil {
-			ids, err = pgx.CollectRows(rows, pgx.RowTo[int64])
-		}
-	}
+	ids, err := s.insertPlain(ctx, s.pool, jobs, now)
 	if err == nil && len(ids) != len(jobs) {
 		err = errors.New("insert returned a wrong number of ids")
 	}

@@ -41,15 +41,7 @@ func InsertOn(ctx context.Context, s *Store, tx pgx.Tx, specs []queue.JobSpec) e
 	for i, sp := range specs {
 		jobs[i] = newJob(sp, now)
 	}
-	if len(jobs) == 1 {
-		var id int64
-		return tx.QueryRow(ctx, s.q.insertOne, insertArgs(jobs[0])...).Scan(&id)
-	}
-	rows, err := tx.Query(ctx, s.q.insertMany, manyArgs(jobs, now)...)
-	if err != nil {
-		return err
-	}
-	_, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	_, err := s.insertPlain(ctx, tx, jobs, now)
 	return err
 }
 

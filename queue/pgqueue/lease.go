@@ -36,24 +36,35 @@ func (s *Store) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Leas
 	}
 	now := s.now()
 	var queues any = req.Queues
-	quick, promote, gate, lease := s.q.quickMany, s.q.promoteMany, s.q.gateMany, s.q.leaseMany
+	quick, full := s.q.quickMany, leaseStmts{s.q.promoteMany, s.q.gateMany, s.q.leaseMany}
 	if len(req.Queues) == 1 {
-		queues, quick, promote, gate, lease = req.Queues[0], s.q.quickOne, s.q.promoteOne, s.q.gateOne, s.q.leaseOne
+		queues, quick, full = req.Queues[0], s.q.quickOne, leaseStmts{s.q.promoteOne, s.q.gateOne, s.q.leaseOne}
 	}
 	until := after(now, req.LeaseFor)
 	out, err := s.quickLease(ctx, quick, queues, req, prefix, until, now)
-	if err != nil || len(out) > 0 {
-		if err != nil {
-			return nil, s.wrap("lease", err)
-		}
-		s.done.held.Add(int64(len(out)))
-		return out, nil
+	if err == nil && len(out) == 0 {
+		out, err = s.fullLease(ctx, full, queues, req, prefix, until, now)
 	}
+	if err != nil {
+		return nil, s.wrap("lease", err)
+	}
+	s.done.held.Add(int64(len(out)))
+	return out, nil
+}
+
+// leaseStmts are the full lease's statements for one queue or several.
+type leaseStmts struct{ promote, gate, lease string }
+
+// fullLease promotes the due jobs of the queues, asks whether the
+// scheduler is needed, and leases, in one pgx batch (one implicit
+// transaction); when it took nothing and the scheduler is needed, the
+// scheduler leases.
+func (s *Store) fullLease(ctx context.Context, st leaseStmts, queues any, req queue.LeaseRequest, prefix string, until, now int64) ([]queue.Lease, error) {
 	b := &pgx.Batch{}
 	b.Queue(asyncCommit)
-	b.Queue(promote, queues, now)
-	b.Queue(gate, queues, now)
-	b.Queue(lease, queues, req.Max, prefix, until, req.WorkerID, now)
+	b.Queue(st.promote, queues, now)
+	b.Queue(st.gate, queues, now)
+	b.Queue(st.lease, queues, req.Max, prefix, until, req.WorkerID, now)
 	br := s.pool.SendBatch(ctx, b)
 	out, needSched, err := readLeases(br)
 	if cerr := br.Close(); err == nil {
@@ -65,11 +76,7 @@ func (s *Store) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Leas
 			return err
 		})
 	}
-	if err != nil {
-		return nil, s.wrap("lease", err)
-	}
-	s.done.held.Add(int64(len(out)))
-	return out, nil
+	return out, err
 }
 
 // quickLease runs the quick lease (Lease): while the queues have ready
