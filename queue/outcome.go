@@ -85,8 +85,10 @@ func (r *run) outcomeWrite(jl *jobLease, job *Job, o outcome) func(context.Conte
 func (r *run) record(jl *jobLease, write func(context.Context) error) error {
 	clk := r.w.cfg.Clock
 	deadline := r.leaseUntil(jl)
+	// Nobody waits on the write: the job's slot is free already.
+	ctx := BackgroundWrite(context.Background())
 	for try := 1; ; try++ {
-		err := write(context.Background())
+		err := write(ctx)
 		if err == nil || finalOutcomeErr(err) {
 			r.logRecorded(jl, try, err)
 			return err

@@ -3,6 +3,7 @@ package redisqueue
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -26,6 +27,9 @@ type call struct {
 	split    func(res any, from, n int) (any, error)
 	// timed marks an enqueue that may add timed work (see Backend.bump).
 	timed bool
+	// linger, when positive, is how long the call may wait in line for
+	// other traffic to go out with (see batcher.linger).
+	linger time.Duration
 
 	res  any
 	err  error
@@ -126,6 +130,12 @@ type batcher struct {
 	line   []*call
 	active int // pipelines being sent (each holds a slot until the line is empty)
 	closed bool
+	// urgent counts the calls in line that do not linger; overdue is set
+	// when a lingering call's time ran out while every slot was busy, and
+	// timer is the running timer of the calls lingering now.
+	urgent  int
+	overdue bool
+	timer   *time.Timer
 }
 
 func newBatcher(r *runner, max, senders int) *batcher {
@@ -142,6 +152,9 @@ func (b *batcher) run(ctx context.Context, c *call) (any, error) {
 		b.mu.Unlock()
 		return nil, errClosed
 	}
+	if c.linger > 0 {
+		return b.linger(ctx, c)
+	}
 	if b.active < b.senders {
 		b.active++
 		batch := append(b.take(b.max-1), c)
@@ -155,7 +168,13 @@ func (b *batcher) run(ctx context.Context, c *call) (any, error) {
 		return c.res, c.err
 	}
 	b.line = append(b.line, c)
+	b.urgent++
 	b.mu.Unlock()
+	return c.wait(ctx)
+}
+
+// wait waits for the call's result or the end of ctx.
+func (c *call) wait(ctx context.Context) (any, error) {
 	select {
 	case <-c.done:
 		return c.res, c.err
@@ -163,6 +182,53 @@ func (b *batcher) run(ctx context.Context, c *call) (any, error) {
 		// The call stays in line and will run; only the wait ends.
 		return nil, ctx.Err()
 	}
+}
+
+// linger puts c in line to go out with the next pipeline anyone sends,
+// or after c.linger at the latest: a write nobody waits on (a worker's
+// completion) then costs no round trip of its own while other traffic
+// flows. Called with mu held; it unlocks it.
+func (b *batcher) linger(ctx context.Context, c *call) (any, error) {
+	b.line = append(b.line, c)
+	if b.timer == nil {
+		b.timer = time.AfterFunc(c.linger, b.lingerOver)
+	}
+	b.mu.Unlock()
+	return c.wait(ctx)
+}
+
+// lingerOver sends the calls in line when their time is up, or marks
+// them overdue for the next pipeline to return when every slot is busy.
+func (b *batcher) lingerOver() {
+	b.mu.Lock()
+	b.timer = nil
+	if len(b.line) == 0 {
+		b.mu.Unlock()
+		return
+	}
+	if b.active >= b.senders {
+		b.overdue = true
+		b.mu.Unlock()
+		return
+	}
+	b.active++
+	batch := b.take(b.max)
+	b.mu.Unlock()
+	b.send(context.Background(), batch)
+	b.next()
+}
+
+// lingering takes the calls in line when all of them linger, for a
+// caller about to send a call of its own outside the batcher (see
+// Backend.direct). It counts as a pipeline in flight until done is called.
+func (b *batcher) lingering() (batch []*call, done func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.line) == 0 || b.urgent > 0 || b.closed {
+		return nil, nil
+	}
+	b.active++
+	return b.take(b.max), b.next
 }
 
 // take removes up to n calls from the front of the line. Called with mu
@@ -173,13 +239,25 @@ func (b *batcher) take(n int) []*call {
 	copy(batch, b.line)
 	clear(b.line[:n])
 	b.line = b.line[n:]
+	for _, c := range batch {
+		if c.linger <= 0 {
+			b.urgent--
+		}
+	}
+	if len(b.line) == 0 {
+		b.overdue = false
+	}
 	return batch
 }
 
-// next hands the calls in line to a new sender, or frees the slot.
+// next hands the calls in line to a new sender, or frees the slot. Calls
+// that only linger stay in line for their time.
 func (b *batcher) next() {
 	b.mu.Lock()
-	if len(b.line) == 0 {
+	if b.urgent == 0 && !b.overdue && !(b.closed && len(b.line) > 0) {
+		if len(b.line) > 0 && b.timer == nil {
+			b.timer = time.AfterFunc(b.line[0].linger, b.lingerOver)
+		}
 		if b.active--; b.active == 0 {
 			b.idle.Broadcast()
 		}
@@ -222,12 +300,20 @@ func (b *batcher) send(ctx context.Context, batch []*call) {
 }
 
 // close refuses new calls and waits until every call in flight or in
-// line has been sent and answered.
+// line has been sent and answered; calls lingering in line go at once.
 func (b *batcher) close() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.closed = true
+	if len(b.line) > 0 && b.active == 0 {
+		b.active++
+		batch := b.take(b.max)
+		b.mu.Unlock()
+		b.send(context.Background(), batch)
+		b.next()
+		b.mu.Lock()
+	}
 	for b.active > 0 {
 		b.idle.Wait()
 	}
+	b.mu.Unlock()
 }

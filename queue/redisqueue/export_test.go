@@ -36,3 +36,14 @@ func Listening(b *Backend, q string) bool { return b.notes.listening(b.keys.queu
 
 // Channel is the pub/sub channel of queue q.
 func Channel(b *Backend, q string) string { return b.keys.queue(q).channel }
+
+// LingeringCalls is how many calls wait in b's batcher for other traffic
+// to go out with (Options.CompleteLinger).
+func LingeringCalls(b *Backend) int {
+	if b.batch == nil {
+		return 0
+	}
+	b.batch.mu.Lock()
+	defer b.batch.mu.Unlock()
+	return len(b.batch.line) - b.batch.urgent
+}

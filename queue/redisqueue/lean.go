@@ -169,7 +169,7 @@ func (b *Backend) completeLean(ctx context.Context, k *qkeys, seq, token string,
 		script: scriptLeanComplete, keys: []string{k.keys[keyActive], k.keys[keyCompleted]},
 		args:     []any{b.now(), k.jobPrefix, logKey, logMax, k.name, k.idSuffix, b.outbox, nonce},
 		items:    [][]any{{seq, token, result}},
-		mergeKey: "lean_complete\x00" + k.name, split: splitLean,
+		mergeKey: "lean_complete\x00" + k.name, split: splitLean, linger: b.lingerFor(ctx),
 	})
 	if err != nil {
 		return true, err

@@ -186,7 +186,7 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 	keys, args := b.group([]*qkeys{k}, 0)
 	res, err := b.evalCall(ctx, "complete", &call{
 		script: scriptComplete, keys: keys, args: args, items: [][]any{{seq, token, result}},
-		mergeKey: "complete\x00" + q, split: splitList,
+		mergeKey: "complete\x00" + q, split: splitList, linger: b.lingerFor(ctx),
 	})
 	if err != nil {
 		return err

@@ -21,6 +21,8 @@ import (
 const (
 	DefaultMaxBatch = 256
 	DefaultSenders  = 2
+	// DefaultCompleteLinger is Options.CompleteLinger's default.
+	DefaultCompleteLinger = 2 * time.Millisecond
 	// promoteLimit bounds how many due jobs per index one Lease promotes;
 	// the rest follow on the next call.
 	promoteLimit = 1000
@@ -53,6 +55,16 @@ type Options struct {
 	// DefaultSenders (2). Calls beyond wait and go out together in the
 	// next pipeline.
 	Senders int
+	// CompleteLinger is how long a worker's completion of a job (a
+	// Complete whose context is queue.BackgroundWrite's) may wait to go
+	// out in one round trip with other calls of this Backend: the next
+	// lease, an enqueue, other completions. A job arriving every few
+	// milliseconds then costs Redis and this process two round trips
+	// instead of three; the job's slot is free meanwhile, only its
+	// completed state shows that much later. 0 means
+	// DefaultCompleteLinger (2ms); negative, or DisableBatching, sends
+	// completions at once.
+	CompleteLinger time.Duration
 
 	// Outbox records an event (queue.Event) in the same script as every
 	// job transition to a final state, for a consumer such as
@@ -106,8 +118,10 @@ type Backend struct {
 	log     *slog.Logger
 	cluster bool
 	batch   *batcher
-	notes   *notifier
-	closed  atomic.Bool
+	// linger is Options.CompleteLinger resolved: 0 for none.
+	linger time.Duration
+	notes  *notifier
+	closed atomic.Bool
 	// outbox is the outbox's key prefix ("sluice:outbox:"); empty when
 	// Options.Outbox is off.
 	outbox string
@@ -176,6 +190,12 @@ func New(client redis.UniversalClient, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{client: client, keys: keys, clk: opts.Clock, log: opts.Logger, cluster: cluster}
+	switch {
+	case opts.CompleteLinger == 0:
+		b.linger = DefaultCompleteLinger
+	case opts.CompleteLinger > 0:
+		b.linger = opts.CompleteLinger
+	}
 	if opts.Outbox {
 		b.outbox = keys.outbox
 	}
@@ -293,12 +313,37 @@ func (b *Backend) direct(ctx context.Context, op string, c *call) (any, error) {
 		return nil, errClosed
 	}
 	b.withOutbox(c)
-	res, err := b.scripts.run(ctx, c.script, c.keys, c.argv())
+	res, err := b.runDirect(ctx, c)
 	b.bump(c)
 	if err != nil {
 		return nil, b.fault(op, err)
 	}
 	return res, nil
+}
+
+// runDirect runs c, with the calls lingering in the batcher's line in
+// the same round trip when there are any.
+func (b *Backend) runDirect(ctx context.Context, c *call) (any, error) {
+	if b.batch == nil {
+		return b.scripts.run(ctx, c.script, c.keys, c.argv())
+	}
+	extra, done := b.batch.lingering()
+	if extra == nil {
+		return b.scripts.run(ctx, c.script, c.keys, c.argv())
+	}
+	defer done()
+	c.done = make(chan struct{})
+	// Not ctx: the lingering calls are others' (the batcher's rule).
+	b.batch.send(context.Background(), append(extra, c))
+	return c.res, c.err
+}
+
+// lingerFor returns how long a completion made with ctx may linger.
+func (b *Backend) lingerFor(ctx context.Context) time.Duration {
+	if b.batch == nil || !queue.IsBackgroundWrite(ctx) {
+		return 0
+	}
+	return b.linger
 }
 
 // fault wraps a store error with the package name and the operation,
