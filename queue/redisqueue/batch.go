@@ -152,9 +152,10 @@ func (b *batcher) run(ctx context.Context, c *call) (any, error) {
 		b.mu.Unlock()
 		return nil, errClosed
 	}
-	if c.linger > 0 {
+	if c.linger > 0 && len(b.line)-b.urgent < lingerMax-1 {
 		return b.linger(ctx, c)
 	}
+	c.linger = 0 // goes as any other call, with those lingering
 	if b.active < b.senders {
 		b.active++
 		batch := append(b.take(b.max-1), c)
@@ -183,6 +184,12 @@ func (c *call) wait(ctx context.Context) (any, error) {
 		return nil, ctx.Err()
 	}
 }
+
+// lingerMax is how many calls may linger in line: the one that would
+// make it more sends them all. Under load they are many at once, and
+// their own pipeline then runs beside the others' instead of waiting to
+// ride with them.
+const lingerMax = 16
 
 // linger puts c in line to go out with the next pipeline anyone sends,
 // or after c.linger at the latest: a write nobody waits on (a worker's

@@ -32,7 +32,6 @@ func (p *pipeCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	}
 }
 
-
 // leaseOne enqueues a job on queue q and leases it.
 func leaseOne(t *testing.T, b *redisqueue.Backend, q string) queue.Lease {
 	t.Helper()
@@ -185,5 +184,57 @@ func TestCloseSendsLingeringCompletes(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantCompleted(t, s.backend(t, redisqueue.Options{}), done, l.Job.ID)
+	})
+}
+
+// TestManyCompletesDoNotWaitToRide: completions arriving together go out
+// together once a few linger; only the last few wait for other traffic.
+func TestManyCompletesDoNotWaitToRide(t *testing.T) {
+	forEachServer(t, func(t *testing.T, s server) {
+		b := s.backend(t, redisqueue.Options{Senders: 1, CompleteLinger: time.Hour})
+		cl := queue.NewClient(b)
+		ctx := context.Background()
+		const n = 200
+		specs := make([]queue.JobSpec, n)
+		for i := range specs {
+			specs[i] = queue.JobSpec{Queue: "many", Kind: "k"}
+		}
+		if _, err := cl.EnqueueBatch(ctx, specs); err != nil {
+			t.Fatal(err)
+		}
+		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"many"}, Max: n, LeaseFor: time.Minute})
+		if err != nil || len(ls) != n {
+			t.Fatalf("Lease = %d jobs, %v; want %d", len(ls), err, n)
+		}
+		var returned atomic.Int64
+		errs := make(chan error, n)
+		for _, l := range ls {
+			go func() {
+				errs <- b.Complete(queue.BackgroundWrite(ctx), l.Job.ID, l.Token, []byte("r"))
+				returned.Add(1)
+			}()
+		}
+		waitFor(t, "all but the lingering completions to return", func() bool {
+			return returned.Load()+int64(redisqueue.LingeringCalls(b)) == n
+		})
+		if got := redisqueue.LingeringCalls(b); got >= 16 {
+			t.Errorf("%d completions lingering; want fewer than 16", got)
+		}
+		mustEnqueue(t, cl, queue.JobSpec{Queue: "other", Kind: "k"}) // takes them along
+		for range n {
+			select {
+			case err := <-errs:
+				if err != nil {
+					t.Fatalf("Complete = %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%d of %d completions returned", returned.Load(), n)
+			}
+		}
+		for _, l := range ls {
+			if j, err := b.Get(ctx, l.Job.ID); err != nil || j.State != queue.StateCompleted {
+				t.Fatalf("Get(%s) = %+v, %v; want completed", l.Job.ID, j, err)
+			}
+		}
 	})
 }
