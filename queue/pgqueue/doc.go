@@ -135,8 +135,9 @@
 // # Flows
 //
 // Jobs that depend on others (JobSpec.DependsOn, Client.EnqueueFlow) keep
-// their edges in job_deps. Triggers on the jobs table (migration 0021)
-// settle a parent's children in the statement that ends it, whichever code
+// their edges in job_deps. A trigger on the jobs table (jobs_state_moved,
+// migration 0025, which also ends a group with its completion job)
+// settles a parent's children in the statement that ends it, whichever code
 // made the change: a failure or cancel cancels the children that follow
 // it, level by level inside one call (the trigger does not fire for its
 // own updates, so no chain is too deep), and children with no parent left
