@@ -24,6 +24,10 @@ type RedisQueueTuning struct {
 	MaxBatch int `yaml:"max_batch"`
 	// Senders is how many pipelines may be in flight at once; default 2.
 	Senders int `yaml:"senders"`
+	// CompleteLinger is how long a worker's completion of a job may wait
+	// to share a round trip with the next call; default 2ms; negative:
+	// sent at once.
+	CompleteLinger Duration `yaml:"complete_linger"`
 }
 
 // RedisLimitsTuning tunes the Redis rate-limit store (redislimit.Options).
