@@ -56,7 +56,9 @@ type WorkerConfig struct {
 	// frees when its handler returns: the outcome is written while the
 	// next job runs, and at most Concurrency outcome writes are under way
 	// at once, so the store may hold up to twice Concurrency of this
-	// worker's jobs active for a moment.
+	// worker's jobs active for a moment. The writes carry
+	// BackgroundWrite's mark, so a store may send them with other
+	// traffic (redisqueue.Options.CompleteLinger).
 	Concurrency int
 	// LeaseFor is the lease length; default 30s. A job whose worker stops
 	// renewing it is recovered by any worker once it expires.
