@@ -253,6 +253,12 @@ func (b *batcher) take(n int) []*call {
 	}
 	if len(b.line) == 0 {
 		b.overdue = false
+		// The next lingering call gets its whole time. A timer already
+		// firing finds the line empty, or sends a newer call early.
+		if b.timer != nil {
+			b.timer.Stop()
+			b.timer = nil
+		}
 	}
 	return batch
 }

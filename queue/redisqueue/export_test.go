@@ -47,3 +47,16 @@ func LingeringCalls(b *Backend) int {
 	defer b.batch.mu.Unlock()
 	return len(b.batch.line) - b.batch.urgent
 }
+
+// HeadsKnown is the earliest timed work a lean lease of queue q would
+// pass instead of reading the timed sets' heads ("" when it would read
+// them; heads.go).
+func HeadsKnown(b *Backend, q string) string {
+	at, _ := b.headsKnown([]*qkeys{b.keys.queue(q)})
+	return at
+}
+
+// Hears reports whether b hears queue q's channel and the timers channel.
+func Hears(b *Backend, q string) bool {
+	return b.notes.heard([]string{b.keys.queue(q).channel})
+}

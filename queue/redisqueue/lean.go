@@ -128,6 +128,7 @@ func (b *Backend) leaseLean(ctx context.Context, qs []*qkeys, req queue.LeaseReq
 	if !b.leanOn() {
 		return nil, nil
 	}
+	known, tgen := b.headsKnown(qs)
 	keys := make([]string, 0, 6*len(qs))
 	args := make([]any, 0, 9+3*len(qs))
 	args = append(args, b.now(), b.schedPrefix, len(qs))
@@ -140,7 +141,7 @@ func (b *Backend) leaseLean(ctx context.Context, qs []*qkeys, req queue.LeaseReq
 		args = append(args, k.jobPrefix, k.name, k.idSuffix)
 	}
 	logKey, logMax := b.leanLog()
-	args = append(args, max, us(req.LeaseFor), req.WorkerID, tokens, logKey, logMax)
+	args = append(args, max, us(req.LeaseFor), req.WorkerID, tokens, logKey, logMax, known)
 	res, err := b.direct(ctx, "lease", &call{script: scriptLeanLease, keys: keys, args: args})
 	if err != nil {
 		return nil, err
@@ -150,6 +151,9 @@ func (b *Backend) leaseLean(ctx context.Context, qs []*qkeys, req queue.LeaseReq
 			k.fullUntil.Store(now.Add(leanPause).UnixNano())
 		}
 		return nil, nil
+	}
+	if top, ok := res.([]any); ok && len(top) == 6 {
+		b.headsRead(qs, tgen, asString(top[5]), micros(asString(top[0])))
 	}
 	return res, nil
 }

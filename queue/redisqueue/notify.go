@@ -50,6 +50,11 @@ type notifier struct {
 	// message, every (re)subscription and every local change that says so
 	// (bump). A lease that found nothing holds until it moves (idle.go).
 	gen atomic.Uint64
+	// tgen counts what may have added timed work: messages on the timers
+	// channel, 't' on a queue's, every (re)subscription and every bump.
+	// A lease that read the timed sets' heads skips reading them again
+	// until it moves (heads.go).
+	tgen atomic.Uint64
 
 	mu        sync.Mutex
 	subs      map[string]map[*subscriber]struct{} // by channel
@@ -130,6 +135,8 @@ func (n *notifier) read(msgs <-chan any) {
 			n.gen.Add(1)
 			if m.Payload != "t" && m.Channel != n.timers {
 				n.wake(m.Channel)
+			} else {
+				n.tgen.Add(1)
 			}
 		case *redis.Subscription:
 			n.mu.Lock()
@@ -137,6 +144,7 @@ func (n *notifier) read(msgs <-chan any) {
 			n.confirmed[m.Channel] = m.Kind == "subscribe"
 			n.mu.Unlock()
 			n.gen.Add(1)
+			n.tgen.Add(1)
 			if again {
 				n.wake(m.Channel)
 			}
@@ -146,7 +154,10 @@ func (n *notifier) read(msgs <-chan any) {
 
 // bump says this process changed something that may make work ready or
 // due sooner without a message of its own arriving first.
-func (n *notifier) bump() { n.gen.Add(1) }
+func (n *notifier) bump() {
+	n.tgen.Add(1)
+	n.gen.Add(1)
+}
 
 // heard reports whether every channel of chans, and the timers channel,
 // is confirmed subscribed: then a change to them reaches this process as

@@ -132,6 +132,8 @@ type Backend struct {
 	schedPrefix string
 	// idle remembers the queue sets a lease found empty (idle.go).
 	idle idleLeases
+	// heads remembers the timed work a lean lease read (heads.go).
+	heads headMemos
 	// scripts runs the scripts, as functions where the server can
 	// (functions.go).
 	scripts *runner

@@ -8,7 +8,10 @@
 -- ARGV: now ('' for Redis TIME), key prefix ('' on Cluster), the number
 -- of queues, per queue its job key prefix, name and job id suffix; then
 -- max, lease length (µs), worker id, token base, the event log's key (''
--- when off) and length.
+-- when off) and length, and the earliest timed work the caller knows of
+-- (µs, '0' for none; '' to read the heads: heads.go).
+-- The reply is lease.lua's, then the earliest timed work read ('' when
+-- the caller gave it).
 -- now and snow (µs, as a number and as text): lean_now.lua.
 local P, nq = ARGV[2], tonumber(ARGV[3])
 local a = 4 + 3 * nq
@@ -16,23 +19,33 @@ local max = tonumber(ARGV[a])
 -- The earliest timed work: mostly nothing is due, and then it is what
 -- the idle time needs (lease.lua's idle_until).
 local at = math.huge
-local heads = {}
-for i = 1, nq do
-  heads[#heads + 1] = KEYS[i * 6 - 4]
-  heads[#heads + 1] = KEYS[i * 6 - 3]
-end
-if P ~= '' then
-  heads[#heads + 1] = P .. 'sched:wake'
-end
-for _, key in ipairs(heads) do
-  local h = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-  if h[2] then
-    local t = tonumber(h[2])
-    if t <= now then
+local known = ARGV[a + 6]
+if known ~= '' then
+  if known ~= '0' then
+    at = tonumber(known)
+    if at <= now then
       return 'full'
     end
-    if t < at then
-      at = t
+  end
+else
+  local heads = {}
+  for i = 1, nq do
+    heads[#heads + 1] = KEYS[i * 6 - 4]
+    heads[#heads + 1] = KEYS[i * 6 - 3]
+  end
+  if P ~= '' then
+    heads[#heads + 1] = P .. 'sched:wake'
+  end
+  for _, key in ipairs(heads) do
+    local h = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    if h[2] then
+      local t = tonumber(h[2])
+      if t <= now then
+        return 'full'
+      end
+      if t < at then
+        at = t
+      end
     end
   end
 end
@@ -141,10 +154,14 @@ for i = 1, nq do
     empty = false
   end
 end
-if empty then
-  idle = '0'
-  if at < math.huge then
-    idle = string.format('%.0f', at)
-  end
+local first = '0'
+if at < math.huge then
+  first = string.format('%.0f', at)
 end
-return {snow, until_, out, {}, idle}
+if empty then
+  idle = first
+end
+if known ~= '' then
+  first = ''
+end
+return {snow, until_, out, {}, idle, first}

@@ -1,0 +1,81 @@
+package redisqueue
+
+import (
+	"strconv"
+	"sync"
+	"time"
+)
+
+// A lean lease reads the head of each of its queues' timed sets
+// (scheduled, retrying) and of the scheduler's timers before it takes
+// ready jobs, to hand the run to the full lease when any is due. Timed
+// work only comes sooner when someone adds it, and whoever adds it
+// publishes on the timers channel (lib.lua's timed, lean_enqueue.lua) or,
+// in this process, bumps the notifier. So a lease that read the heads
+// remembers the earliest, with the notifier's timers generation, and the
+// next lean leases of the same queues pass it in instead of reading them
+// again while the generation has not moved and that time has not come —
+// three commands fewer per lease. As for idle leases (idle.go), it is
+// trusted only while Redis has confirmed the subscriptions, and for at
+// most idleMax: pub/sub may lose a message without go-redis noticing at
+// once, and the heads are then read again.
+
+// headMemos holds, by queue set, the earliest timed work a lease read.
+type headMemos struct {
+	mu sync.Mutex
+	m  map[string]headMemo
+}
+
+type headMemo struct {
+	tgen  uint64
+	at    string    // Redis µs, "0" for none
+	until time.Time // the local clock's
+}
+
+// headsKnown returns the earliest timed work of qs as the lean lease
+// takes it ("0" for none), or "" when the lease is to read it; tgen is the
+// generation to record the coming read at.
+func (b *Backend) headsKnown(qs []*qkeys) (at string, tgen uint64) {
+	tgen = b.notes.tgen.Load()
+	if b.cluster {
+		return "", tgen
+	}
+	b.heads.mu.Lock()
+	m, ok := b.heads.m[idleKey(qs)]
+	b.heads.mu.Unlock()
+	if !ok || m.tgen != tgen || !b.localNow().Before(m.until) {
+		return "", tgen
+	}
+	chans := make([]string, len(qs))
+	for i, k := range qs {
+		chans[i] = k.channel
+	}
+	if !b.notes.heard(chans) {
+		return "", tgen
+	}
+	return m.at, tgen
+}
+
+// headsRead records the earliest timed work a lease begun at generation
+// tgen read: at in Redis µs ("0" for none), redisNow the script's time.
+func (b *Backend) headsRead(qs []*qkeys, tgen uint64, at string, redisNow time.Time) {
+	if b.cluster || at == "" {
+		return
+	}
+	now := b.localNow()
+	until := now.Add(idleMax)
+	if n, err := strconv.ParseInt(at, 10, 64); err != nil {
+		return
+	} else if n > 0 {
+		// Redis's clock and ours may differ: count from the script's now.
+		if d := time.UnixMicro(n).Sub(redisNow); d < idleMax {
+			until = now.Add(d)
+		}
+	}
+	b.heads.mu.Lock()
+	defer b.heads.mu.Unlock()
+	if b.heads.m == nil {
+		b.heads.m = map[string]headMemo{}
+	}
+	b.heads.m[idleKey(qs)] = headMemo{tgen: tgen, at: at, until: until}
+}
