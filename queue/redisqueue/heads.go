@@ -1,7 +1,6 @@
 package redisqueue
 
 import (
-	"strconv"
 	"sync"
 	"time"
 )
@@ -43,14 +42,7 @@ func (b *Backend) headsKnown(qs []*qkeys) (at string, tgen uint64) {
 	b.heads.mu.Lock()
 	m, ok := b.heads.m[idleKey(qs)]
 	b.heads.mu.Unlock()
-	if !ok || m.tgen != tgen || !b.localNow().Before(m.until) {
-		return "", tgen
-	}
-	chans := make([]string, len(qs))
-	for i, k := range qs {
-		chans[i] = k.channel
-	}
-	if !b.notes.heard(chans) {
+	if !ok || m.tgen != tgen || !b.localNow().Before(m.until) || !b.notes.heard(channels(qs)) {
 		return "", tgen
 	}
 	return m.at, tgen
@@ -62,16 +54,7 @@ func (b *Backend) headsRead(qs []*qkeys, tgen uint64, at string, redisNow time.T
 	if b.cluster || at == "" {
 		return
 	}
-	now := b.localNow()
-	until := now.Add(idleMax)
-	if n, err := strconv.ParseInt(at, 10, 64); err != nil {
-		return
-	} else if n > 0 {
-		// Redis's clock and ours may differ: count from the script's now.
-		if d := time.UnixMicro(n).Sub(redisNow); d < idleMax {
-			until = now.Add(d)
-		}
-	}
+	until := b.localUntil(at, redisNow)
 	b.heads.mu.Lock()
 	defer b.heads.mu.Unlock()
 	if b.heads.m == nil {

@@ -62,11 +62,29 @@ func (b *Backend) idleNow(qs []*qkeys) (idle bool, gen uint64) {
 	if !ok || l.gen != gen || !b.localNow().Before(l.until) {
 		return false, gen
 	}
+	return b.notes.heard(channels(qs)), gen
+}
+
+// channels returns the notification channels of qs.
+func channels(qs []*qkeys) []string {
 	chans := make([]string, len(qs))
 	for i, k := range qs {
 		chans[i] = k.channel
 	}
-	return b.notes.heard(chans), gen
+	return chans
+}
+
+// localUntil returns when Redis time at (µs as text; 0 or unreadable for
+// none) comes on the local clock, at most idleMax from now. Redis's
+// clock and ours may differ, so it counts from the script's now.
+func (b *Backend) localUntil(at string, redisNow time.Time) time.Time {
+	now := b.localNow()
+	if n, err := strconv.ParseInt(at, 10, 64); err == nil && n > 0 {
+		if d := time.UnixMicro(n).Sub(redisNow); d < idleMax {
+			return now.Add(d)
+		}
+	}
+	return now.Add(idleMax)
 }
 
 // idleAfter records what a lease begun at generation gen found: idle is
@@ -83,18 +101,10 @@ func (b *Backend) idleAfter(qs []*qkeys, gen uint64, idle string, redisNow time.
 		delete(b.idle.m, key)
 		return
 	}
-	now := b.localNow()
-	until := now.Add(idleMax)
-	if at, err := strconv.ParseInt(idle, 10, 64); err == nil && at > 0 {
-		// Redis's clock and ours may differ: count from the script's now.
-		if d := time.UnixMicro(at).Sub(redisNow); d < idleMax {
-			until = now.Add(d)
-		}
-	}
 	if b.idle.m == nil {
 		b.idle.m = map[string]idleLease{}
 	}
-	b.idle.m[key] = idleLease{gen: gen, until: until}
+	b.idle.m[key] = idleLease{gen: gen, until: b.localUntil(idle, redisNow)}
 }
 
 // localNow is the time idle leases are timed by: the injected clock's, if
