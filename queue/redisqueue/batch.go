@@ -197,11 +197,27 @@ const lingerMax = 16
 // flows. Called with mu held; it unlocks it.
 func (b *batcher) linger(ctx context.Context, c *call) (any, error) {
 	b.line = append(b.line, c)
-	if b.timer == nil {
-		b.timer = time.AfterFunc(c.linger, b.lingerOver)
-	}
+	b.arm()
 	b.mu.Unlock()
 	return c.wait(ctx)
+}
+
+// arm starts the timer of the first call lingering in line unless one
+// runs. Called with mu held.
+func (b *batcher) arm() {
+	if b.timer == nil && len(b.line) > 0 {
+		b.timer = time.AfterFunc(b.line[0].linger, b.lingerOver)
+	}
+}
+
+// sendLine sends the line (up to max calls) as a pipeline of its own,
+// then hands on what is left. Called with mu held; it unlocks it.
+func (b *batcher) sendLine() {
+	b.active++
+	batch := b.take(b.max)
+	b.mu.Unlock()
+	b.send(context.Background(), batch)
+	b.next()
 }
 
 // lingerOver sends the calls in line when their time is up, or marks
@@ -218,11 +234,7 @@ func (b *batcher) lingerOver() {
 		b.mu.Unlock()
 		return
 	}
-	b.active++
-	batch := b.take(b.max)
-	b.mu.Unlock()
-	b.send(context.Background(), batch)
-	b.next()
+	b.sendLine()
 }
 
 // lingering takes the calls in line when all of them linger, for a
@@ -268,9 +280,7 @@ func (b *batcher) take(n int) []*call {
 func (b *batcher) next() {
 	b.mu.Lock()
 	if b.urgent == 0 && !b.overdue && !(b.closed && len(b.line) > 0) {
-		if len(b.line) > 0 && b.timer == nil {
-			b.timer = time.AfterFunc(b.line[0].linger, b.lingerOver)
-		}
+		b.arm()
 		if b.active--; b.active == 0 {
 			b.idle.Broadcast()
 		}
@@ -318,11 +328,7 @@ func (b *batcher) close() {
 	b.mu.Lock()
 	b.closed = true
 	if len(b.line) > 0 && b.active == 0 {
-		b.active++
-		batch := b.take(b.max)
-		b.mu.Unlock()
-		b.send(context.Background(), batch)
-		b.next()
+		b.sendLine()
 		b.mu.Lock()
 	}
 	for b.active > 0 {
