@@ -204,9 +204,7 @@ func (cp *completer) flush(batch []*completion) {
 // writeMany completes the jobs of one batch that need none of the
 // scheduler's work, in one statement, and returns those it completed.
 // Its plan is made for each run (unlike the lease's, see
-// genericPlansConfig): planned once while the table was small, it would
-// read every active job by the lease index, for good, instead of each by
-// its id.
+// genericPlansConfig), from the table's statistics as they are then.
 func (cp *completer) writeMany(ctx context.Context, ids []int64, tokens []string, results [][]byte, now int64) (map[int64]bool, error) {
 	rows, err := cp.s.pool.Query(ctx, cp.s.q.completeMany, ids, tokens, results, now)
 	if err != nil {

@@ -33,6 +33,10 @@ func LeaseManySQL(s *Store) string { return s.q.leaseMany }
 // with LeaseSQL's parameters.
 func QuickLeaseSQL(s *Store) (one, many string) { return s.q.quickOne, s.q.quickMany }
 
+// CompleteManySQL returns the completion of a batch of plain jobs
+// (parameters: ids, tokens, results, now).
+func CompleteManySQL(s *Store) string { return s.q.completeMany }
+
 // InsertOn runs the store's insert of specs, all without unique keys, on
 // tx: the one-row statement for one spec, the batch statement for more.
 func InsertOn(ctx context.Context, s *Store, tx pgx.Tx, specs []queue.JobSpec) error {
