@@ -38,8 +38,9 @@
 // same statement. Workers leasing at once skip the rows another holds
 // instead of waiting for them, so there is no lock that every lease
 // shares and no job is handed out twice. Every other transition is one
-// UPDATE whose WHERE holds the fence (state = 'active' AND lease_token =
-// the caller's token): Postgres re-checks it on the latest row version
+// UPDATE whose WHERE holds the fence (lease_token = the caller's token,
+// which only an active job holds, by the table's CHECK; most also say
+// state = 'active'): Postgres re-checks it on the latest row version
 // after any lock wait, so a stale token changes nothing. Only when no row
 // matched does a second query tell ErrNotFound from ErrLeaseLost.
 //

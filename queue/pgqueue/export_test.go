@@ -33,9 +33,10 @@ func LeaseManySQL(s *Store) string { return s.q.leaseMany }
 // with LeaseSQL's parameters.
 func QuickLeaseSQL(s *Store) (one, many string) { return s.q.quickOne, s.q.quickMany }
 
-// CompleteManySQL returns the completion of a batch of plain jobs
+// CompleteManySQL returns the statement that starts a batch of
+// completions' transaction and the batch's completion of plain jobs
 // (parameters: ids, tokens, results, now).
-func CompleteManySQL(s *Store) string { return s.q.completeMany }
+func CompleteManySQL(s *Store) (begin, complete string) { return completeConfig, s.q.completeMany }
 
 // InsertOn runs the store's insert of specs, all without unique keys, on
 // tx: the one-row statement for one spec, the batch statement for more.
