@@ -121,8 +121,8 @@ const asyncCommit = `SELECT set_config('synchronous_commit', 'off', true), ` + g
 // it do for good: planning was an eighth of the server's time on a queue
 // draining a backlog. Under those settings the lease's statements have
 // one good plan even when it is made on an empty table and kept while
-// the table grows (TestLeasePlannedOnEmptyTableReadsInOrder); the
-// completions' statements have not, and are planned on each run.
+// the table grows (TestLeasePlannedOnEmptyTableReadsInOrder); a batch of
+// completions has one under completeConfig's.
 const genericPlansConfig = `set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 // orderedReads keeps the reads of a transaction that takes the first
