@@ -208,27 +208,19 @@ func (cp *completer) flush(batch []*completion) {
 // It runs in one round trip after completeConfig, in one implicit
 // transaction.
 func (cp *completer) writeMany(ctx context.Context, ids []int64, tokens []string, results [][]byte, now int64) (map[int64]bool, error) {
-	b := &pgx.Batch{}
-	b.Queue(completeConfig)
-	b.Queue(cp.s.q.completeMany, ids, tokens, results, now)
-	br := cp.s.pool.SendBatch(ctx, b)
-	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, err
-	}
-	rows, err := br.Query()
+	written := map[int64]bool{}
+	err := cp.s.queryAfter(ctx, completeConfig, cp.s.q.completeMany, []any{ids, tokens, results, now}, func(rows pgx.Rows) error {
+		var id int64
+		_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+			written[id] = true
+			return nil
+		})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	written := map[int64]bool{}
-	var id int64
-	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
-		written[id] = true
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return written, br.Close()
+	return written, nil
 }
 
 // completeConfig plans a batch of completions once per connection

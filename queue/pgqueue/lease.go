@@ -83,23 +83,33 @@ func (s *Store) fullLease(ctx context.Context, st leaseStmts, queues any, req qu
 // jobs and nothing for the promotion or the scheduler to do, which is
 // how a busy queue mostly is, a lease is this one statement, not four.
 func (s *Store) quickLease(ctx context.Context, quick string, queues any, req queue.LeaseRequest, prefix string, until, now int64) ([]queue.Lease, error) {
+	var out []queue.Lease
+	err := s.queryAfter(ctx, asyncCommit, quick, []any{queues, req.Max, prefix, until, req.WorkerID, now}, func(rows pgx.Rows) (err error) {
+		out, err = scanLeases(rows)
+		return err
+	})
+	return out, err
+}
+
+// queryAfter sends setup (settings for the transaction) and then sql in
+// one round trip, one implicit transaction, and hands sql's rows to read.
+func (s *Store) queryAfter(ctx context.Context, setup, sql string, args []any, read func(pgx.Rows) error) error {
 	b := &pgx.Batch{}
-	b.Queue(asyncCommit)
-	b.Queue(quick, queues, req.Max, prefix, until, req.WorkerID, now)
+	b.Queue(setup)
+	b.Queue(sql, args...)
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
-		return nil, err
+		return err
 	}
 	rows, err := br.Query()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out, err := scanLeases(rows)
-	if err != nil {
-		return nil, err
+	if err := read(rows); err != nil {
+		return err
 	}
-	return out, br.Close()
+	return br.Close()
 }
 
 // asyncCommit lets a lease's commit return before its WAL reaches disk.

@@ -1,9 +1,6 @@
 package redisqueue
 
-import (
-	"sync"
-	"time"
-)
+import "time"
 
 // A lean lease reads the head of each of its queues' timed sets
 // (scheduled, retrying) and of the scheduler's timers before it takes
@@ -19,33 +16,13 @@ import (
 // most idleMax: pub/sub may lose a message without go-redis noticing at
 // once, and the heads are then read again.
 
-// headMemos holds, by queue set, the earliest timed work a lease read.
-type headMemos struct {
-	mu sync.Mutex
-	m  map[string]headMemo
-}
-
-type headMemo struct {
-	tgen  uint64
-	at    string    // Redis µs, "0" for none
-	until time.Time // the local clock's
-}
-
 // headsKnown returns the earliest timed work of qs as the lean lease
 // takes it ("0" for none), or "" when the lease is to read it; tgen is the
 // generation to record the coming read at.
 func (b *Backend) headsKnown(qs []*qkeys) (at string, tgen uint64) {
 	tgen = b.notes.tgen.Load()
-	if b.cluster {
-		return "", tgen
-	}
-	b.heads.mu.Lock()
-	m, ok := b.heads.m[idleKey(qs)]
-	b.heads.mu.Unlock()
-	if !ok || m.tgen != tgen || !b.localNow().Before(m.until) || !b.notes.heard(channels(qs)) {
-		return "", tgen
-	}
-	return m.at, tgen
+	at, _ = recall(b, &b.heads, qs, tgen)
+	return at, tgen
 }
 
 // headsRead records the earliest timed work a lease begun at generation
@@ -54,11 +31,5 @@ func (b *Backend) headsRead(qs []*qkeys, tgen uint64, at string, redisNow time.T
 	if b.cluster || at == "" {
 		return
 	}
-	until := b.localUntil(at, redisNow)
-	b.heads.mu.Lock()
-	defer b.heads.mu.Unlock()
-	if b.heads.m == nil {
-		b.heads.m = map[string]headMemo{}
-	}
-	b.heads.m[idleKey(qs)] = headMemo{tgen: tgen, at: at, until: until}
+	b.heads.put(idleKey(qs), memoEntry[string]{gen: tgen, until: b.localUntil(at, redisNow), v: at})
 }

@@ -25,15 +25,57 @@ import (
 // message without go-redis noticing at once.
 const idleMax = 5 * time.Second
 
-// idleLeases holds, by queue set, what the last empty lease found.
-type idleLeases struct {
+// leaseMemo remembers, by queue set, what a lease found, for as long as a
+// generation of the notifier has not moved and a time on the local clock
+// has not come: the idle leases here, the timed work a lean lease read
+// (heads.go).
+type leaseMemo[T any] struct {
 	mu sync.Mutex
-	m  map[string]idleLease
+	m  map[string]memoEntry[T]
 }
 
-type idleLease struct {
+type memoEntry[T any] struct {
 	gen   uint64
 	until time.Time // the local clock's
+	v     T
+}
+
+func (m *leaseMemo[T]) get(key string) (memoEntry[T], bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.m[key]
+	return e, ok
+}
+
+func (m *leaseMemo[T]) put(key string, e memoEntry[T]) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil {
+		m.m = map[string]memoEntry[T]{}
+	}
+	m.m[key] = e
+}
+
+func (m *leaseMemo[T]) drop(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.m, key)
+}
+
+// recall returns what m holds for a lease of qs while it may be trusted:
+// recorded at generation gen, before its time, and with every channel
+// of qs confirmed subscribed. Never on Cluster, where not every channel
+// reaches this process.
+func recall[T any](b *Backend, m *leaseMemo[T], qs []*qkeys, gen uint64) (T, bool) {
+	var zero T
+	if b.cluster {
+		return zero, false
+	}
+	e, ok := m.get(idleKey(qs))
+	if !ok || e.gen != gen || !b.localNow().Before(e.until) || !b.notes.heard(channels(qs)) {
+		return zero, false
+	}
+	return e.v, true
 }
 
 // idleKey names a lease's queue set.
@@ -52,17 +94,8 @@ func idleKey(qs []*qkeys) string {
 // last one found; gen is the generation to record the coming lease at.
 func (b *Backend) idleNow(qs []*qkeys) (idle bool, gen uint64) {
 	gen = b.notes.gen.Load()
-	if b.cluster {
-		return false, gen
-	}
-	key := idleKey(qs)
-	b.idle.mu.Lock()
-	l, ok := b.idle.m[key]
-	b.idle.mu.Unlock()
-	if !ok || l.gen != gen || !b.localNow().Before(l.until) {
-		return false, gen
-	}
-	return b.notes.heard(channels(qs)), gen
+	_, idle = recall(b, &b.idle, qs, gen)
+	return idle, gen
 }
 
 // channels returns the notification channels of qs.
@@ -94,17 +127,11 @@ func (b *Backend) idleAfter(qs []*qkeys, gen uint64, idle string, redisNow time.
 	if b.cluster {
 		return
 	}
-	key := idleKey(qs)
-	b.idle.mu.Lock()
-	defer b.idle.mu.Unlock()
 	if idle == "" {
-		delete(b.idle.m, key)
+		b.idle.drop(idleKey(qs))
 		return
 	}
-	if b.idle.m == nil {
-		b.idle.m = map[string]idleLease{}
-	}
-	b.idle.m[key] = idleLease{gen: gen, until: b.localUntil(idle, redisNow)}
+	b.idle.put(idleKey(qs), memoEntry[struct{}]{gen: gen, until: b.localUntil(idle, redisNow)})
 }
 
 // localNow is the time idle leases are timed by: the injected clock's, if

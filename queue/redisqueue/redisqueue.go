@@ -131,9 +131,9 @@ type Backend struct {
 	// from, or "" on a Cluster client, where the scheduler is off.
 	schedPrefix string
 	// idle remembers the queue sets a lease found empty (idle.go).
-	idle idleLeases
+	idle leaseMemo[struct{}]
 	// heads remembers the timed work a lean lease read (heads.go).
-	heads headMemos
+	heads leaseMemo[string]
 	// scripts runs the scripts, as functions where the server can
 	// (functions.go).
 	scripts *runner
