@@ -21,6 +21,10 @@ package bench
 //     client and the worker together;
 //   - p50-ms, p99-ms: enqueue-to-start latency.
 //
+// With -test.v the log also shows, per round, the commands Redis counted
+// per job and, when Redis runs on this machine, its reads, writes and
+// sleeps (voluntary context switches) per job.
+//
 // Each figure is the median over the rounds (SLUICE_BENCH_ROUNDS, default
 // 5); the log shows every round. Jobs per round: three seconds' worth.
 
@@ -50,20 +54,30 @@ type rqServerSnap struct {
 	cpu               float64 // seconds
 	scripts, calls    float64
 	scriptUS, totalUS float64
+	byCmd             map[string][2]float64 // calls, usec
+	// syscr, syscw: the server's read and write system calls, when it
+	// runs on this machine (/proc/<pid>/io); each is about one wake-up.
+	syscr, syscw float64
+	// sleeps: the server's voluntary context switches (/proc/<pid>/status),
+	// each a wait for work that ended.
+	sleeps float64
 }
 
 func rqSnap(b *testing.B, c *redis.Client) rqServerSnap {
-	info, err := c.Info(context.Background(), "cpu", "commandstats").Result()
+	info, err := c.Info(context.Background(), "server", "cpu", "commandstats").Result()
 	if err != nil {
 		b.Fatal(err)
 	}
-	var s rqServerSnap
+	s := rqServerSnap{byCmd: map[string][2]float64{}}
 	for _, line := range strings.Split(info, "\r\n") {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
 		}
 		switch {
+		case k == "process_id":
+			s.syscr, s.syscw = rqProcIO(v)
+			s.sleeps = rqProcSleeps(v)
 		case k == "used_cpu_sys" || k == "used_cpu_user":
 			f, _ := strconv.ParseFloat(v, 64)
 			s.cpu += f
@@ -71,6 +85,7 @@ func rqSnap(b *testing.B, c *redis.Client) rqServerSnap {
 			calls, usec := rqCmdStat(v)
 			s.calls += calls
 			s.totalUS += usec
+			s.byCmd[strings.TrimPrefix(k, "cmdstat_")] = [2]float64{calls, usec}
 			switch strings.TrimPrefix(k, "cmdstat_") {
 			case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
 				s.scripts += calls
@@ -79,6 +94,42 @@ func rqSnap(b *testing.B, c *redis.Client) rqServerSnap {
 		}
 	}
 	return s
+}
+
+// rqProcIO reads the read and write system calls of process pid, or
+// zeros when it cannot.
+func rqProcIO(pid string) (r, w float64) {
+	b, err := os.ReadFile("/proc/" + pid + "/io")
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		n, _ := strconv.ParseFloat(v, 64)
+		switch k {
+		case "syscr":
+			r = n
+		case "syscw":
+			w = n
+		}
+	}
+	return r, w
+}
+
+// rqProcSleeps reads the voluntary context switches of process pid, or
+// zero when it cannot.
+func rqProcSleeps(pid string) float64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+			n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // rqCmdStat reads "calls=N,usec=N,..." of one commandstats line.
@@ -107,6 +158,11 @@ func BenchmarkQueueRedisPaced(b *testing.B) {
 	systems := []rqSystem{
 		rqSystems[0],
 		{"asynq-check10ms", func(b *testing.B) rqTarget { return rqOpenAsynq(b, 10*time.Millisecond) }},
+	}
+	// SLUICE_BENCH_PACED_ONLY=redisqueue runs one system alone, for
+	// comparing two builds of it.
+	if only := os.Getenv("SLUICE_BENCH_PACED_ONLY"); only != "" {
+		systems = slices.DeleteFunc(systems, func(s rqSystem) bool { return s.name != only })
 	}
 	rounds := 5
 	if n, err := strconv.Atoi(os.Getenv("SLUICE_BENCH_ROUNDS")); err == nil && n > 0 {
@@ -193,6 +249,7 @@ func rqPacedRound(b *testing.B, open func(*testing.B) rqTarget, rate, n int) rqC
 	cpu1, s1 := rqProcessCPU(), rqSnap(b, c)
 	rqWaitFinished(b, q)
 	per := float64(n)
+	b.Log(rqCmdDiff(s0, s1, per))
 	slices.Sort(lat)
 	return rqCost{
 		redisCPU:  (s1.cpu - s0.cpu) * 1e6 / per,
@@ -203,4 +260,28 @@ func rqPacedRound(b *testing.B, open func(*testing.B) rqTarget, rate, n int) rqC
 		p50:       float64(lat[len(lat)/2].Microseconds()) / 1000,
 		p99:       float64(lat[len(lat)*99/100].Microseconds()) / 1000,
 	}
+}
+
+// rqCmdDiff lists, per job, the commands Redis counted between two
+// snapshots, most time first: "name calls/usec".
+func rqCmdDiff(s0, s1 rqServerSnap, per float64) string {
+	type row struct {
+		name        string
+		calls, usec float64
+	}
+	var rows []row
+	for k, v := range s1.byCmd {
+		d := row{k, (v[0] - s0.byCmd[k][0]) / per, (v[1] - s0.byCmd[k][1]) / per}
+		if d.calls > 0.005 {
+			rows = append(rows, d)
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int { return int(b.usec*1000 - a.usec*1000) })
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "server reads %.2f writes %.2f sleeps %.2f per job;",
+		(s1.syscr-s0.syscr)/per, (s1.syscw-s0.syscw)/per, (s1.sleeps-s0.sleeps)/per)
+	for _, r := range rows {
+		fmt.Fprintf(&sb, " %s %.2f/%.1fµs", r.name, r.calls, r.usec)
+	}
+	return sb.String()
 }
