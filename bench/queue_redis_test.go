@@ -99,19 +99,22 @@ func rqRedis(b *testing.B) (*redis.Client, *redis.Options) {
 	return c, opts
 }
 
-func rqOpenRedisQueue(b *testing.B) rqTarget {
+func rqOpenRedisQueue(b *testing.B) rqTarget { return rqOpenRedisQueueWith(b) }
+
+// rqOpenRedisQueueWith opens redisqueue, its worker adjusted by tune.
+func rqOpenRedisQueueWith(b *testing.B, tune ...func(*queue.WorkerConfig)) rqTarget {
 	c, _ := rqRedis(b)
 	be, err := redisqueue.New(c, redisqueue.Options{Logger: rqQuiet})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = be.Close() })
-	return rqClientTarget(be)
+	return rqClientTarget(be, tune...)
 }
 
 // rqClientTarget drives a Sluice job backend through queue.Client and
-// queue.Worker.
-func rqClientTarget(be queue.Backend) rqTarget {
+// queue.Worker; tune, when given, adjusts the worker's configuration.
+func rqClientTarget(be queue.Backend, tune ...func(*queue.WorkerConfig)) rqTarget {
 	cl := queue.NewClient(be)
 	return rqTarget{
 		enqueue: func(ctx context.Context, p []byte) error {
@@ -131,7 +134,11 @@ func rqClientTarget(be queue.Backend) rqTarget {
 			return nil
 		},
 		run: func(conc int, handle func([]byte)) func() {
-			w := queue.NewWorker(be, queue.WorkerConfig{Queues: []string{rqQueue}, Concurrency: conc, Logger: rqQuiet})
+			cfg := queue.WorkerConfig{Queues: []string{rqQueue}, Concurrency: conc, Logger: rqQuiet}
+			for _, f := range tune {
+				f(&cfg)
+			}
+			w := queue.NewWorker(be, cfg)
 			w.Handle("noop", queue.HandlerFunc(func(_ context.Context, j *queue.Job) ([]byte, error) {
 				handle(j.Payload)
 				return nil, nil

@@ -10,6 +10,7 @@
 package clock
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -120,6 +121,19 @@ func (f *Fake) Waiters() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.timers)
+}
+
+// Pending returns the deadlines of the pending timers, earliest first,
+// so a test can tell which wait the code under test is in.
+func (f *Fake) Pending() []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]time.Time, len(f.timers))
+	for i, t := range f.timers {
+		out[i] = t.at
+	}
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return out
 }
 
 // BlockUntil returns once at least n timers are pending, so a test can

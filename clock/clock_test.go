@@ -1,6 +1,7 @@
 package clock_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -58,5 +59,22 @@ func TestFakeBlockUntil(t *testing.T) {
 	c.Advance(time.Minute)
 	if got := <-done; !got.Equal(epoch.Add(time.Minute)) {
 		t.Errorf("waiter woke at %v, want %v", got, epoch.Add(time.Minute))
+	}
+}
+
+func TestFakePending(t *testing.T) {
+	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	f := clock.NewFake(start)
+	late := f.NewTimer(time.Hour)
+	f.NewTimer(time.Minute)
+	f.NewTimer(0) // fired at once: not pending
+	want := []time.Time{start.Add(time.Minute), start.Add(time.Hour)}
+	if got := f.Pending(); !slices.Equal(got, want) {
+		t.Fatalf("Pending = %v; want %v", got, want)
+	}
+	late.Stop()
+	f.Advance(time.Minute)
+	if got := f.Pending(); len(got) != 0 {
+		t.Fatalf("Pending after the stop and the advance = %v; want none", got)
 	}
 }

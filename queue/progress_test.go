@@ -14,10 +14,11 @@ import (
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
-// countingProgress counts the progress writes that reach the backend.
+// countingProgress counts the progress writes that reach the backend,
+// and those the backend has finished.
 type countingProgress struct {
 	*sqlitequeue.Backend
-	writes atomic.Int64
+	writes, landed atomic.Int64
 }
 
 func (c *countingProgress) Features() queue.Features {
@@ -28,6 +29,7 @@ func (c *countingProgress) Features() queue.Features {
 
 func (c *countingProgress) SetProgress(ctx context.Context, id, token string, p queue.JobProgress) error {
 	c.writes.Add(1)
+	defer c.landed.Add(1)
 	return c.Backend.SetProgress(ctx, id, token, p)
 }
 
@@ -117,7 +119,7 @@ func TestProgressWrittenWhenIntervalEnds(t *testing.T) {
 		t.Fatalf("writes before the interval ends = %d, want 1", n)
 	}
 	clk.Advance(queue.ProgressEvery)
-	testutil.Eventually(t, "the coalesced report is written", func() bool { return b.writes.Load() == 2 })
+	testutil.Eventually(t, "the coalesced report is written", func() bool { return b.landed.Load() == 2 })
 	j, err := b.Get(context.Background(), id)
 	if err != nil || j.Progress == nil || *j.Progress.Percent != 20 || string(j.Progress.Data) != `{"step":"two"}` {
 		t.Fatalf("Progress while running = %+v, %v; want 20%% with step two", j.Progress, err)

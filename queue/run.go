@@ -47,15 +47,42 @@ func (r *run) fetchLoop(ctx context.Context) {
 		defer stop()
 		wake = ch
 	}
+	var last time.Time // start of the last lease that left slots free
 	for ctx.Err() == nil {
 		r.reap()
 		if free := cfg.Concurrency - r.inflight; free > 0 && !r.w.holdLeasing() {
+			if !last.IsZero() && !r.coolDown(ctx, last) {
+				return
+			}
+			r.reap()
+			free = cfg.Concurrency - r.inflight
+			start := cfg.Clock.Now()
 			got, err := r.lease(ctx, free)
 			if err == nil && got == free {
+				last = time.Time{}
 				continue // there may be more ready right now
 			}
+			last = start
 		}
 		r.idle(ctx, wake)
+	}
+}
+
+// coolDown waits until LeaseCooldown has passed since last, and reports
+// whether ctx still lasts.
+func (r *run) coolDown(ctx context.Context, last time.Time) bool {
+	cfg := r.w.cfg
+	d := last.Add(cfg.LeaseCooldown).Sub(cfg.Clock.Now())
+	if cfg.LeaseCooldown <= 0 || d <= 0 {
+		return true
+	}
+	t := cfg.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
 	}
 }
 

@@ -73,6 +73,17 @@ type WorkerConfig struct {
 	// work again; default 1s. Backends that implement Notifier wake it
 	// sooner when jobs are enqueued in the same process.
 	PollInterval time.Duration
+	// LeaseCooldown is the least time between two leases of this worker
+	// after one that left slots free; default 0, none: an idle worker
+	// leases as soon as work is announced, which starts a job within a
+	// millisecond or two. A positive value gathers the work that arrives
+	// meanwhile into one lease, and the jobs' completions into one write,
+	// for up to LeaseCooldown more latency before a job starts: fewer
+	// store calls per job at ordinary rates (asynq's TaskCheckInterval
+	// and River's FetchCooldown make the same trade). A lease that fills
+	// every free slot is followed at once, so the cooldown never limits
+	// throughput under load.
+	LeaseCooldown time.Duration
 	// Backoff is the delay before retrying after a failed attempt
 	// (attempt counts from 1); default DefaultBackoff.
 	Backoff func(attempt int, err error) time.Duration

@@ -58,7 +58,7 @@ for _, o in ipairs(ok) do
       evlast = redis.call('INCRBY', ob .. 'seq', 64)
       evn = evlast - 63
     end
-    local id = 'evt_' .. string.format('%016.0f', evn) .. nonce
+    local id = 'evt_' .. string.format('%016d', evn) .. nonce
     evn = evn + 1
     redis.call('HSET', ob .. 'event:' .. id, 'ty', 'job.completed', 'ca', snow, 'j', seq .. ARGV[6], 'q', ARGV[5],
       'k', o[4], 'st', 'completed', 'at', o[5])

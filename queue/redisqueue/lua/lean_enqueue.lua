@@ -47,7 +47,7 @@ for i = 0, n - 1 do
       s = last + 1
     end
     last = s
-    local seq = string.format('%016.0f', s)
+    local seq = string.format('%016d', s)
     local pr = ARGV[b + 2]
     local h = {'k', ARGV[b], 'pr', pr, 'ma', ARGV[b + 4], 'ca', snow, 'ua', snow}
     if ARGV[b + 1] ~= '' then h[#h + 1] = 'p'; h[#h + 1] = ARGV[b + 1] end
@@ -63,7 +63,7 @@ for i = 0, n - 1 do
     local st
     if ra > now then
       st = 'scheduled'
-      local sra = string.format('%.0f', ra)
+      local sra = string.format('%d', ra)
       h[#h + 1] = 'ra'; h[#h + 1] = sra
       scheduled[#scheduled + 1] = sra
       scheduled[#scheduled + 1] = seq
@@ -77,16 +77,16 @@ for i = 0, n - 1 do
         band = 0
         rank = start + p * math.min(ag, 1000000) * 1000
       end
-      local vo = string.format('%016.0f', rank)
+      local vo = string.format('%016d', rank)
       h[#h + 1] = 'ra'; h[#h + 1] = snow
       h[#h + 1] = 'vo'; h[#h + 1] = vo
       local vb = pr
       if band ~= p then
-        vb = string.format('%.0f', band)
+        vb = string.format('%d', band)
         h[#h + 1] = 'vb'; h[#h + 1] = vb
       end
       if rank ~= start then
-        h[#h + 1] = 'vs'; h[#h + 1] = string.format('%.0f', start)
+        h[#h + 1] = 'vs'; h[#h + 1] = string.format('%d', start)
       end
       pending[#pending + 1] = vb
       pending[#pending + 1] = vo .. seq
@@ -100,7 +100,7 @@ for i = 0, n - 1 do
     if ukk ~= '' then
       local uf = tonumber(ARGV[b + 10])
       if uf > 0 then
-        redis.call('SET', ukk, seq, 'PX', string.format('%.0f', math.ceil(uf / 1000)))
+        redis.call('SET', ukk, seq, 'PX', string.format('%d', math.ceil(uf / 1000)))
       else
         redis.call('SET', ukk, seq)
       end
@@ -110,7 +110,7 @@ for i = 0, n - 1 do
     out[i + 1] = {0, seq, st}
   end
 end
-redis.call('SET', KEYS[4], string.format('%.0f', last))
+redis.call('SET', KEYS[4], string.format('%d', last))
 if P ~= '' then
   redis.call('SADD', P .. 'queues', ARGV[5])
 end
@@ -131,7 +131,7 @@ if #pending > 0 then
       redis.call('PUBLISH', ARGV[4], ARGV[6])
     end
   end
-  redis.call('HSET', KEYS[5], 'f:', string.format('%.0f', f))
+  redis.call('HSET', KEYS[5], 'f:', string.format('%d', f))
 end
 for j = 1, #jobs, 1000 do
   redis.call('ZADD', KEYS[3], unpack(jobs, j, math.min(j + 999, #jobs)))

@@ -103,14 +103,14 @@ for _, p in ipairs(c) do
     take[#take + 1] = {i, seq, f, atn, le, vs or vo, kind}
   end
 end
-local until_ = string.format('%.0f', now + tonumber(ARGV[a + 1]))
+local until_ = string.format('%d', now + tonumber(ARGV[a + 1]))
 local worker, tokens, log = ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
 local out, added, v0, v = {}, {}, {}, {}
 for n, t in ipairs(take) do
   local i, seq = t[1], t[2]
   local jk = ARGV[i * 3 + 1] .. seq
   local tok = tokens .. '.' .. n
-  local at1 = string.format('%.0f', tonumber(t[4] or '0') + 1)
+  local at1 = string.format('%d', tonumber(t[4] or '0') + 1)
   redis.call('HSET', jk, 'st', 'active', 'at', at1, 'tk', tok, 'lu', until_, 'wk', worker, 'sa', snow, 'ua', snow)
   if log ~= '' then
     redis.call('XADD', log, 'MAXLEN', '~', ARGV[a + 5], '*', 'ty', 'job.started', 'ca', snow, 'j',
@@ -148,7 +148,7 @@ for i = 1, nq do
     end
   end
   if v0[i] and v[i] > v0[i] then
-    redis.call('HSET', KEYS[i * 6 - 1], 'v', string.format('%.0f', v[i]))
+    redis.call('HSET', KEYS[i * 6 - 1], 'v', string.format('%d', v[i]))
   end
   if empty and not (counts[i] < max and #left[i] == counts[i]) and redis.call('ZCARD', KEYS[i * 6 - 5]) > 0 then
     empty = false
@@ -156,7 +156,7 @@ for i = 1, nq do
 end
 local first = '0'
 if at < math.huge then
-  first = string.format('%.0f', at)
+  first = string.format('%d', at)
 end
 if empty then
   idle = first
