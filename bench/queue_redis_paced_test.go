@@ -42,8 +42,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/sluicehq/sluice/queue"
 )
 
 // rqCost is one round's figures, per job.
@@ -159,9 +157,7 @@ func rqProcessCPU() time.Duration {
 func BenchmarkQueueRedisPaced(b *testing.B) {
 	systems := []rqSystem{
 		rqSystems[0],
-		{"redisqueue-cooldown10ms", func(b *testing.B) rqTarget {
-			return rqOpenRedisQueueWith(b, func(c *queue.WorkerConfig) { c.LeaseCooldown = 10 * time.Millisecond })
-		}},
+		rqCooldown,
 		{"asynq-check10ms", func(b *testing.B) rqTarget { return rqOpenAsynq(b, 10*time.Millisecond) }},
 	}
 	// SLUICE_BENCH_PACED_ONLY=redisqueue runs one system alone, for
