@@ -100,11 +100,14 @@ class Worker:
         lease_ms: Optional[int] = None,
         poll_ms: int = 1000,
         drain_timeout: float = 30.0,
+        lease_cooldown_ms: int = 0,
     ) -> None:
         if not queues:
             raise ValueError("sluice: worker: queues must name at least one queue")
         if concurrency < 1:
             raise ValueError(f"sluice: worker: concurrency must be at least 1, got {concurrency}")
+        if lease_cooldown_ms < 0:
+            raise ValueError(f"sluice: worker: lease_cooldown_ms must not be negative, got {lease_cooldown_ms}")
         self.client = client if isinstance(client, Sluice) else Sluice(client)
         self.queues = list(queues)
         self.handlers = dict(handlers)
@@ -113,6 +116,10 @@ class Worker:
         self.lease_ms = lease_ms
         self.poll_ms = min(poll_ms, 60_000)
         self.drain_timeout = drain_timeout
+        # After a lease that brought fewer jobs than asked, wait until this
+        # long has passed since it began before leasing again: the jobs that
+        # arrive meanwhile come in one call (the Go worker's LeaseCooldown).
+        self.lease_cooldown_ms = lease_cooldown_ms
         self._stop = threading.Event()
         self._slots = threading.BoundedSemaphore(concurrency)
         self._running: Dict[str, JobContext] = {}
@@ -189,7 +196,13 @@ class Worker:
 
     def _loop(self) -> None:
         backoff = 0.1
+        last: Optional[float] = None  # when the last lease that brought fewer than asked began
         while not self._stop.is_set():
+            if self.lease_cooldown_ms > 0 and last is not None:
+                wait = last + self.lease_cooldown_ms / 1000 - time.monotonic()
+                if wait > 0 and self._stop.wait(wait):
+                    break
+                last = None
             if not self._slots.acquire(timeout=0.2):
                 continue
             if self._stop.is_set():  # stopped while waiting for the slot
@@ -199,7 +212,9 @@ class Worker:
             while free < 100 and self._slots.acquire(blocking=False):
                 free += 1
             try:
+                began = time.monotonic()
                 leases = self._lease(free)
+                last = began if len(leases) < free else None
                 backoff = 0.1
             except SluiceError as e:
                 for _ in range(free):

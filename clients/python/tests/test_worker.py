@@ -136,6 +136,34 @@ class WorkerTest(unittest.TestCase):
         # A progress call that failed otherwise would be logged as "progress <id>".
         self.assertEqual([m for m in others if "progress " in m and "does not take progress" not in m], [])
 
+    def test_lease_cooldown_gathers_jobs(self) -> None:
+        q = unique("cool")
+        a = self.sluice.jobs.enqueue(q, "k")
+        # The cooldown runs from the first lease: long enough for the two
+        # enqueues below on any machine, short enough for the test.
+        w = Worker(self.sluice, [q], {"k": lambda payload, ctx: "ok"}, poll_ms=200, lease_cooldown_ms=5000)
+        got = []  # jobs per lease call that brought any
+        lease = w._lease
+
+        def counting(max_jobs):
+            out = lease(max_jobs)
+            if out:
+                got.append(len(out))
+            return out
+
+        w._lease = counting
+        self.run_worker(w)
+        self.assertEqual(self.sluice.jobs.wait(a["job"]["id"], timeout=30)["state"], "completed")
+        b = self.sluice.jobs.enqueue(q, "k")
+        c = self.sluice.jobs.enqueue(q, "k")
+        for e in (b, c):
+            self.assertEqual(self.sluice.jobs.wait(e["job"]["id"], timeout=30)["state"], "completed")
+        self.assertEqual(got, [1, 2])
+
+    def test_lease_cooldown_must_not_be_negative(self) -> None:
+        with self.assertRaisesRegex(ValueError, "lease_cooldown_ms"):
+            Worker(self.sluice, ["q"], {}, lease_cooldown_ms=-1)
+
     def test_drain_timeout_gives_jobs_back(self) -> None:
         q = unique("q")
         started = threading.Event()

@@ -64,6 +64,13 @@ export interface WorkerOptions {
   leaseMs?: number;
   /** How long one lease call waits for work (long-poll). Default 5000, at most 60000. */
   pollMs?: number;
+  /**
+   * After a lease that brought fewer jobs than asked, wait until this long
+   * has passed since it began before leasing again: the jobs that arrive
+   * meanwhile come in one call, for up to this much more start latency.
+   * Default 0, none (the Go worker's LeaseCooldown).
+   */
+  leaseCooldownMs?: number;
   /** On stop, how long running jobs may finish before they are given back. Default 30000. */
   drainTimeoutMs?: number;
   /** Drain on SIGTERM and SIGINT (Node). Default true. */
@@ -152,7 +159,9 @@ export class Worker {
 
   async #loop(): Promise<void> {
     const concurrency = this.#opts.concurrency ?? 10;
+    const cooldown = this.#opts.leaseCooldownMs ?? 0;
     let backoff = 100;
+    let last = 0; // when the last lease that brought fewer than asked began
     while (!this.#stop.signal.aborted) {
       if (this.#running.size >= concurrency) {
         await new Promise<void>((resolve) => {
@@ -165,9 +174,16 @@ export class Worker {
         });
         continue;
       }
+      if (cooldown > 0 && last > 0 && last + cooldown > Date.now()) {
+        await sleep(last + cooldown - Date.now(), this.#stop.signal).catch(() => {});
+        continue; // slots and the stop looked at again
+      }
       let leases: Lease[];
       try {
-        leases = await this.#lease(Math.min(concurrency - this.#running.size, 100));
+        const max = Math.min(concurrency - this.#running.size, 100);
+        const began = Date.now();
+        leases = await this.#lease(max);
+        last = leases.length < max ? began : 0;
         backoff = 100;
       } catch (err) {
         if (this.#stop.signal.aborted) break;

@@ -125,6 +125,34 @@ test("worker against a real server", async (t) => {
     assert.equal(back.attempt, 0, "giving a job back does not spend its attempt");
   });
 
+  await t.test("a lease cooldown gathers jobs enqueued apart into one lease", async () => {
+    const queue = unique("cool");
+    const got = []; // jobs per lease call that brought any
+    const counting = async (url, init) => {
+      const res = await fetch(url, init);
+      if (String(url).includes("/v1/worker/lease")) {
+        const n = ((await res.clone().json()).leases ?? []).length;
+        if (n > 0) got.push(n);
+      }
+      return res;
+    };
+    const a = await sluice.jobs.enqueue({ queue, kind: "k" });
+    // The cooldown runs from the first lease: long enough for the two
+    // enqueues below on any machine, short enough for the test.
+    const w = new Worker({
+      client: { url: srv.url, fetch: counting }, queues: [queue], pollMs: 200, leaseCooldownMs: 5000,
+      handleSignals: false, logger: quiet, handlers: { k: async () => "ok" },
+    });
+    const running = w.run();
+    assert.equal((await sluice.jobs.wait(a.job.id, { timeoutMs: 30_000 })).state, "completed");
+    const b = await sluice.jobs.enqueue({ queue, kind: "k" });
+    const c = await sluice.jobs.enqueue({ queue, kind: "k" });
+    for (const e of [b, c]) assert.equal((await sluice.jobs.wait(e.job.id, { timeoutMs: 30_000 })).state, "completed");
+    w.stop();
+    await running;
+    assert.deepEqual(got, [1, 2], "jobs per lease that brought any");
+  });
+
   await t.test("SIGTERM drains: running jobs complete, nothing new is leased, the process exits", async () => {
     const queue = unique("drain");
     const first = await sluice.jobs.batch([1, 2, 3, 4].map((n) => ({ queue, kind: "hold", payload: n })));
