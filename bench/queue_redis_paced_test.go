@@ -99,52 +99,33 @@ func rqSnap(b *testing.B, c *redis.Client) rqServerSnap {
 // rqProcIO reads the read and write system calls of process pid, or
 // zeros when it cannot.
 func rqProcIO(pid string) (r, w float64) {
-	b, err := os.ReadFile("/proc/" + pid + "/io")
-	if err != nil {
-		return 0, 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, _ := strings.Cut(line, ": ")
-		n, _ := strconv.ParseFloat(v, 64)
-		switch k {
-		case "syscr":
-			r = n
-		case "syscw":
-			w = n
-		}
-	}
-	return r, w
+	b, _ := os.ReadFile("/proc/" + pid + "/io")
+	m := rqPairs(string(b), "\n", ":")
+	return m["syscr"], m["syscw"]
 }
 
 // rqProcSleeps reads the voluntary context switches of process pid, or
 // zero when it cannot.
 func rqProcSleeps(pid string) float64 {
-	b, err := os.ReadFile("/proc/" + pid + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
-			n, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return n
-		}
-	}
-	return 0
+	b, _ := os.ReadFile("/proc/" + pid + "/status")
+	return rqPairs(string(b), "\n", ":")["voluntary_ctxt_switches"]
 }
 
 // rqCmdStat reads "calls=N,usec=N,..." of one commandstats line.
 func rqCmdStat(v string) (calls, usec float64) {
-	for _, f := range strings.Split(v, ",") {
-		k, n, _ := strings.Cut(f, "=")
-		x, _ := strconv.ParseFloat(n, 64)
-		switch k {
-		case "calls":
-			calls = x
-		case "usec":
-			usec = x
-		}
+	m := rqPairs(v, ",", "=")
+	return m["calls"], m["usec"]
+}
+
+// rqPairs reads "name<kv>number" fields separated by sep; a field whose
+// value is no number reads as zero.
+func rqPairs(s, sep, kv string) map[string]float64 {
+	out := map[string]float64{}
+	for _, f := range strings.Split(s, sep) {
+		k, v, _ := strings.Cut(f, kv)
+		out[k], _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
 	}
-	return calls, usec
+	return out
 }
 
 // rqProcessCPU is this process's CPU time, user and system.
