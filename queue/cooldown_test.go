@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
@@ -80,31 +81,22 @@ func enqueueN(t *testing.T, c *queue.Client, n int) {
 	}
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(30 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 // After a lease that left slots free, a worker with a LeaseCooldown
 // leases again only once the cooldown has passed, and then takes the
 // work that arrived meanwhile in one call.
 func TestLeaseCooldownGathersWork(t *testing.T) {
 	b, c, clk, ran := cooldownWorker(t, 10, 1)
-	waitUntil(t, "the first job to run", func() bool { return ran.Load() == 1 })
+	testutil.Eventually(t, "the first job to run", func() bool { return ran.Load() == 1 })
 	enqueueN(t, c, 3) // announced in process: the worker wakes, and waits
 	// The first lease was at the clock's start, which never moved: the
 	// cooldown's timer ends an hour after it.
 	until := clk.Now().Add(time.Hour)
-	waitUntil(t, "the worker to wait out its cooldown", func() bool { return slices.Contains(clk.Pending(), until) })
+	testutil.Eventually(t, "the worker to wait out its cooldown", func() bool { return slices.Contains(clk.Pending(), until) })
 	if got, calls := ran.Load(), b.calls(); got != 1 || len(calls) != 1 {
 		t.Fatalf("before the cooldown passed: %d jobs run, lease calls %v; want 1 job, one call", got, calls)
 	}
 	clk.Advance(time.Hour)
-	waitUntil(t, "the three to run", func() bool { return ran.Load() == 4 })
+	testutil.Eventually(t, "the three to run", func() bool { return ran.Load() == 4 })
 	if calls := b.calls(); len(calls) != 2 || calls[0] != 1 || calls[1] != 3 {
 		t.Fatalf("jobs per lease call: %v; want [1 3]", calls)
 	}
@@ -116,5 +108,5 @@ func TestLeaseCooldownKeepsUpUnderLoad(t *testing.T) {
 	_, _, _, ran := cooldownWorker(t, 2, 9)
 	// The clock never moves: every lease fills the free slots until the
 	// last job is taken.
-	waitUntil(t, "all nine to run", func() bool { return ran.Load() == 9 })
+	testutil.Eventually(t, "all nine to run", func() bool { return ran.Load() == 9 })
 }

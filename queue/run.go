@@ -47,19 +47,26 @@ func (r *run) fetchLoop(ctx context.Context) {
 		defer stop()
 		wake = ch
 	}
-	var last time.Time // start of the last lease that left slots free
+	// With a LeaseCooldown, the start of the last lease that left slots
+	// free; zero otherwise.
+	var last time.Time
 	for ctx.Err() == nil {
 		r.reap()
 		if free := cfg.Concurrency - r.inflight; free > 0 && !r.w.holdLeasing() {
-			if !last.IsZero() && !r.coolDown(ctx, last) {
-				return
+			if !last.IsZero() {
+				if !r.coolDown(ctx, last) {
+					return
+				}
+				last = time.Time{}
+				r.reap() // slots freed during the wait
+				free = cfg.Concurrency - r.inflight
 			}
-			r.reap()
-			free = cfg.Concurrency - r.inflight
-			start := cfg.Clock.Now()
+			var start time.Time
+			if cfg.LeaseCooldown > 0 {
+				start = cfg.Clock.Now()
+			}
 			got, err := r.lease(ctx, free)
 			if err == nil && got == free {
-				last = time.Time{}
 				continue // there may be more ready right now
 			}
 			last = start
@@ -73,7 +80,7 @@ func (r *run) fetchLoop(ctx context.Context) {
 func (r *run) coolDown(ctx context.Context, last time.Time) bool {
 	cfg := r.w.cfg
 	d := last.Add(cfg.LeaseCooldown).Sub(cfg.Clock.Now())
-	if cfg.LeaseCooldown <= 0 || d <= 0 {
+	if d <= 0 {
 		return true
 	}
 	t := cfg.Clock.NewTimer(d)

@@ -74,7 +74,7 @@ type WorkerConfig struct {
 	// sooner when jobs are enqueued in the same process.
 	PollInterval time.Duration
 	// LeaseCooldown is the least time between two leases of this worker
-	// after one that left slots free; default 0, none: an idle worker
+	// after one that left slots free; default 0 (or negative), none: an idle worker
 	// leases as soon as work is announced, which starts a job within a
 	// millisecond or two. A positive value gathers the work that arrives
 	// meanwhile into one lease, and the jobs' completions into one write,
