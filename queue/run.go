@@ -19,28 +19,41 @@ type run struct {
 	abandon  chan struct{} // closed when the drain after it is over too
 	done     chan struct{} // a job's handler returned and freed its slot
 	// writes bounds the outcome writes still under way after their jobs
-	// freed their slots (see run.freeSlot).
-	writes   chan struct{}
+	// freed their slots (see run.settle).
+	writes chan struct{}
+	// slots, with a Prefetch, holds a token per running handler: the
+	// worker holds up to Concurrency+Prefetch jobs and runs Concurrency.
+	// Nil without a Prefetch, where the two counts are one.
+	slots chan struct{}
+	// stopping is Run's ctx.Done(): prefetched jobs still waiting for a
+	// slot when it closes go back at once.
+	stopping <-chan struct{}
 	jobs     sync.WaitGroup
 	handlers sync.WaitGroup
-	inflight int
+	inflight int // jobs held: running, waiting for a slot, or settling
 }
 
 func newRun(w *Worker) *run {
-	return &run{
+	held := w.cfg.Concurrency + w.cfg.Prefetch
+	r := &run{
 		w:        w,
 		base:     context.Background(),
 		stopJobs: make(chan struct{}),
 		abandon:  make(chan struct{}),
-		done:     make(chan struct{}, w.cfg.Concurrency),
-		writes:   make(chan struct{}, w.cfg.Concurrency),
+		done:     make(chan struct{}, held),
+		writes:   make(chan struct{}, held),
 	}
+	if w.cfg.Prefetch > 0 {
+		r.slots = make(chan struct{}, w.cfg.Concurrency)
+	}
+	return r
 }
 
 // fetchLoop leases jobs while there are free slots and ctx lasts.
 func (r *run) fetchLoop(ctx context.Context) {
-	r.base = context.WithoutCancel(ctx)
+	r.base, r.stopping = context.WithoutCancel(ctx), ctx.Done()
 	cfg := r.w.cfg
+	held := cfg.Concurrency + cfg.Prefetch
 	var wake <-chan struct{}
 	if n := r.w.b.Features().Notify; n != nil {
 		ch, stop := n.Subscribe(cfg.Queues)
@@ -52,14 +65,14 @@ func (r *run) fetchLoop(ctx context.Context) {
 	var last time.Time
 	for ctx.Err() == nil {
 		r.reap()
-		if free := cfg.Concurrency - r.inflight; free > 0 && !r.w.holdLeasing() {
+		if free := held - r.inflight; free > 0 && !r.w.holdLeasing() {
 			if !last.IsZero() {
 				if !r.coolDown(ctx, last) {
 					return
 				}
 				last = time.Time{}
 				r.reap() // slots freed during the wait
-				free = cfg.Concurrency - r.inflight
+				free = held - r.inflight
 			}
 			var start time.Time
 			if cfg.LeaseCooldown > 0 {

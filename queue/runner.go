@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/sluicehq/sluice/clock"
 )
 
 // jobLease is the lease of one running job, shared by its heartbeat and
@@ -90,8 +92,8 @@ type outcome struct {
 // starts while the store commits this one's end, as a store that batches
 // its writes needs for its batches to fill. The write still holds the job
 // (and, in the store, its tenant's slot) until it lands; at most
-// Concurrency writes are under way at once, so a slow store holds the
-// next jobs back rather than piling writes up.
+// Concurrency+Prefetch writes are under way at once, so a slow store holds
+// the next jobs back rather than piling writes up.
 func (r *run) runJob(ls Lease) {
 	cfg := r.w.cfg
 	job := ls.Job
@@ -99,6 +101,17 @@ func (r *run) runJob(ls Lease) {
 	defer cancel(nil)
 	jl := &jobLease{b: r.w.b, id: job.ID, token: ls.Token, cancel: cancel, leaseFor: cfg.LeaseFor, until: job.LeaseUntil}
 	jl.progress = newProgressWriter(r.w.b, job.ID, ls.Token, cfg.Clock, cfg.Logger)
+	hb := cfg.Clock.NewTimer(r.heartbeatEvery(jl))
+	defer func() { hb.Stop() }()
+	if r.slots != nil {
+		switch r.awaitSlot(ctx, jl, &hb) {
+		case slotGivenBack:
+			return
+		case slotNone: // lost or cancelled while it waited: no handler runs
+			r.settle(jl, job, outcome{err: context.Cause(ctx)}, false)
+			return
+		}
+	}
 	hctx := context.WithValue(ctx, leaseKey{}, jl)
 	hctx, jl.work = r.w.tr.startWork(hctx, job)
 	defer endWork(jl.work)
@@ -110,8 +123,6 @@ func (r *run) runJob(ls Lease) {
 		out <- r.callHandler(hctx, job)
 	}()
 
-	hb := cfg.Clock.NewTimer(r.heartbeatEvery(jl))
-	defer func() { hb.Stop() }()
 	var timeout <-chan time.Time
 	if job.Timeout > 0 {
 		t := cfg.Clock.NewTimer(job.Timeout)
@@ -124,11 +135,7 @@ func (r *run) runJob(ls Lease) {
 			if cause := context.Cause(ctx); o.err != nil && cause != nil && !errors.Is(o.err, cause) {
 				o.err = fmt.Errorf("%w (%v)", o.err, cause)
 			}
-			jl.progress.close() // the last report lands before the outcome
-			r.writes <- struct{}{}
-			r.done <- struct{}{}
-			r.finish(jl, job, o)
-			<-r.writes
+			r.settle(jl, job, o, r.slots != nil)
 			return
 		case <-hb.C():
 			r.heartbeat(jl)
@@ -140,8 +147,63 @@ func (r *run) runJob(ls Lease) {
 			cancel(ErrWorkerStopped)
 			jl.progress.close()
 			r.giveBack(jl)
-			r.done <- struct{}{}
+			r.freeSlot(r.slots != nil)
 			return
+		}
+	}
+}
+
+// settle ends an attempt with o: it frees the job's place in the worker
+// (and its handler slot, when it holds one), then writes the outcome.
+func (r *run) settle(jl *jobLease, job *Job, o outcome, slot bool) {
+	jl.progress.close() // the last report lands before the outcome
+	if slot {
+		<-r.slots
+	}
+	r.writes <- struct{}{}
+	r.done <- struct{}{}
+	r.finish(jl, job, o)
+	<-r.writes
+}
+
+// freeSlot frees a job's place in the worker and, when it holds one, its
+// handler slot.
+func (r *run) freeSlot(slot bool) {
+	if slot {
+		<-r.slots
+	}
+	r.done <- struct{}{}
+}
+
+// What awaitSlot ended with.
+const (
+	slotTaken     = iota // the handler may run
+	slotGivenBack        // the worker stopped leasing: the job went back
+	slotNone             // the job's context ended: lost or cancelled
+)
+
+// awaitSlot holds a prefetched job, its lease renewed by hb, until a
+// handler slot frees. A job still waiting when Run's context ends goes
+// straight back to pending, as it never started.
+func (r *run) awaitSlot(ctx context.Context, jl *jobLease, hb *clock.Timer) int {
+	for {
+		select {
+		case <-r.stopping:
+			jl.progress.close()
+			r.giveBack(jl)
+			r.freeSlot(false)
+			return slotGivenBack
+		default:
+		}
+		select {
+		case r.slots <- struct{}{}:
+			return slotTaken
+		case <-(*hb).C():
+			r.heartbeat(jl)
+			*hb = r.w.cfg.Clock.NewTimer(r.heartbeatEvery(jl))
+		case <-ctx.Done():
+			return slotNone
+		case <-r.stopping:
 		}
 	}
 }

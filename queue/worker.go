@@ -54,12 +54,24 @@ type WorkerConfig struct {
 	Queues []string
 	// Concurrency is how many handlers run at once; default 10. A slot
 	// frees when its handler returns: the outcome is written while the
-	// next job runs, and at most Concurrency outcome writes are under way
-	// at once, so the store may hold up to twice Concurrency of this
-	// worker's jobs active for a moment. The writes carry
+	// next job runs, and at most Concurrency+Prefetch outcome writes are
+	// under way at once, so the store may hold up to twice
+	// Concurrency+Prefetch of this worker's jobs active for a moment. The writes carry
 	// BackgroundWrite's mark, so a store may send them with other
 	// traffic (redisqueue.Options.CompleteLinger).
 	Concurrency int
+	// Prefetch is how many leased jobs beyond Concurrency the worker may
+	// hold, waiting for a slot; default 0 (or negative): none, a worker
+	// leases only for free slots. With short jobs a worker whose slots
+	// all free at once waits a lease's round trip for the next ones; with
+	// a Prefetch those are already in hand, and the lease runs while they
+	// do (Celery's prefetch multiplier and RabbitMQ's prefetch count make
+	// the same trade). A waiting job is held: its lease is renewed as a
+	// running job's is, it counts against its tenant's limit in the
+	// store, and no other worker can take it, so keep Prefetch small when
+	// jobs are long. Jobs still waiting when Run's context ends go back to
+	// pending at once, without spending an attempt.
+	Prefetch int
 	// LeaseFor is the lease length; default 30s. A job whose worker stops
 	// renewing it is recovered by any worker once it expires.
 	LeaseFor time.Duration
@@ -136,6 +148,7 @@ func (c WorkerConfig) withDefaults() WorkerConfig {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 10
 	}
+	c.Prefetch = max(c.Prefetch, 0)
 	if c.LeaseFor <= 0 {
 		c.LeaseFor = 30 * time.Second
 	}

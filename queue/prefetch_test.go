@@ -1,0 +1,234 @@
+package queue_test
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlitequeue"
+)
+
+// gate is a handler whose jobs run until released, one release each.
+type gate struct {
+	mu      sync.Mutex
+	running map[string]bool
+	ran     []string
+	most    int // the most handlers ever running at once
+	release chan struct{}
+}
+
+func newGate() *gate { return &gate{running: map[string]bool{}, release: make(chan struct{})} }
+
+func (g *gate) Work(ctx context.Context, j *queue.Job) ([]byte, error) {
+	g.mu.Lock()
+	g.running[j.ID] = true
+	g.ran = append(g.ran, j.ID)
+	g.most = max(g.most, len(g.running))
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(g.running, j.ID)
+		g.mu.Unlock()
+	}()
+	select {
+	case <-g.release:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// snapshot returns the jobs running now, every job that ever ran, and
+// the most that ran at once.
+func (g *gate) snapshot() (running, ran []string, most int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for id := range g.running {
+		running = append(running, id)
+	}
+	return running, append([]string(nil), g.ran...), g.most
+}
+
+type prefetchRig struct {
+	cl    *queue.Client
+	clk   *clock.Fake
+	g     *gate
+	ids   []string
+	stop  context.CancelFunc
+	errc  chan error
+	state func(id string) *queue.Job
+}
+
+// prefetchWorker enqueues n jobs, then runs a worker of concurrency conc
+// and the given prefetch over them on a fake clock the store shares.
+func prefetchWorker(t *testing.T, conc, prefetch, n int) *prefetchRig {
+	t.Helper()
+	clk := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	store, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	r := &prefetchRig{cl: queue.NewClient(store), clk: clk, g: newGate(), errc: make(chan error, 1)}
+	for range n {
+		j, err := r.cl.Enqueue(context.Background(), queue.JobSpec{Queue: "q", Kind: "k"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.ids = append(r.ids, j.ID)
+	}
+	r.state = func(id string) *queue.Job {
+		j, err := r.cl.Get(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	w := queue.NewWorker(store, queue.WorkerConfig{
+		Queues: []string{"q"}, Concurrency: conc, Prefetch: prefetch, LeaseFor: time.Minute,
+		PollInterval: 24 * time.Hour, RescueEvery: 24 * time.Hour, CleanupEvery: -1,
+		ShutdownTimeout: time.Hour, Clock: clk, Logger: slog.New(slog.DiscardHandler),
+	})
+	w.Handle("k", r.g)
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stop = cancel
+	go func() { r.errc <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		close(r.g.release)
+		if err := <-r.errc; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return r
+}
+
+// count returns how many of the rig's jobs are in state s.
+func (r *prefetchRig) count(s queue.State) int {
+	n := 0
+	for _, id := range r.ids {
+		if r.state(id).State == s {
+			n++
+		}
+	}
+	return n
+}
+
+// waiting returns the rig's active jobs whose handler has not started.
+func (r *prefetchRig) waiting() []string {
+	_, ran, _ := r.g.snapshot()
+	var out []string
+	for _, id := range r.ids {
+		started := false
+		for _, s := range ran {
+			started = started || s == id
+		}
+		if !started && r.state(id).State == queue.StateActive {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// A worker with a Prefetch holds Concurrency+Prefetch jobs and runs
+// Concurrency of them; the rest start as slots free, and the handlers
+// never outnumber the slots.
+func TestPrefetchHoldsJobsForSlots(t *testing.T) {
+	r := prefetchWorker(t, 2, 3, 8)
+	testutil.Eventually(t, "two running, five held", func() bool {
+		running, _, _ := r.g.snapshot()
+		return len(running) == 2 && r.count(queue.StateActive) == 5
+	})
+	if got := r.count(queue.StatePending); got != 3 {
+		t.Fatalf("pending: got %d, want 3", got)
+	}
+	for range 8 {
+		r.g.release <- struct{}{}
+	}
+	testutil.Eventually(t, "all eight to complete", func() bool { return r.count(queue.StateCompleted) == 8 })
+	if _, ran, most := r.g.snapshot(); len(ran) != 8 || most != 2 {
+		t.Fatalf("handlers: %d runs, at most %d at once; want 8 runs, at most 2", len(ran), most)
+	}
+}
+
+// A job waiting for a slot keeps its lease: its heartbeats renew it as a
+// running job's are.
+func TestPrefetchRenewsWaitingLeases(t *testing.T) {
+	r := prefetchWorker(t, 1, 1, 2)
+	var wait []string
+	testutil.Eventually(t, "one running, one waiting", func() bool {
+		wait = r.waiting()
+		return len(wait) == 1
+	})
+	for range 5 { // five heartbeats: well past the first lease's end
+		r.clk.Advance(20 * time.Second)
+		want := r.clk.Now().Add(time.Minute)
+		testutil.Eventually(t, "the waiting job's lease renewed", func() bool {
+			return r.state(wait[0]).LeaseUntil.Equal(want)
+		})
+	}
+	r.g.release <- struct{}{}
+	r.g.release <- struct{}{}
+	testutil.Eventually(t, "both to complete", func() bool { return r.count(queue.StateCompleted) == 2 })
+}
+
+// Jobs still waiting for a slot when Run's context ends go back to
+// pending at once, their attempt not spent, while the running job gets
+// its grace period.
+func TestPrefetchGivesWaitingJobsBackOnStop(t *testing.T) {
+	r := prefetchWorker(t, 1, 2, 3)
+	var wait []string
+	testutil.Eventually(t, "one running, two waiting", func() bool {
+		wait = r.waiting()
+		return len(wait) == 2
+	})
+	r.stop()
+	for _, id := range wait {
+		testutil.Eventually(t, "the waiting job back in pending", func() bool {
+			return r.state(id).State == queue.StatePending
+		})
+		if got := r.state(id).Attempt; got != 0 {
+			t.Fatalf("attempt of a job given back: got %d, want 0", got)
+		}
+	}
+	if running, _, _ := r.g.snapshot(); len(running) != 1 {
+		t.Fatalf("running after stop: %v; want the one job, in its grace period", running)
+	}
+	r.g.release <- struct{}{}
+	if err := <-r.errc; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	r.errc <- nil // for the cleanup
+	if got := r.count(queue.StateCompleted); got != 1 {
+		t.Fatalf("completed: got %d, want 1", got)
+	}
+}
+
+// A job cancelled while it waits for a slot ends cancelled at its next
+// heartbeat, and its handler never runs.
+func TestPrefetchCancelWhileWaiting(t *testing.T) {
+	r := prefetchWorker(t, 1, 1, 2)
+	var wait []string
+	testutil.Eventually(t, "one running, one waiting", func() bool {
+		wait = r.waiting()
+		return len(wait) == 1
+	})
+	if _, err := r.cl.Cancel(context.Background(), wait[0]); err != nil {
+		t.Fatal(err)
+	}
+	r.clk.Advance(20 * time.Second) // a heartbeat hears of it
+	testutil.Eventually(t, "the waiting job cancelled", func() bool {
+		return r.state(wait[0]).State == queue.StateCancelled
+	})
+	r.g.release <- struct{}{}
+	testutil.Eventually(t, "the other to complete", func() bool { return r.count(queue.StateCompleted) == 1 })
+	if _, ran, _ := r.g.snapshot(); len(ran) != 1 {
+		t.Fatalf("handler runs: %v; want only the job that was not cancelled", ran)
+	}
+}
