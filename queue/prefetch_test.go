@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -230,5 +231,50 @@ func TestPrefetchCancelWhileWaiting(t *testing.T) {
 	testutil.Eventually(t, "the other to complete", func() bool { return r.count(queue.StateCompleted) == 1 })
 	if _, ran, _ := r.g.snapshot(); len(ran) != 1 {
 		t.Fatalf("handler runs: %v; want only the job that was not cancelled", ran)
+	}
+}
+
+// Prefetched jobs start in the order they were leased, the store's
+// order: by priority, then enqueue order, whichever goroutine is
+// scheduled first.
+func TestPrefetchStartsInLeaseOrder(t *testing.T) {
+	clk := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	store, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	cl := queue.NewClient(store)
+	var want []string
+	for i, pr := range []int{5, 1, 3, 1, 0, 3} {
+		j, err := cl.Enqueue(context.Background(), queue.JobSpec{Queue: "q", Kind: "k", Priority: pr, Payload: []byte{byte('a' + i)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, j.ID)
+	}
+	want = []string{want[4], want[1], want[3], want[2], want[5], want[0]}
+	g := newGate()
+	w := queue.NewWorker(store, queue.WorkerConfig{
+		Queues: []string{"q"}, Concurrency: 1, Prefetch: 5, PollInterval: 24 * time.Hour,
+		CleanupEvery: -1, Clock: clk, Logger: slog.New(slog.DiscardHandler),
+	})
+	w.Handle("k", g)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- w.Run(ctx) }()
+	for i := range want {
+		testutil.Eventually(t, "the next job to start", func() bool {
+			_, ran, _ := g.snapshot()
+			return len(ran) == i+1
+		})
+		g.release <- struct{}{}
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if _, ran, _ := g.snapshot(); !slices.Equal(ran, want) {
+		t.Fatalf("start order: got %v, want %v", ran, want)
 	}
 }

@@ -21,10 +21,10 @@ type run struct {
 	// writes bounds the outcome writes still under way after their jobs
 	// freed their slots (see run.settle).
 	writes chan struct{}
-	// slots, with a Prefetch, holds a token per running handler: the
-	// worker holds up to Concurrency+Prefetch jobs and runs Concurrency.
-	// Nil without a Prefetch, where the two counts are one.
-	slots chan struct{}
+	// slots, with a Prefetch, grants the handler slots: the worker holds
+	// up to Concurrency+Prefetch jobs and runs Concurrency of them. Nil
+	// without a Prefetch, where the two counts are one.
+	slots *slotQueue
 	// stopping is Run's ctx.Done(): prefetched jobs still waiting for a
 	// slot when it closes go back at once.
 	stopping <-chan struct{}
@@ -44,7 +44,7 @@ func newRun(w *Worker) *run {
 		writes:   make(chan struct{}, held),
 	}
 	if w.cfg.Prefetch > 0 {
-		r.slots = make(chan struct{}, w.cfg.Concurrency)
+		r.slots = newSlotQueue(w.cfg.Concurrency)
 	}
 	return r
 }
@@ -160,12 +160,16 @@ func (r *run) lease(ctx context.Context, max int) (int, error) {
 		}
 		r.inflight++
 		r.jobs.Add(1)
+		var slot chan struct{}
+		if r.slots != nil {
+			slot = r.slots.enter() // here, in lease order
+		}
 		go func() {
 			defer r.jobs.Done()
 			if err := withParents(ctx, r.w.b, l.Job); err != nil {
 				cfg.Logger.Error("queue: read parents' results", "job", l.Job.ID, "err", err)
 			}
-			r.runJob(l)
+			r.runJob(l, slot)
 		}()
 	}
 	return len(leases), nil

@@ -94,7 +94,9 @@ type outcome struct {
 // (and, in the store, its tenant's slot) until it lands; at most
 // Concurrency+Prefetch writes are under way at once, so a slow store holds
 // the next jobs back rather than piling writes up.
-func (r *run) runJob(ls Lease) {
+// slot, with a Prefetch, is the job's place in the queue for a handler
+// slot (slotQueue.enter); nil without.
+func (r *run) runJob(ls Lease, slot chan struct{}) {
 	cfg := r.w.cfg
 	job := ls.Job
 	ctx, cancel := context.WithCancelCause(r.base)
@@ -103,8 +105,8 @@ func (r *run) runJob(ls Lease) {
 	jl.progress = newProgressWriter(r.w.b, job.ID, ls.Token, cfg.Clock, cfg.Logger)
 	hb := cfg.Clock.NewTimer(r.heartbeatEvery(jl))
 	defer func() { hb.Stop() }()
-	if r.slots != nil {
-		switch r.awaitSlot(ctx, jl, &hb) {
+	if slot != nil {
+		switch r.awaitSlot(ctx, jl, slot, &hb) {
 		case slotGivenBack:
 			return
 		case slotNone: // lost or cancelled while it waited: no handler runs
@@ -135,7 +137,7 @@ func (r *run) runJob(ls Lease) {
 			if cause := context.Cause(ctx); o.err != nil && cause != nil && !errors.Is(o.err, cause) {
 				o.err = fmt.Errorf("%w (%v)", o.err, cause)
 			}
-			r.settle(jl, job, o, r.slots != nil)
+			r.settle(jl, job, o, slot != nil)
 			return
 		case <-hb.C():
 			r.heartbeat(jl)
@@ -147,7 +149,7 @@ func (r *run) runJob(ls Lease) {
 			cancel(ErrWorkerStopped)
 			jl.progress.close()
 			r.giveBack(jl)
-			r.freeSlot(r.slots != nil)
+			r.freeSlot(slot != nil)
 			return
 		}
 	}
@@ -158,7 +160,7 @@ func (r *run) runJob(ls Lease) {
 func (r *run) settle(jl *jobLease, job *Job, o outcome, slot bool) {
 	jl.progress.close() // the last report lands before the outcome
 	if slot {
-		<-r.slots
+		r.slots.release()
 	}
 	r.writes <- struct{}{}
 	r.done <- struct{}{}
@@ -170,7 +172,7 @@ func (r *run) settle(jl *jobLease, job *Job, o outcome, slot bool) {
 // handler slot.
 func (r *run) freeSlot(slot bool) {
 	if slot {
-		<-r.slots
+		r.slots.release()
 	}
 	r.done <- struct{}{}
 }
@@ -182,28 +184,35 @@ const (
 	slotNone             // the job's context ended: lost or cancelled
 )
 
-// awaitSlot holds a prefetched job, its lease renewed by hb, until a
-// handler slot frees. A job still waiting when Run's context ends goes
-// straight back to pending, as it never started.
-func (r *run) awaitSlot(ctx context.Context, jl *jobLease, hb *clock.Timer) int {
+// awaitSlot holds a prefetched job, its lease renewed by hb, until its
+// handler slot is granted. A job still waiting when Run's context ends
+// goes straight back to pending, as it never started.
+func (r *run) awaitSlot(ctx context.Context, jl *jobLease, slot chan struct{}, hb *clock.Timer) int {
+	giveBack := func() int {
+		jl.progress.close()
+		r.giveBack(jl)
+		r.freeSlot(false)
+		return slotGivenBack
+	}
 	for {
 		select {
-		case <-r.stopping:
-			jl.progress.close()
-			r.giveBack(jl)
-			r.freeSlot(false)
-			return slotGivenBack
-		default:
-		}
-		select {
-		case r.slots <- struct{}{}:
-			return slotTaken
+		case <-slot:
+			select {
+			case <-r.stopping: // granted as the worker stopped: not started
+				r.slots.release()
+				return giveBack()
+			default:
+				return slotTaken
+			}
 		case <-(*hb).C():
 			r.heartbeat(jl)
 			*hb = r.w.cfg.Clock.NewTimer(r.heartbeatEvery(jl))
 		case <-ctx.Done():
+			r.slots.leave(slot)
 			return slotNone
 		case <-r.stopping:
+			r.slots.leave(slot)
+			return giveBack()
 		}
 	}
 }
