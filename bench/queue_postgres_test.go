@@ -40,6 +40,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 )
 
@@ -203,7 +204,13 @@ func pgOpenRiver(b *testing.B, tuned bool) rqTarget {
 // pgSystems are the systems the Postgres cases compare, in the order
 // each round runs them.
 var pgSystems = []rqSystem{
-	{"pgqueue", pgOpenPgqueue},
+	{"pgqueue", func(b *testing.B) rqTarget { return pgOpenPgqueue(b) }},
+	// pgqueue whose worker holds as many jobs again as it runs
+	// (WorkerConfig.Prefetch = Concurrency): the next jobs are in hand
+	// when slots free, and the lease runs while the work does.
+	{"pgqueue-prefetch", func(b *testing.B) rqTarget {
+		return pgOpenPgqueue(b, func(c *queue.WorkerConfig) { c.Prefetch = c.Concurrency })
+	}},
 	{"river", func(b *testing.B) rqTarget { return pgOpenRiver(b, false) }},
 	{"river-tuned", func(b *testing.B) rqTarget { return pgOpenRiver(b, true) }},
 }
@@ -257,7 +264,7 @@ const pgSluiceSchema = "sluice_bench"
 // pgOpenPgqueue opens queue/pgqueue in a schema of its own, migrated and
 // emptied as River's is: its tables are truncated, not dropped, so no case
 // starts in the I/O of dropping and creating them.
-func pgOpenPgqueue(b *testing.B) rqTarget {
+func pgOpenPgqueue(b *testing.B, tune ...func(*queue.WorkerConfig)) rqTarget {
 	u := pgURL(b)
 	ctx := context.Background()
 	be, err := pgqueue.Open(ctx, u, pgqueue.Options{Schema: pgSluiceSchema, MaxConns: 40})
@@ -273,7 +280,7 @@ func pgOpenPgqueue(b *testing.B) rqTarget {
 	if err != nil {
 		b.Fatal(err)
 	}
-	t := rqClientTarget(be)
+	t := rqClientTarget(be, tune...)
 	// Counted as River's are: the jobs not yet final, read from the
 	// index of queue and state. Stats counts every state, the finished
 	// jobs too, so each of the finish line's polls read every job there
