@@ -139,6 +139,7 @@ func BenchmarkQueueRedisPaced(b *testing.B) {
 	systems := []rqSystem{
 		rqSystems[0],
 		rqCooldown,
+		rqLinger,
 		{"asynq-check10ms", func(b *testing.B) rqTarget { return rqOpenAsynq(b, 10*time.Millisecond) }},
 	}
 	// SLUICE_BENCH_PACED_ONLY=redisqueue runs one system alone, for

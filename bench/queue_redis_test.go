@@ -106,12 +106,27 @@ func rqRedis(b *testing.B) (*redis.Client, *redis.Options) {
 	return c, opts
 }
 
+// rqLinger is rqCooldown whose enqueues also wait up to 2 ms for others
+// to run with them as one script (redisqueue.Options.EnqueueLinger):
+// both sides of the trade asynq's check interval makes.
+var rqLinger = rqSystem{"redisqueue-cooldown-linger", func(b *testing.B) rqTarget {
+	return rqOpenRedisQueueOpts(b, redisqueue.Options{EnqueueLinger: 2 * time.Millisecond},
+		func(c *queue.WorkerConfig) { c.LeaseCooldown = 10 * time.Millisecond })
+}}
+
 func rqOpenRedisQueue(b *testing.B) rqTarget { return rqOpenRedisQueueWith(b) }
 
 // rqOpenRedisQueueWith opens redisqueue, its worker adjusted by tune.
 func rqOpenRedisQueueWith(b *testing.B, tune ...func(*queue.WorkerConfig)) rqTarget {
+	return rqOpenRedisQueueOpts(b, redisqueue.Options{}, tune...)
+}
+
+// rqOpenRedisQueueOpts opens redisqueue with opts, its worker adjusted by
+// tune.
+func rqOpenRedisQueueOpts(b *testing.B, opts redisqueue.Options, tune ...func(*queue.WorkerConfig)) rqTarget {
 	c, _ := rqRedis(b)
-	be, err := redisqueue.New(c, redisqueue.Options{Logger: rqQuiet})
+	opts.Logger = rqQuiet
+	be, err := redisqueue.New(c, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

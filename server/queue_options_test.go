@@ -32,7 +32,7 @@ storage:
   data_dir: DATA
   sqlite: {busy_timeout: 7s, read_conns: 2, durable: true}
   memory_limits: {shards: 8, max_keys: 100000, sweep_interval: 1h}
-  redis_queue: {disable_batching: true, max_batch: 9, senders: 3, complete_linger: 5ms}
+  redis_queue: {disable_batching: true, max_batch: 9, senders: 3, complete_linger: 5ms, enqueue_linger: 3ms}
   redis_limits: {disable_batching: true, max_batch: 11, pipelines: 5, deny_cache: true, deny_cache_size: 99}
   redis_breaker: {failures: 1, probe_interval: 1h}
   postgres: {schema: jobs, max_conns: 3, skip_migrate: true}

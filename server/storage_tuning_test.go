@@ -96,7 +96,7 @@ func TestEveryStorageKeyReachesTheStores(t *testing.T) {
 	}{
 		{"storage.sqlite", sqliteOptions(cfg), sqlitequeue.Options{BusyTimeout: 7 * time.Second, ReadConns: 2, Durable: true, Outbox: true, Events: true}},
 		{"storage.memory_limits", memlimitOptions(cfg), memlimit.Options{Shards: 8, MaxKeys: 100000, SweepInterval: time.Hour}},
-		{"storage.redis_queue", redisQueueOptions(cfg, log), redisqueue.Options{Prefix: "sluice:", Logger: log, Outbox: true, Events: true, EventsMaxLen: 5000, DisableBatching: true, MaxBatch: 9, Senders: 3, CompleteLinger: 5 * time.Millisecond}},
+		{"storage.redis_queue", redisQueueOptions(cfg, log), redisqueue.Options{Prefix: "sluice:", Logger: log, Outbox: true, Events: true, EventsMaxLen: 5000, DisableBatching: true, MaxBatch: 9, Senders: 3, CompleteLinger: 5 * time.Millisecond, EnqueueLinger: 3 * time.Millisecond}},
 		{"storage.redis_limits", redisLimitOptions(cfg), redislimit.Options{Prefix: "sluice:", DisableBatching: true, MaxBatch: 11, Pipelines: 5, DenyCache: true, DenyCacheSize: 99}},
 		{"storage.redis_breaker", breakerOptions(cfg, log), redisbreaker.Options{Failures: 1, ProbeInterval: time.Hour, Logger: log}},
 		{"storage.postgres", postgresOptions(cfg), pgqueue.Options{Schema: "jobs", MaxConns: 3, SkipMigrate: true, Outbox: true, Events: true}},

@@ -28,7 +28,7 @@ func redisQueueOptions(cfg *config.Config, log *slog.Logger) redisqueue.Options 
 		Prefix: keyspace.Prefix(cfg.Storage.Prefix), Logger: log, Outbox: outboxOn(cfg),
 		Events: eventsOn(cfg) && cfg.Storage.RedisMode != "cluster", EventsMaxLen: cfg.Queues.Events.MaxEvents,
 		DisableBatching: t.DisableBatching, MaxBatch: t.MaxBatch, Senders: t.Senders,
-		CompleteLinger: t.CompleteLinger.D(),
+		CompleteLinger: t.CompleteLinger.D(), EnqueueLinger: t.EnqueueLinger.D(),
 	}
 }
 

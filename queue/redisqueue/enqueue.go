@@ -139,7 +139,7 @@ func (b *Backend) enqueueIn(ctx context.Context, qs []*qkeys, pos map[string]int
 		// apply between them as if they ran one after the other. Specs
 		// with a tenant or group may be refused whole (a full backlog, a
 		// closed group), which must not refuse another call's specs.
-		c.mergeKey, c.split = "enqueue\x00"+qs[0].name, splitEnqueue
+		c.mergeKey, c.split, c.linger = "enqueue\x00"+qs[0].name, splitEnqueue, b.enqLinger
 	}
 	res, err := b.evalCall(ctx, "enqueue", c)
 	if err != nil {

@@ -89,7 +89,7 @@ func (b *Backend) enqueueLean(ctx context.Context, k *qkeys, specs []queue.JobSp
 			btoi(b.notes.listening(k.channel)), logKey, logMax, k.idSuffix},
 		items: make([][]any, len(specs)),
 		// Merged as enqueueIn's calls are, never with them.
-		mergeKey: "lean_enqueue\x00" + k.name, split: splitEnqueue,
+		mergeKey: "lean_enqueue\x00" + k.name, split: splitEnqueue, linger: b.enqLinger,
 	}
 	for i, s := range specs {
 		runAt := "0"

@@ -28,6 +28,9 @@ type RedisQueueTuning struct {
 	// to share a round trip with the next call; default 2ms; negative:
 	// sent at once.
 	CompleteLinger Duration `yaml:"complete_linger"`
+	// EnqueueLinger is how long an enqueue may wait for others into the
+	// same queue to run with it as one script; default 0: none.
+	EnqueueLinger Duration `yaml:"enqueue_linger"`
 }
 
 // RedisLimitsTuning tunes the Redis rate-limit store (redislimit.Options).
