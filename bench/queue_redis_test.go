@@ -266,7 +266,7 @@ func rqSince(p []byte) time.Duration {
 
 func BenchmarkQueueRedisEnqueue(b *testing.B) {
 	ctx := context.Background()
-	for _, sys := range rqSystems {
+	for _, sys := range append(rqSystems[:1:1], rqLinger, rqSystems[1]) {
 		b.Run("sys="+sys.name, func(b *testing.B) {
 			q := sys.open(b)
 			b.ResetTimer()
@@ -304,7 +304,7 @@ func BenchmarkQueueRedisEnqueue(b *testing.B) {
 }
 
 func BenchmarkQueueRedisProcess(b *testing.B) {
-	for _, sys := range append(rqSystems[:1:1], rqCooldown, rqSystems[1]) {
+	for _, sys := range append(rqSystems[:1:1], rqCooldown, rqLinger, rqSystems[1]) {
 		for _, conc := range []int{10, 100} {
 			b.Run(fmt.Sprintf("sys=%s/c=%d", sys.name, conc), func(b *testing.B) {
 				rqProcess(b, sys.open(b), conc)
