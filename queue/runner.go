@@ -94,6 +94,7 @@ type outcome struct {
 // (and, in the store, its tenant's slot) until it lands; at most
 // Concurrency+Prefetch writes are under way at once, so a slow store holds
 // the next jobs back rather than piling writes up.
+//
 // slot, with a Prefetch, is the job's place in the queue for a handler
 // slot (slotQueue.enter); nil without.
 func (r *run) runJob(ls Lease, slot chan struct{}) {
