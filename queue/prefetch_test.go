@@ -110,6 +110,16 @@ func prefetchWorker(t *testing.T, conc, prefetch, n int) *prefetchRig {
 	return r
 }
 
+// beatsArmed waits until n heartbeat timers (every held job's) are set
+// for one beat from now, so that advancing the clock by a beat fires them.
+func (r *prefetchRig) beatsArmed(t *testing.T, n int) {
+	t.Helper()
+	at := r.clk.Now().Add(20 * time.Second)
+	testutil.Eventually(t, "the heartbeats to be armed", func() bool {
+		return len(slices.DeleteFunc(r.clk.Pending(), func(d time.Time) bool { return !d.Equal(at) })) >= n
+	})
+}
+
 // count returns how many of the rig's jobs are in state s.
 func (r *prefetchRig) count(s queue.State) int {
 	n := 0
@@ -168,6 +178,7 @@ func TestPrefetchRenewsWaitingLeases(t *testing.T) {
 		return len(wait) == 1
 	})
 	for range 5 { // five heartbeats: well past the first lease's end
+		r.beatsArmed(t, 2)
 		r.clk.Advance(20 * time.Second)
 		want := r.clk.Now().Add(time.Minute)
 		testutil.Eventually(t, "the waiting job's lease renewed", func() bool {
@@ -223,6 +234,7 @@ func TestPrefetchCancelWhileWaiting(t *testing.T) {
 	if _, err := r.cl.Cancel(context.Background(), wait[0]); err != nil {
 		t.Fatal(err)
 	}
+	r.beatsArmed(t, 2)
 	r.clk.Advance(20 * time.Second) // a heartbeat hears of it
 	testutil.Eventually(t, "the waiting job cancelled", func() bool {
 		return r.state(wait[0]).State == queue.StateCancelled
