@@ -4,6 +4,8 @@ It long-polls leases, runs each job on a thread of its pool, heartbeats
 every third of the lease, ends each job with its token (complete, fail or
 requeue) and, when stopped (or on SIGTERM), stops leasing, lets running
 jobs finish for drain_timeout seconds and gives back those still running.
+With a prefetch, it holds leased jobs beyond its concurrency, waiting for a
+handler slot; those still waiting when it stops go back at once.
 """
 
 from __future__ import annotations
@@ -80,6 +82,43 @@ class JobContext:
 Handler = Callable[[Any, JobContext], Any]
 
 
+class _SlotQueue:
+    """Hands the handler slots to prefetched jobs in the order they were
+    leased, which is the server's order: a job leased first starts first."""
+
+    def __init__(self, slots: int) -> None:
+        self._mu = threading.Lock()
+        self._free = slots
+        self._wait: List[threading.Event] = []
+
+    def enter(self) -> threading.Event:
+        """Queue for a slot; the event is set once it is granted. Calls must be made in lease order."""
+        ticket = threading.Event()
+        with self._mu:
+            if self._free > 0 and not self._wait:
+                self._free -= 1
+                ticket.set()
+            else:
+                self._wait.append(ticket)
+        return ticket
+
+    def release(self) -> None:
+        """Free a granted slot: the longest waiter gets it."""
+        with self._mu:
+            if self._wait:
+                self._wait.pop(0).set()
+            else:
+                self._free += 1
+
+    def leave(self, ticket: threading.Event) -> None:
+        """Withdraw a ticket that will not run; a slot granted to it passes on."""
+        with self._mu:
+            if ticket in self._wait:
+                self._wait.remove(ticket)
+                return
+        self.release()
+
+
 class Worker:
     """Runs jobs of the given kinds from the given queues.
 
@@ -87,7 +126,8 @@ class Worker:
     exception fails the attempt (retried while attempts remain unless a
     permanent JobFailure). A cancelled job's ctx.cancelled is set and it ends
     cancelled whatever the handler does; a job whose lease was lost is
-    dropped.
+    dropped. It runs up to concurrency handlers at once, and holds up to
+    prefetch more leased jobs waiting for a slot (see prefetch below).
     """
 
     def __init__(
@@ -101,6 +141,7 @@ class Worker:
         poll_ms: int = 1000,
         drain_timeout: float = 30.0,
         lease_cooldown_ms: int = 0,
+        prefetch: int = 0,
     ) -> None:
         if not queues:
             raise ValueError("sluice: worker: queues must name at least one queue")
@@ -108,6 +149,8 @@ class Worker:
             raise ValueError(f"sluice: worker: concurrency must be at least 1, got {concurrency}")
         if lease_cooldown_ms < 0:
             raise ValueError(f"sluice: worker: lease_cooldown_ms must not be negative, got {lease_cooldown_ms}")
+        if prefetch < 0:
+            raise ValueError(f"sluice: worker: prefetch must not be negative, got {prefetch}")
         self.client = client if isinstance(client, Sluice) else Sluice(client)
         self.queues = list(queues)
         self.handlers = dict(handlers)
@@ -120,8 +163,23 @@ class Worker:
         # long has passed since it began before leasing again: the jobs that
         # arrive meanwhile come in one call (the Go worker's LeaseCooldown).
         self.lease_cooldown_ms = lease_cooldown_ms
+        # How many leased jobs beyond concurrency the worker may hold,
+        # waiting for a handler slot. Default 0, none: it leases only for
+        # free slots. With short jobs the next ones are then already in hand
+        # when slots free, and the lease overlaps the work instead of
+        # following it. A waiting job is held: its lease is renewed as a
+        # running job's is, it counts against its tenant's limit in the
+        # server, and no other worker can take it, so keep this small when
+        # jobs are long. A waiting job that is cancelled ends cancelled and
+        # one whose lease is lost is dropped, neither having run; jobs still
+        # waiting when the worker stops are given back at once (attempt not
+        # spent). The Go worker's Prefetch.
+        self.prefetch = prefetch
         self._stop = threading.Event()
-        self._slots = threading.BoundedSemaphore(concurrency)
+        # Jobs held: running, waiting for a handler slot, or being ended.
+        self._slots = threading.BoundedSemaphore(concurrency + prefetch)
+        # Handler slots, only with a prefetch (without, every held job has one).
+        self._handler_slots = _SlotQueue(concurrency) if prefetch > 0 else None
         self._running: Dict[str, JobContext] = {}
         self._mu = threading.Lock()
         self._idle = threading.Condition(self._mu)
@@ -136,6 +194,7 @@ class Worker:
 
     @property
     def active(self) -> int:
+        """Jobs held now: running, or (with a prefetch) leased and waiting for a slot."""
         with self._mu:
             return len(self._running)
 
@@ -238,9 +297,10 @@ class Worker:
                 ctx = JobContext(self, lease)
                 with self._mu:
                     self._running[ctx.id] = ctx
+                ticket = self._handler_slots.enter() if self._handler_slots else None  # here, in lease order
                 # Daemon threads: a handler that ignores its cancelled event
                 # after being given back must not keep the process alive.
-                threading.Thread(target=self._execute, args=(ctx,), name=f"sluice-job-{ctx.id}", daemon=True).start()
+                threading.Thread(target=self._execute, args=(ctx, ticket), name=f"sluice-job-{ctx.id}", daemon=True).start()
 
     def _lease(self, max_jobs: int) -> List[Dict[str, Any]]:
         body: Dict[str, Any] = {"queues": self.queues, "worker_id": self.id, "max": max_jobs, "wait_ms": self.poll_ms}
@@ -249,11 +309,21 @@ class Worker:
         out = self.client.transport.request("POST", "/v1/worker/lease", body=body, timeout=self.poll_ms / 1000 + 30)[2]
         return list(out.get("leases") or [])
 
-    def _execute(self, ctx: JobContext) -> None:
+    def _execute(self, ctx: JobContext, ticket: Optional[threading.Event]) -> None:
         done = threading.Event()
+        # The heartbeat renews the lease while the job waits for a slot, too.
         beat = threading.Thread(target=self._heartbeat, args=(ctx, done), daemon=True)
         beat.start()
         try:
+            if ticket is not None and not self._await_slot(ctx, ticket):
+                done.set()
+                if self._stop.is_set():
+                    ctx._abort("shutdown")  # it never started: back at once
+                if ctx.cause == "shutdown":
+                    self._give_back({"job": ctx.job, "token": ctx.token})
+                else:  # cancelled or lost while it waited
+                    self._finish(ctx, ("err", RuntimeError(f"sluice: job {ctx.id}: {ctx.cause}")))
+                return
             handler = self.handlers.get(str(ctx.job.get("kind")))
             try:
                 if handler is None:
@@ -263,12 +333,27 @@ class Worker:
                 outcome = ("err", e)
             finally:
                 done.set()
+                if ticket is not None and self._handler_slots is not None:
+                    self._handler_slots.release()  # the next job starts while this one's end is written
             self._finish(ctx, outcome)
         finally:
             with self._mu:
                 self._running.pop(ctx.id, None)
                 self._idle.notify_all()
             self._slots.release()
+
+    def _await_slot(self, ctx: JobContext, ticket: threading.Event) -> bool:
+        """Wait for the job's handler slot. False, the slot left, when the job
+        must not start: cancelled or its lease lost while it waited, or the
+        worker stopped."""
+        while not ticket.wait(0.05):
+            if ctx.cancelled.is_set() or self._stop.is_set():
+                break
+        if ctx.cancelled.is_set() or self._stop.is_set():
+            if self._handler_slots is not None:
+                self._handler_slots.leave(ticket)
+            return False
+        return True
 
     def _finish(self, ctx: JobContext, outcome: Any) -> None:
         if ctx.cause in ("lease-lost", "shutdown"):

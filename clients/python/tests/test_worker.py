@@ -4,13 +4,63 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import unittest
 
 from harness import HERE, Server, eventually, unique
 
 from sluice import InvalidError, JobFailure, Sluice, Snooze, Worker, permanent
+from sluice.worker import parse_time
 
 srv: Server
+
+
+class Gate:
+    """A handler whose jobs run until released, one release each. It records
+    the handlers running now, the most ever at once, and the jobs whose
+    handlers started, in order."""
+
+    def __init__(self) -> None:
+        self.mu = threading.Lock()
+        self.running = 0
+        self.most = 0
+        self.started: list = []
+        self.held: list = []  # a release event per running handler, oldest first
+        self.closed = False
+
+    def __call__(self, payload, ctx):
+        release = threading.Event()
+        with self.mu:
+            self.running += 1
+            self.most = max(self.most, self.running)
+            self.started.append(ctx.id)
+            self.held.append(release)
+            if self.closed:
+                release.set()
+        try:
+            while not release.wait(0.05):
+                if ctx.cancelled.is_set():
+                    raise RuntimeError(ctx.cause)
+            return "released"
+        finally:
+            with self.mu:
+                self.running -= 1
+
+    def release(self) -> None:
+        with self.mu:
+            self.held.pop(0).set()
+
+    def waiting(self) -> int:
+        """Handlers running and not released yet."""
+        with self.mu:
+            return len(self.held)
+
+    def close(self) -> None:
+        """Release every handler, now and later."""
+        with self.mu:
+            self.closed = True
+            for e in self.held:
+                e.set()
 
 
 def setUpModule() -> None:
@@ -30,6 +80,120 @@ class WorkerTest(unittest.TestCase):
     def run_worker(self, w: Worker) -> None:
         w.start()
         self.addCleanup(lambda: (w.stop(), w.join(60)))
+
+    def run_gated(self, w: Worker, g: Gate) -> threading.Thread:
+        """Run w in a thread; at cleanup, stop it and release its handlers."""
+        t = threading.Thread(target=w.run, kwargs={"handle_signals": False}, daemon=True)
+        t.start()
+        self.addCleanup(lambda: (w.stop(), g.close(), t.join(60)))
+        return t
+
+    def by_state(self, ids):
+        """The jobs' ids grouped by state."""
+        out: dict = {}
+        for i in ids:
+            out.setdefault(self.sluice.jobs.get(i)["state"], []).append(i)
+        return out
+
+    def test_prefetch_holds_jobs_for_slots(self) -> None:
+        q = unique("prefetch")
+        ids = [e["job"]["id"] for e in self.sluice.jobs.batch([{"queue": q, "kind": "hold", "payload": n} for n in range(5)])]
+        g = Gate()
+        w = Worker(self.sluice, [q], {"hold": g}, concurrency=1, prefetch=2, poll_ms=200)
+        self.run_gated(w, g)
+
+        def held():
+            s = self.by_state(ids)
+            return g.running == 1 and w.active == 3 and len(s.get("active", [])) == 3 and len(s.get("pending", [])) == 2
+
+        eventually(held, timeout=30, what="1 handler running and 3 jobs active")
+        for n in range(5):
+            eventually(lambda: g.waiting() == 1, timeout=30, what=f"handler {n + 1} running")
+            self.assertLessEqual(len(self.by_state(ids)["active"]), 3, "more than concurrency + prefetch jobs active")
+            g.release()
+        for i in ids:
+            self.assertEqual(self.sluice.jobs.wait(i, timeout=30)["state"], "completed")
+        self.assertEqual(g.most, 1, "handlers running at once")
+        self.assertEqual(sorted(g.started), sorted(ids))
+
+    def test_prefetched_lease_is_renewed_while_waiting(self) -> None:
+        q = unique("prefetch-renew")
+        ids = [e["job"]["id"] for e in self.sluice.jobs.batch([{"queue": q, "kind": "hold"}, {"queue": q, "kind": "hold"}])]
+        g = Gate()
+        w = Worker(self.sluice, [q], {"hold": g}, concurrency=1, prefetch=1, lease_ms=4500, poll_ms=200)
+        self.run_gated(w, g)
+        eventually(lambda: len(g.started) == 1 and len(self.by_state(ids).get("active", [])) == 2, timeout=30, what="one job running and one waiting")
+        waiting = next(i for i in ids if i not in g.started)
+        first = self.sluice.jobs.get(waiting)
+        until = parse_time(first["lease_until"])
+        assert until is not None
+
+        def deadline(j) -> float:
+            return parse_time(j.get("lease_until")) or 0.0
+
+        def outlived():
+            j = self.sluice.jobs.get(waiting)
+            return time.time() > until and j["state"] == "active" and deadline(j) > until
+
+        # Heartbeats come every third of the lease: wait for one to move the
+        # waiting job's deadline, and then for the job to outlive its first one.
+        eventually(lambda: deadline(self.sluice.jobs.get(waiting)) > until, timeout=30, what="the waiting job's lease renewed")
+
+        eventually(outlived, timeout=30, what="the waiting job held past its first deadline")
+        j = self.sluice.jobs.get(waiting)
+        self.assertEqual(j["worker_id"], w.id)
+        self.assertEqual(j["attempt"], first["attempt"], "the same attempt")
+        self.assertEqual(j.get("stalls", 0), 0, "its lease never lapsed")
+        self.assertEqual(g.started, [i for i in ids if i != waiting], "the waiting job did not start")
+        g.release()
+        eventually(lambda: g.waiting() == 1, timeout=30, what="the waiting job started")
+        g.release()
+        for i in ids:
+            self.assertEqual(self.sluice.jobs.wait(i, timeout=30)["state"], "completed")
+
+    def test_stop_gives_prefetched_jobs_back_at_once(self) -> None:
+        q = unique("prefetch-stop")
+        ids = [e["job"]["id"] for e in self.sluice.jobs.batch([{"queue": q, "kind": "hold", "payload": n} for n in range(4)])]
+        g = Gate()
+        # The drain is far longer than the waits below: the waiting jobs
+        # must go back without waiting for it.
+        w = Worker(self.sluice, [q], {"hold": g}, concurrency=1, prefetch=2, poll_ms=200, drain_timeout=300)
+        running = self.run_gated(w, g)
+        eventually(lambda: g.running == 1 and len(self.by_state(ids).get("active", [])) == 3, timeout=30, what="1 handler running and 3 jobs active")
+        started = g.started[0]
+        waiting = [i for i in self.by_state(ids)["active"] if i != started]
+        self.assertEqual(len(waiting), 2)
+        w.stop()
+        eventually(lambda: len(self.by_state(waiting).get("pending", [])) == 2, timeout=30, what="the waiting jobs back to pending")
+        self.assertEqual(g.running, 1, "the running job still runs")
+        self.assertEqual(self.sluice.jobs.get(started)["state"], "active")
+        g.release()
+        running.join(60)
+        self.assertFalse(running.is_alive(), "run() did not return")
+        self.assertEqual(self.sluice.jobs.get(started)["state"], "completed")
+        self.assertEqual(g.started, [started], "a waiting job started")
+        for i in waiting:
+            j = self.sluice.jobs.get(i)
+            self.assertEqual((j["state"], j["attempt"]), ("pending", 0), "giving a waiting job back does not spend its attempt")
+
+    def test_prefetched_job_cancelled_while_waiting(self) -> None:
+        q = unique("prefetch-cancel")
+        ids = [e["job"]["id"] for e in self.sluice.jobs.batch([{"queue": q, "kind": "hold"}, {"queue": q, "kind": "hold"}])]
+        g = Gate()
+        self.run_gated(Worker(self.sluice, [q], {"hold": g}, concurrency=1, prefetch=1, lease_ms=4500, poll_ms=200), g)
+        eventually(lambda: len(g.started) == 1 and len(self.by_state(ids).get("active", [])) == 2, timeout=30, what="one job running and one waiting")
+        waiting = next(i for i in ids if i not in g.started)
+        self.assertTrue(self.sluice.jobs.cancel(waiting)["cancel_requested"])
+        # The next heartbeat (a third of the lease) reads the request.
+        self.assertEqual(self.sluice.jobs.wait(waiting, timeout=30)["state"], "cancelled")
+        g.release()
+        other = next(i for i in ids if i != waiting)
+        self.assertEqual(self.sluice.jobs.wait(other, timeout=30)["state"], "completed")
+        self.assertEqual(g.started, [other], "the cancelled job's handler ran")
+
+    def test_prefetch_must_not_be_negative(self) -> None:
+        with self.assertRaisesRegex(ValueError, "prefetch must not be negative, got -1"):
+            Worker(self.sluice, ["q"], {}, prefetch=-1)
 
     def test_drains_1000_jobs_exactly_once(self) -> None:
         q = unique("bulk")

@@ -71,6 +71,19 @@ export interface WorkerOptions {
    * Default 0, none (the Go worker's LeaseCooldown).
    */
   leaseCooldownMs?: number;
+  /**
+   * How many leased jobs beyond `concurrency` the worker may hold, waiting
+   * for a handler slot. Default 0, none: the worker leases only for free
+   * slots. With short jobs the next ones are then already in hand when
+   * slots free, and the lease overlaps the work instead of following it.
+   * A waiting job is held: its lease is renewed as a running job's is, it
+   * counts against its tenant's limit in the server, and no other worker
+   * can take it, so keep this small when jobs are long. A waiting job that
+   * is cancelled ends cancelled and one whose lease is lost is dropped,
+   * neither having run; jobs still waiting at stop() are given back at
+   * once (attempt not spent). The Go worker's Prefetch.
+   */
+  prefetch?: number;
   /** On stop, how long running jobs may finish before they are given back. Default 30000. */
   drainTimeoutMs?: number;
   /** Drain on SIGTERM and SIGINT (Node). Default true. */
@@ -86,11 +99,63 @@ interface Running {
   abort: AbortController;
   cause?: AbortCause;
   done: Promise<void>;
+  /** Its place in the queue for a handler slot; only with a prefetch. */
+  slot?: Ticket;
+}
+
+/** A job's place in the queue for a handler slot. */
+interface Ticket {
+  granted: boolean;
+  /** Resolves once the slot is granted. */
+  ready: Promise<void>;
+  grant: () => void;
+}
+
+/**
+ * SlotQueue hands the handler slots to prefetched jobs in the order they
+ * were leased, which is the server's order: a job leased first starts first.
+ */
+class SlotQueue {
+  #free: number;
+  readonly #wait: Ticket[] = [];
+
+  constructor(slots: number) {
+    this.#free = slots;
+  }
+
+  /** enter queues for a slot; calls must be made in lease order. */
+  enter(): Ticket {
+    let resolve!: () => void;
+    const ready = new Promise<void>((r) => (resolve = r));
+    const t: Ticket = { granted: false, ready, grant: () => { t.granted = true; resolve(); } };
+    if (this.#free > 0 && this.#wait.length === 0) {
+      this.#free--;
+      t.grant();
+    } else {
+      this.#wait.push(t);
+    }
+    return t;
+  }
+
+  /** release frees a granted slot: the longest waiter gets it. */
+  release(): void {
+    const next = this.#wait.shift();
+    if (next) next.grant();
+    else this.#free++;
+  }
+
+  /** leave withdraws a ticket that will not run; a slot granted to it passes on. */
+  leave(t: Ticket): void {
+    const i = this.#wait.indexOf(t);
+    if (i >= 0) this.#wait.splice(i, 1);
+    else if (t.granted) this.release();
+  }
 }
 
 /**
  * Worker runs jobs of the given kinds from the given queues. run() leases
- * while running, up to `concurrency` jobs at once, and returns after
+ * while running, up to `concurrency` jobs at once (plus `prefetch` more
+ * leased and waiting for a handler slot), and returns after
  * stop() (or SIGTERM) once running jobs have finished or, past
  * drainTimeoutMs, been given back. A job whose handler resolves is
  * completed with the value; Snooze requeues it; any other throw fails the
@@ -105,18 +170,24 @@ export class Worker {
   readonly #running = new Map<string, Running>();
   readonly #stop = new AbortController();
   #slot: (() => void) | undefined;
+  readonly #handlerSlots: SlotQueue | undefined; // handler slots; only with a prefetch
   #progressMissing = false;
   #started = false;
   #fatal: unknown;
 
   constructor(opts: WorkerOptions) {
     if (!opts.queues?.length) throw new TypeError("sluice: worker: queues must name at least one queue");
+    const prefetch = opts.prefetch ?? 0;
+    if (!Number.isInteger(prefetch) || prefetch < 0) {
+      throw new TypeError(`sluice: worker: prefetch must be a whole number, not negative, got ${prefetch}`);
+    }
+    if (prefetch > 0) this.#handlerSlots = new SlotQueue(opts.concurrency ?? 10);
     this.#opts = opts;
     this.client = opts.client instanceof Sluice ? opts.client : new Sluice(opts.client);
     this.id = opts.workerId ?? `ts-${globalThis.crypto.randomUUID()}`;
   }
 
-  /** Jobs running now. */
+  /** Jobs held now: running, or (with a prefetch) leased and waiting for a slot. */
   get active(): number {
     return this.#running.size;
   }
@@ -158,12 +229,13 @@ export class Worker {
   }
 
   async #loop(): Promise<void> {
-    const concurrency = this.#opts.concurrency ?? 10;
+    // Jobs held at most: running, or waiting for a handler slot.
+    const held = (this.#opts.concurrency ?? 10) + (this.#opts.prefetch ?? 0);
     const cooldown = this.#opts.leaseCooldownMs ?? 0;
     let backoff = 100;
     let last = 0; // when the last lease that brought fewer than asked began
     while (!this.#stop.signal.aborted) {
-      if (this.#running.size >= concurrency) {
+      if (this.#running.size >= held) {
         await new Promise<void>((resolve) => {
           const onStop = () => resolve();
           this.#slot = () => {
@@ -180,7 +252,7 @@ export class Worker {
       }
       let leases: Lease[];
       try {
-        const max = Math.min(concurrency - this.#running.size, 100);
+        const max = Math.min(held - this.#running.size, 100);
         const began = Date.now();
         leases = await this.#lease(max);
         last = leases.length < max ? began : 0;
@@ -218,6 +290,7 @@ export class Worker {
   #start(lease: Lease): void {
     const job = lease.job!;
     const run: Running = { lease, id: job.id!, token: lease.token!, abort: new AbortController(), done: Promise.resolve() };
+    run.slot = this.#handlerSlots?.enter(); // here, in lease order
     this.#running.set(run.id, run);
     run.done = this.#execute(run).finally(() => {
       this.#running.delete(run.id);
@@ -229,7 +302,15 @@ export class Worker {
 
   async #execute(run: Running): Promise<void> {
     const job = run.lease.job!;
-    const stopBeat = this.#heartbeat(run);
+    const stopBeat = this.#heartbeat(run); // renews the lease while the job waits, too
+    if (run.slot && !(await this.#awaitSlot(run, run.slot))) {
+      stopBeat();
+      // Stopped while it waited: it never started, so it goes back at once.
+      if (this.#stop.signal.aborted) this.#abort(run, "shutdown");
+      if (run.cause === "shutdown") await this.#giveBack(run.lease);
+      else await this.#finish(run, { ok: false, err: run.abort.signal.reason }); // cancelled or lost
+      return;
+    }
     let outcome: { ok: true; value: unknown } | { ok: false; err: unknown };
     try {
       const handler = this.#opts.handlers[job.kind ?? ""];
@@ -240,8 +321,31 @@ export class Worker {
       outcome = { ok: false, err };
     } finally {
       stopBeat();
+      if (run.slot) this.#handlerSlots!.release(); // the next job starts while this one's end is written
     }
     await this.#finish(run, outcome);
+  }
+
+  // awaitSlot waits for the job's handler slot. It resolves false, the
+  // slot left, when the job must not start: cancelled or its lease lost
+  // while it waited, or the worker stopped.
+  async #awaitSlot(run: Running, slot: Ticket): Promise<boolean> {
+    if (!slot.granted) {
+      const listening = new AbortController();
+      const quit = new Promise<void>((resolve) => {
+        for (const signal of [run.abort.signal, this.#stop.signal]) {
+          if (signal.aborted) resolve();
+          else signal.addEventListener("abort", () => resolve(), { once: true, signal: listening.signal });
+        }
+      });
+      await Promise.race([slot.ready, quit]);
+      listening.abort();
+    }
+    if (run.cause || this.#stop.signal.aborted) {
+      this.#handlerSlots!.leave(slot);
+      return false;
+    }
+    return true;
   }
 
   async #finish(run: Running, outcome: { ok: true; value: unknown } | { ok: false; err: unknown }): Promise<void> {

@@ -7,6 +7,57 @@ import { startServer, eventually, unique } from "./harness.mjs";
 
 const quiet = { warn() {}, error() {} };
 
+// gate returns a handler whose jobs run until released, one release each,
+// and what it saw: the handlers running now, the most ever at once, and the
+// jobs whose handlers started, in order.
+function gate() {
+  const g = { running: 0, most: 0, started: [], held: [], closed: false };
+  g.handler = (_, ctx) => new Promise((resolve, reject) => {
+    g.running++;
+    g.most = Math.max(g.most, g.running);
+    g.started.push(ctx.job.id);
+    let ended = false;
+    const end = (settle, v) => {
+      if (ended) return;
+      ended = true;
+      g.running--;
+      settle(v);
+    };
+    g.held.push(() => end(resolve, "released"));
+    ctx.signal.addEventListener("abort", () => end(reject, ctx.signal.reason), { once: true });
+    if (g.closed) g.release();
+  });
+  g.release = () => g.held.shift()();
+  // close releases every handler, now and later.
+  g.close = () => {
+    g.closed = true;
+    while (g.held.length) g.release();
+  };
+  return g;
+}
+
+// runGated runs w; when the test ends, however it ends, it stops w and
+// releases its handlers, so a failed test leaves nothing running.
+function runGated(t, w, g) {
+  const running = w.run();
+  t.after(async () => {
+    w.stop();
+    g.close();
+    await running;
+  });
+  return running;
+}
+
+// byState reads the jobs and groups their ids by state.
+async function byState(sluice, ids) {
+  const out = {};
+  for (const id of ids) {
+    const { state } = await sluice.jobs.get(id);
+    (out[state] ??= []).push(id);
+  }
+  return out;
+}
+
 test("worker against a real server", async (t) => {
   const srv = await startServer(t);
   const sluice = new Sluice({ url: srv.url });
@@ -153,6 +204,127 @@ test("worker against a real server", async (t) => {
     assert.deepEqual(got, [1, 2], "jobs per lease that brought any");
   });
 
+  await t.test("prefetch holds concurrency + prefetch jobs and runs concurrency of them", async (t) => {
+    const queue = unique("prefetch");
+    const ids = (await sluice.jobs.batch([0, 1, 2, 3, 4].map((n) => ({ queue, kind: "hold", payload: n })))).map((e) => e.job.id);
+    const g = gate();
+    const w = new Worker({
+      client: sluice, queues: [queue], concurrency: 1, prefetch: 2, pollMs: 200, handleSignals: false, logger: quiet,
+      handlers: { hold: g.handler },
+    });
+    const running = runGated(t, w, g);
+    await eventually(async () => {
+      const s = await byState(sluice, ids);
+      return g.running === 1 && w.active === 3 && s.active?.length === 3 && s.pending?.length === 2;
+    }, { timeoutMs: 30_000, what: "1 handler running and 3 jobs active" });
+    for (let n = 1; n <= 5; n++) {
+      await eventually(() => g.held.length === 1, { timeoutMs: 30_000, what: `handler ${n} running` });
+      assert.ok((await byState(sluice, ids)).active.length <= 3, "more than concurrency + prefetch jobs active");
+      g.release();
+    }
+    for (const id of ids) assert.equal((await sluice.jobs.wait(id, { timeoutMs: 30_000 })).state, "completed");
+    w.stop();
+    await running;
+    assert.equal(g.most, 1, "handlers running at once");
+    assert.deepEqual([...g.started].sort(), [...ids].sort());
+  });
+
+  await t.test("a prefetched job's lease is renewed while it waits for a slot", async (t) => {
+    const queue = unique("prefetch-renew");
+    const ids = (await sluice.jobs.batch([{ queue, kind: "hold" }, { queue, kind: "hold" }])).map((e) => e.job.id);
+    const g = gate();
+    const w = new Worker({
+      client: sluice, queues: [queue], concurrency: 1, prefetch: 1, leaseMs: 4500, pollMs: 200, handleSignals: false, logger: quiet,
+      handlers: { hold: g.handler },
+    });
+    const running = runGated(t, w, g);
+    await eventually(async () => g.started.length === 1 && (await byState(sluice, ids)).active?.length === 2, {
+      timeoutMs: 30_000, what: "one job running and one waiting",
+    });
+    const waiting = ids.find((id) => !g.started.includes(id));
+    const first = await sluice.jobs.get(waiting);
+    const until = Date.parse(first.lease_until);
+    // Heartbeats come every third of the lease: wait for one to move the
+    // waiting job's deadline, and then for the job to outlive its first one.
+    await eventually(async () => Date.parse((await sluice.jobs.get(waiting)).lease_until) > until, {
+      timeoutMs: 30_000, what: "the waiting job's lease renewed",
+    });
+    await eventually(async () => {
+      const j = await sluice.jobs.get(waiting);
+      return Date.now() > until && j.state === "active" && Date.parse(j.lease_until) > until;
+    }, { timeoutMs: 30_000, what: "the waiting job held past its first deadline" });
+    const j = await sluice.jobs.get(waiting);
+    assert.equal(j.worker_id, w.id);
+    assert.equal(j.attempt, first.attempt, "the same attempt");
+    assert.equal(j.stalls ?? 0, 0, "its lease never lapsed");
+    assert.deepEqual(g.started, ids.filter((id) => id !== waiting), "the waiting job did not start");
+    g.release();
+    await eventually(() => g.held.length === 1, { timeoutMs: 30_000, what: "the waiting job started" });
+    g.release();
+    for (const id of ids) assert.equal((await sluice.jobs.wait(id, { timeoutMs: 30_000 })).state, "completed");
+    w.stop();
+    await running;
+  });
+
+  await t.test("stop gives prefetched jobs back at once while the running one finishes", async (t) => {
+    const queue = unique("prefetch-stop");
+    const ids = (await sluice.jobs.batch([0, 1, 2, 3].map((n) => ({ queue, kind: "hold", payload: n })))).map((e) => e.job.id);
+    const g = gate();
+    const w = new Worker({
+      client: sluice, queues: [queue], concurrency: 1, prefetch: 2, pollMs: 200, handleSignals: false, logger: quiet,
+      // Far longer than the waits below: the waiting jobs must go back
+      // without waiting for the drain.
+      drainTimeoutMs: 300_000,
+      handlers: { hold: g.handler },
+    });
+    const running = runGated(t, w, g);
+    await eventually(async () => g.running === 1 && (await byState(sluice, ids)).active?.length === 3, {
+      timeoutMs: 30_000, what: "1 handler running and 3 jobs active",
+    });
+    const [started] = g.started;
+    const waiting = (await byState(sluice, ids)).active.filter((id) => id !== started);
+    assert.equal(waiting.length, 2);
+    w.stop();
+    await eventually(async () => (await byState(sluice, waiting)).pending?.length === 2, {
+      timeoutMs: 30_000, what: "the waiting jobs back to pending",
+    });
+    assert.equal(g.running, 1, "the running job still runs");
+    assert.equal((await sluice.jobs.get(started)).state, "active");
+    g.release();
+    await running;
+    assert.equal((await sluice.jobs.get(started)).state, "completed");
+    assert.deepEqual(g.started, [started], "a waiting job started");
+    for (const id of waiting) {
+      const j = await sluice.jobs.get(id);
+      assert.equal(j.state, "pending");
+      assert.equal(j.attempt, 0, "giving a waiting job back does not spend its attempt");
+    }
+  });
+
+  await t.test("a prefetched job cancelled while it waits ends cancelled without running", async (t) => {
+    const queue = unique("prefetch-cancel");
+    const ids = (await sluice.jobs.batch([{ queue, kind: "hold" }, { queue, kind: "hold" }])).map((e) => e.job.id);
+    const g = gate();
+    const w = new Worker({
+      client: sluice, queues: [queue], concurrency: 1, prefetch: 1, leaseMs: 4500, pollMs: 200, handleSignals: false, logger: quiet,
+      handlers: { hold: g.handler },
+    });
+    const running = runGated(t, w, g);
+    await eventually(async () => g.started.length === 1 && (await byState(sluice, ids)).active?.length === 2, {
+      timeoutMs: 30_000, what: "one job running and one waiting",
+    });
+    const waiting = ids.find((id) => !g.started.includes(id));
+    assert.equal((await sluice.jobs.cancel(waiting)).cancel_requested, true);
+    // The next heartbeat (a third of the lease) reads the request.
+    assert.equal((await sluice.jobs.wait(waiting, { timeoutMs: 30_000 })).state, "cancelled");
+    g.release();
+    const other = ids.find((id) => id !== waiting);
+    assert.equal((await sluice.jobs.wait(other, { timeoutMs: 30_000 })).state, "completed");
+    w.stop();
+    await running;
+    assert.deepEqual(g.started, [other], "the cancelled job's handler ran");
+  });
+
   await t.test("SIGTERM drains: running jobs complete, nothing new is leased, the process exits", async () => {
     const queue = unique("drain");
     const first = await sluice.jobs.batch([1, 2, 3, 4].map((n) => ({ queue, kind: "hold", payload: n })));
@@ -177,4 +349,11 @@ test("a worker whose lease can never work rejects instead of spinning", async (t
   const srv = await startServer(t);
   const w = new Worker({ client: { url: srv.url }, queues: [" "], handlers: {}, handleSignals: false, logger: quiet });
   await assert.rejects(w.run(), (err) => err.status === 400 && /queues/.test(err.detail));
+});
+
+test("a negative prefetch is rejected", () => {
+  assert.throws(
+    () => new Worker({ client: { url: "http://127.0.0.1:1" }, queues: ["q"], handlers: {}, prefetch: -1 }),
+    (err) => err instanceof TypeError && /prefetch must be a whole number, not negative, got -1/.test(err.message),
+  );
 });
