@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -131,6 +132,18 @@ func (r *prefetchRig) count(s queue.State) int {
 	return n
 }
 
+// awaitWaiting waits until n of the rig's jobs are held without running,
+// and returns them.
+func (r *prefetchRig) awaitWaiting(t *testing.T, n int) []string {
+	t.Helper()
+	var wait []string
+	testutil.Eventually(t, fmt.Sprintf("%d jobs waiting for a slot", n), func() bool {
+		wait = r.waiting()
+		return len(wait) == n
+	})
+	return wait
+}
+
 // waiting returns the rig's active jobs whose handler has not started.
 func (r *prefetchRig) waiting() []string {
 	_, ran, _ := r.g.snapshot()
@@ -172,11 +185,7 @@ func TestPrefetchHoldsJobsForSlots(t *testing.T) {
 // running job's are.
 func TestPrefetchRenewsWaitingLeases(t *testing.T) {
 	r := prefetchWorker(t, 1, 1, 2)
-	var wait []string
-	testutil.Eventually(t, "one running, one waiting", func() bool {
-		wait = r.waiting()
-		return len(wait) == 1
-	})
+	wait := r.awaitWaiting(t, 1)
 	for range 5 { // five heartbeats: well past the first lease's end
 		r.beatsArmed(t, 2)
 		r.clk.Advance(20 * time.Second)
@@ -195,11 +204,7 @@ func TestPrefetchRenewsWaitingLeases(t *testing.T) {
 // its grace period.
 func TestPrefetchGivesWaitingJobsBackOnStop(t *testing.T) {
 	r := prefetchWorker(t, 1, 2, 3)
-	var wait []string
-	testutil.Eventually(t, "one running, two waiting", func() bool {
-		wait = r.waiting()
-		return len(wait) == 2
-	})
+	wait := r.awaitWaiting(t, 2)
 	r.stop()
 	for _, id := range wait {
 		testutil.Eventually(t, "the waiting job back in pending", func() bool {
@@ -226,11 +231,7 @@ func TestPrefetchGivesWaitingJobsBackOnStop(t *testing.T) {
 // heartbeat, and its handler never runs.
 func TestPrefetchCancelWhileWaiting(t *testing.T) {
 	r := prefetchWorker(t, 1, 1, 2)
-	var wait []string
-	testutil.Eventually(t, "one running, one waiting", func() bool {
-		wait = r.waiting()
-		return len(wait) == 1
-	})
+	wait := r.awaitWaiting(t, 1)
 	if _, err := r.cl.Cancel(context.Background(), wait[0]); err != nil {
 		t.Fatal(err)
 	}

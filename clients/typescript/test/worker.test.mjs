@@ -38,6 +38,21 @@ function gate() {
 
 // runGated runs w; when the test ends, however it ends, it stops w and
 // releases its handlers, so a failed test leaves nothing running.
+// oneWaiting runs a worker of concurrency 1 and prefetch 1 on sluice over
+// the two jobs ids of queue, and waits until one runs and the other waits.
+async function oneWaiting(t, sluice, queue, ids) {
+  const g = gate();
+  const w = new Worker({
+    client: sluice, queues: [queue], concurrency: 1, prefetch: 1, leaseMs: 4500, pollMs: 200, handleSignals: false, logger: quiet,
+    handlers: { hold: g.handler },
+  });
+  const running = runGated(t, w, g);
+  await eventually(async () => g.started.length === 1 && (await byState(sluice, ids)).active?.length === 2, {
+    timeoutMs: 30_000, what: "one job running and one waiting",
+  });
+  return { g, w, running, waiting: ids.find((id) => !g.started.includes(id)) };
+}
+
 function runGated(t, w, g) {
   const running = w.run();
   t.after(async () => {
@@ -232,16 +247,7 @@ test("worker against a real server", async (t) => {
   await t.test("a prefetched job's lease is renewed while it waits for a slot", async (t) => {
     const queue = unique("prefetch-renew");
     const ids = (await sluice.jobs.batch([{ queue, kind: "hold" }, { queue, kind: "hold" }])).map((e) => e.job.id);
-    const g = gate();
-    const w = new Worker({
-      client: sluice, queues: [queue], concurrency: 1, prefetch: 1, leaseMs: 4500, pollMs: 200, handleSignals: false, logger: quiet,
-      handlers: { hold: g.handler },
-    });
-    const running = runGated(t, w, g);
-    await eventually(async () => g.started.length === 1 && (await byState(sluice, ids)).active?.length === 2, {
-      timeoutMs: 30_000, what: "one job running and one waiting",
-    });
-    const waiting = ids.find((id) => !g.started.includes(id));
+    const { g, w, running, waiting } = await oneWaiting(t, sluice, queue, ids);
     const first = await sluice.jobs.get(waiting);
     const until = Date.parse(first.lease_until);
     // Heartbeats come every third of the lease: wait for one to move the
@@ -304,16 +310,7 @@ test("worker against a real server", async (t) => {
   await t.test("a prefetched job cancelled while it waits ends cancelled without running", async (t) => {
     const queue = unique("prefetch-cancel");
     const ids = (await sluice.jobs.batch([{ queue, kind: "hold" }, { queue, kind: "hold" }])).map((e) => e.job.id);
-    const g = gate();
-    const w = new Worker({
-      client: sluice, queues: [queue], concurrency: 1, prefetch: 1, leaseMs: 4500, pollMs: 200, handleSignals: false, logger: quiet,
-      handlers: { hold: g.handler },
-    });
-    const running = runGated(t, w, g);
-    await eventually(async () => g.started.length === 1 && (await byState(sluice, ids)).active?.length === 2, {
-      timeoutMs: 30_000, what: "one job running and one waiting",
-    });
-    const waiting = ids.find((id) => !g.started.includes(id));
+    const { g, w, running, waiting } = await oneWaiting(t, sluice, queue, ids);
     assert.equal((await sluice.jobs.cancel(waiting)).cancel_requested, true);
     // The next heartbeat (a third of the lease) reads the request.
     assert.equal((await sluice.jobs.wait(waiting, { timeoutMs: 30_000 })).state, "cancelled");
