@@ -31,12 +31,14 @@ type run struct {
 	jobs     sync.WaitGroup
 	handlers sync.WaitGroup
 	inflight int // jobs held: running, waiting for a slot, or settling
+	held     int // the most jobs held at once: Concurrency+Prefetch
 }
 
 func newRun(w *Worker) *run {
 	held := w.cfg.Concurrency + w.cfg.Prefetch
 	r := &run{
 		w:        w,
+		held:     held,
 		base:     context.Background(),
 		stopJobs: make(chan struct{}),
 		abandon:  make(chan struct{}),
@@ -53,7 +55,6 @@ func newRun(w *Worker) *run {
 func (r *run) fetchLoop(ctx context.Context) {
 	r.base, r.stopping = context.WithoutCancel(ctx), ctx.Done()
 	cfg := r.w.cfg
-	held := cfg.Concurrency + cfg.Prefetch
 	var wake <-chan struct{}
 	if n := r.w.b.Features().Notify; n != nil {
 		ch, stop := n.Subscribe(cfg.Queues)
@@ -65,14 +66,14 @@ func (r *run) fetchLoop(ctx context.Context) {
 	var last time.Time
 	for ctx.Err() == nil {
 		r.reap()
-		if free := held - r.inflight; free > 0 && !r.w.holdLeasing() {
+		if free := r.held - r.inflight; free > 0 && !r.w.holdLeasing() {
 			if !last.IsZero() {
 				if !r.coolDown(ctx, last) {
 					return
 				}
 				last = time.Time{}
 				r.reap() // slots freed during the wait
-				free = held - r.inflight
+				free = r.held - r.inflight
 			}
 			var start time.Time
 			if cfg.LeaseCooldown > 0 {
