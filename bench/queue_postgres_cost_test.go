@@ -11,7 +11,9 @@ package bench
 // and reports per job: server-cpu-µs (user and system CPU of the server
 // processes serving the benchmark database, read from /proc, so the
 // server must run on this machine), client-cpu-µs (this process) and
-// xacts (transactions the database committed, from pg_stat_database).
+// xacts (transactions the database committed, from pg_stat_database) and
+// wal-bytes (write-ahead log the server wrote, the whole server's, so
+// nothing else should write meanwhile).
 
 import (
 	"context"
@@ -46,7 +48,7 @@ func pgCost(b *testing.B, q rqTarget, conc int) {
 	// A server process that starts later (a connection the worker opens)
 	// counts from zero, so its start-up is in; one that ends before the
 	// last reading is missed (pools keep theirs while the worker runs).
-	server0, x0, self0 := pgServerCPU(b), pgCommits(b), selfCPU()
+	server0, x0, wal0, self0 := pgServerCPU(b), pgCommits(b), pgWALBytes(b), selfCPU()
 	var ran atomic.Int64
 	all := make(chan struct{})
 	b.ResetTimer()
@@ -60,7 +62,7 @@ func pgCost(b *testing.B, q rqTarget, conc int) {
 	rqWaitFinished(b, q)
 	elapsed := time.Since(start)
 	b.StopTimer()
-	server1, self1, x1 := pgServerCPU(b), selfCPU(), pgCommits(b)
+	server1, self1, x1, wal1 := pgServerCPU(b), selfCPU(), pgCommits(b), pgWALBytes(b)
 	stop()
 	var server time.Duration
 	for pid, t := range server1 {
@@ -71,6 +73,19 @@ func pgCost(b *testing.B, q rqTarget, conc int) {
 	b.ReportMetric(float64(server.Microseconds())/n, "server-cpu-µs/job")
 	b.ReportMetric(float64((self1-self0).Microseconds())/n, "client-cpu-µs/job")
 	b.ReportMetric(float64(x1-x0)/n, "xacts/job")
+	b.ReportMetric(float64(wal1-wal0)/n, "wal-bytes/job")
+}
+
+// pgWALBytes returns the server's write-ahead log position in bytes.
+func pgWALBytes(b *testing.B) int64 {
+	c := pgConnect(b)
+	defer c.Close(context.Background())
+	var n int64
+	if err := c.QueryRow(context.Background(),
+		`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint`).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
 }
 
 // pgServerCPU returns the CPU time so far of each server process

@@ -59,10 +59,13 @@
 //
 // Every job gets its place in the fair order (backend.FairTag,
 // backend.FairOrder) when it first becomes ready, as in the SQLite store.
-// The tags are read from the jobs themselves: a queue's virtual time is
-// the largest start tag it has leased, a tenant's finish tag the largest
-// its jobs took (rows of queue_sched and fair_finish keep those of deleted
-// jobs). So a plain enqueue or lease locks nothing shared. A Lease stays
+// A queue's virtual time is the largest start tag it has leased, a
+// tenant's finish tag the largest its jobs took. The lease that starts
+// jobs keeps both in a row per queue and per tenant (queue_sched,
+// fair_finish); a tenant's jobs not started yet add theirs, read from an
+// index. So a plain enqueue locks nothing shared, and a lease holds those
+// rows only from its end to its commit, which does not wait for a flush.
+// A Lease stays
 // one round trip while no job of a tenant is ready or due in its queues,
 // no tenant's wake or MaxWait has come and no queue is paused; otherwise
 // it runs the scheduler in a transaction. Every decision about a tenant

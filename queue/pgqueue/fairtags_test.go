@@ -2,11 +2,14 @@ package pgqueue_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 	"github.com/sluicehq/sluice/queue/queuetest"
@@ -116,4 +119,95 @@ func TestPromoteLooksUpFairTagsOnce(t *testing.T) {
 			t.Errorf("run %d: promoted %d jobs with %d start tags spanning %d, want 50 with 50 consecutive", run, promoted, distinct, span)
 		}
 	}
+}
+
+// A lease keeps the fair tags of the jobs it starts: the queue's virtual
+// time and the tenant's finish tag outlive the jobs, so a job enqueued
+// after every earlier one is gone still starts after them.
+func TestLeaseKeepsStartTags(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		name                 string
+		tenant               string
+		wantVTime, wantStart int64
+	}{
+		// Plain jobs take the quick lease, a tenant's the scheduler's.
+		{"plain jobs", "", 1000, 2000},
+		{"a tenant's jobs", "a", 1000, 2000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := open(t, clock.NewFake(queuetest.Epoch))
+			spec := queue.JobSpec{Queue: "q", Kind: "k", Tenant: c.tenant, MaxAttempts: 1}
+			if _, err := s.Enqueue(ctx, []queue.JobSpec{spec, spec}); err != nil {
+				t.Fatal(err)
+			}
+			ls, err := s.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 2, LeaseFor: time.Minute, WorkerID: "w"})
+			if err != nil || len(ls) != 2 {
+				t.Fatalf("Lease = %d jobs, %v; want 2", len(ls), err)
+			}
+			var vtime, finish int64
+			if err := s.Pool().QueryRow(ctx, `SELECT (SELECT vtime FROM `+table(s, "queue_sched")+` WHERE queue = 'q'),
+				(SELECT finish FROM `+table(s, "fair_finish")+` WHERE queue = 'q' AND tenant = $1)`, c.tenant).Scan(&vtime, &finish); err != nil {
+				t.Fatal(err)
+			}
+			if vtime != c.wantVTime || finish != c.wantStart {
+				t.Errorf("after leasing tags 0 and 1000: virtual time %d, finish tag %d; want %d and %d", vtime, finish, c.wantVTime, c.wantStart)
+			}
+			if _, err := s.Pool().Exec(ctx, `DELETE FROM `+table(s, "jobs")); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Enqueue(ctx, []queue.JobSpec{spec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var start int64
+			if err := s.Pool().QueryRow(ctx, `SELECT vstart FROM `+table(s, "jobs")+` WHERE id = $1`, mustAtoi(t, got[0].Job.ID)).Scan(&start); err != nil {
+				t.Fatal(err)
+			}
+			if start != c.wantStart {
+				t.Errorf("start tag of a job enqueued after the others were deleted = %d, want %d", start, c.wantStart)
+			}
+		})
+	}
+}
+
+// The migration that moved the started jobs' tags into rows carries the
+// tags of jobs started before it.
+func TestMigrationKeepsStartedTags(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := open(t, clock.NewFake(queuetest.Epoch))
+	_, err := s.Pool().Exec(ctx, `INSERT INTO `+table(s, "jobs")+`
+		(queue, kind, tenant, state, vstart, vfinish, started_at, finished_at, max_attempts, created_at, updated_at)
+		VALUES ('m', 'k', 't', 'completed', 5000, 6000, 1, 1, 1, 1, 1), ('m', 'k', 't', 'completed', 3000, 4000, 1, 1, 1, 1, 1)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pool().Exec(ctx, `DELETE FROM `+table(s, "schema_migrations")+` WHERE version = 27`); err != nil {
+		t.Fatal(err)
+	}
+	if err := pgqueue.Migrate(ctx, pgtest.URL(t), pgqueue.Options{Schema: s.Schema()}); err != nil {
+		t.Fatal(err)
+	}
+	var vtime, finish int64
+	if err := s.Pool().QueryRow(ctx, `SELECT (SELECT vtime FROM `+table(s, "queue_sched")+` WHERE queue = 'm'),
+		(SELECT finish FROM `+table(s, "fair_finish")+` WHERE queue = 'm' AND tenant = 't')`).Scan(&vtime, &finish); err != nil {
+		t.Fatal(err)
+	}
+	if vtime != 5000 || finish != 6000 {
+		t.Errorf("after the migration: virtual time %d, finish tag %d; want 5000 and 6000", vtime, finish)
+	}
+}
+
+func table(s *pgqueue.Store, name string) string { return pgx.Identifier{s.Schema(), name}.Sanitize() }
+
+func mustAtoi(t *testing.T, id string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

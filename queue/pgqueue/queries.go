@@ -82,11 +82,12 @@ func newQueries(schema string) *queries {
 	// queues' timed jobs is due, so that it needs no promotion first.
 	noneDue := ` AND NOT EXISTS (SELECT 1 FROM __schema__.jobs WHERE state IN ('scheduled', 'retrying') AND %s AND run_at <= $6)`
 	lease := func(pick, queueCond string) string {
-		return strings.ReplaceAll(`WITH picked AS (`+pick+`)
+		return strings.ReplaceAll(`WITH picked AS (`+pick+`), l AS (
 		UPDATE __schema__.jobs j SET state = 'active', attempt = j.attempt + 1,
 			lease_token = $3 || '.' || j.id, lease_until = $4, worker_id = $5, started_at = $6, updated_at = $6
 		FROM picked WHERE j.id = picked.id
-		RETURNING `+jobCols("j")+`, j.lease_token, j.band, j.vrank`, "%s", queueCond)
+		RETURNING `+leasedCols("j")+`), `+keepStartTags("l")+`
+		SELECT `+jobCols("l")+`, l.lease_token, l.band, l.vrank FROM l`, "%s", queueCond)
 	}
 	return &queries{
 		channel: channelName(schema),
