@@ -62,7 +62,7 @@ func newQueries(schema string) *queries {
 		WHERE j.id = t.id`
 	// The ready jobs a lease takes (%s: the queue condition).
 	pickOne := func(extra string) string {
-		return `SELECT id FROM __schema__.jobs WHERE state = 'pending' AND %s AND NOT ` + schedNeeded("%s", "$6") + extra + `
+		return `SELECT ` + pickedCols + ` FROM __schema__.jobs WHERE state = 'pending' AND %s AND NOT ` + schedNeeded("%s", "$6") + extra + `
 			ORDER BY band, vrank, id LIMIT $2 FOR UPDATE SKIP LOCKED`
 	}
 	// A lease of several queues takes the first of each queue from its
@@ -73,21 +73,25 @@ func newQueries(schema string) *queries {
 	// with 40,000 ready). Rows a queue locked and the merge left are free
 	// again when the lease commits.
 	pickAny := func(extra string) string {
-		return `SELECT c.id FROM unnest($1::text[]) AS u(q) CROSS JOIN LATERAL (
-				SELECT id, band, vrank FROM __schema__.jobs WHERE state = 'pending' AND queue = u.q AND NOT ` + schedNeeded("%s", "$6") + extra + `
+		return `SELECT c.id, c.queue, c.tenant, c.vstart, c.vfinish FROM unnest($1::text[]) AS u(q) CROSS JOIN LATERAL (
+				SELECT ` + pickedCols + `, band, vrank FROM __schema__.jobs WHERE state = 'pending' AND queue = u.q AND NOT ` + schedNeeded("%s", "$6") + extra + `
 				ORDER BY band, vrank, id LIMIT $2 FOR UPDATE SKIP LOCKED) c
 			ORDER BY c.band, c.vrank, c.id LIMIT $2`
 	}
+	// The lease updates the jobs it picked by their ids (id = ANY), not by
+	// joining them: its plan is made once per connection and cannot know
+	// how many jobs LIMIT $2 keeps, and on fresh statistics of a big table
+	// it joined the picked jobs by hashing every job of the table, so each
+	// lease read them all (TestLeaseReadsInOrderWithStaleStatistics).
 	// The quick lease (Lease) takes ready jobs only while none of the
 	// queues' timed jobs is due, so that it needs no promotion first.
 	noneDue := ` AND NOT EXISTS (SELECT 1 FROM __schema__.jobs WHERE state IN ('scheduled', 'retrying') AND %s AND run_at <= $6)`
 	lease := func(pick, queueCond string) string {
-		return strings.ReplaceAll(`WITH picked AS (`+pick+`), l AS (
+		return strings.ReplaceAll(`WITH picked AS (`+pick+`), `+keepStartTags("picked")+`
 		UPDATE __schema__.jobs j SET state = 'active', attempt = j.attempt + 1,
 			lease_token = $3 || '.' || j.id, lease_until = $4, worker_id = $5, started_at = $6, updated_at = $6
-		FROM picked WHERE j.id = picked.id
-		RETURNING `+leasedCols("j")+`), `+keepStartTags("l")+`
-		SELECT `+jobCols("l")+`, l.lease_token, l.band, l.vrank FROM l`, "%s", queueCond)
+		WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
+		RETURNING `+jobCols("j")+`, j.lease_token, j.band, j.vrank`, "%s", queueCond)
 	}
 	return &queries{
 		channel: channelName(schema),

@@ -41,21 +41,20 @@ func schedNeeded(queueCond, now string) string {
 		OR EXISTS (SELECT 1 FROM __schema__.job_groups WHERE deadline > 0 AND deadline <= ` + now + `))`
 }
 
-// leasedCols is what a lease's UPDATE of jobs (alias j) returns: the
-// columns scanLeases reads (keepStartTags's CTE reads the tags).
-func leasedCols(j string) string {
-	return jobCols(j) + `, ` + j + `.lease_token, ` + j + `.band, ` + j + `.vrank, ` + j + `.vstart, ` + j + `.vfinish`
-}
+// pickedCols are the columns of the jobs a lease picks: the id, and
+// what keepStartTags reads. The tags do not change while the lease holds
+// the row's lock.
+const pickedCols = `id, queue, tenant, vstart, vfinish`
 
 // keepStartTags is the pair of CTEs by which a lease keeps the fair tags
-// of the jobs it starts (CTE l, of leasedCols): its queue's virtual time
-// is the largest start tag leased, and a tenant's finish tag includes
-// every finish tag of its started jobs (fair_start reads the rest from
-// the jobs not started yet). Kept once per lease in a row per queue and
-// per tenant, not read from the started jobs themselves: an index of
-// those took two entries per job on its lease and two on its end, a
-// sixth of a drain's index writes. The rows are taken in key order, so
-// leases of several queues or tenants lock them in one order.
+// of the jobs it starts (CTE l, of at least pickedCols): its queue's
+// virtual time is the largest start tag leased, and a tenant's finish tag
+// includes every finish tag of its started jobs (fair_start reads the
+// rest from the jobs not started yet). Kept once per lease in a row per
+// queue and per tenant, not read from the started jobs themselves: an
+// index of those took two entries per job on its lease and two on its
+// end. The rows are taken in key order, so leases of several queues or
+// tenants lock them in one order.
 func keepStartTags(l string) string {
 	return `v AS (INSERT INTO __schema__.queue_sched AS s (queue, vtime)
 			SELECT queue, max(vstart) FROM ` + l + ` WHERE vstart IS NOT NULL GROUP BY queue ORDER BY queue
