@@ -71,6 +71,13 @@ type prefetchRig struct {
 // and the given prefetch over them on a fake clock the store shares.
 func prefetchWorker(t *testing.T, conc, prefetch, n int) *prefetchRig {
 	t.Helper()
+	return prefetchWorkerOn(t, conc, prefetch, n, nil)
+}
+
+// prefetchWorkerOn is prefetchWorker whose worker uses wrap(store) when
+// wrap is not nil.
+func prefetchWorkerOn(t *testing.T, conc, prefetch, n int, wrap func(queue.Backend) queue.Backend) *prefetchRig {
+	t.Helper()
 	clk := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	store, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{Clock: clk})
 	if err != nil {
@@ -92,7 +99,11 @@ func prefetchWorker(t *testing.T, conc, prefetch, n int) *prefetchRig {
 		}
 		return j
 	}
-	w := queue.NewWorker(store, queue.WorkerConfig{
+	var b queue.Backend = store
+	if wrap != nil {
+		b = wrap(store)
+	}
+	w := queue.NewWorker(b, queue.WorkerConfig{
 		Queues: []string{"q"}, Concurrency: conc, Prefetch: prefetch, LeaseFor: time.Minute,
 		PollInterval: 24 * time.Hour, RescueEvery: 24 * time.Hour, CleanupEvery: -1,
 		ShutdownTimeout: time.Hour, Clock: clk, Logger: slog.New(slog.DiscardHandler),
@@ -289,5 +300,53 @@ func TestPrefetchStartsInLeaseOrder(t *testing.T) {
 	}
 	if _, ran, _ := g.snapshot(); !slices.Equal(ran, want) {
 		t.Fatalf("start order: got %v, want %v", ran, want)
+	}
+}
+
+// leaseSpy records the Max of every Lease.
+type leaseSpy struct {
+	queue.Backend
+	mu   sync.Mutex
+	maxs []int
+}
+
+func (s *leaseSpy) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+	s.mu.Lock()
+	s.maxs = append(s.maxs, req.Max)
+	s.mu.Unlock()
+	return s.Backend.Lease(ctx, req)
+}
+
+func (s *leaseSpy) leases() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.maxs...)
+}
+
+// A worker with a Prefetch leases again once half the Prefetch is free,
+// not for each job that ends: more than half is still in hand, so no
+// slot idles meanwhile, and the store serves fewer, larger leases.
+func TestPrefetchLeasesHalfAtOnce(t *testing.T) {
+	spy := &leaseSpy{}
+	r := prefetchWorkerOn(t, 1, 4, 12, func(b queue.Backend) queue.Backend { spy.Backend = b; return spy })
+	r.awaitWaiting(t, 4)
+	for i := range 6 {
+		r.g.release <- struct{}{}
+		testutil.Eventually(t, fmt.Sprintf("%d jobs completed", i+1), func() bool { return r.count(queue.StateCompleted) == i+1 })
+		if i%2 == 1 { // two places free: a lease of two
+			r.awaitWaiting(t, 4)
+		}
+	}
+	got := spy.leases()
+	if len(got) == 0 || got[0] != 5 {
+		t.Fatalf("leases asked for %v; want 5 first", got)
+	}
+	for _, n := range got[1:] {
+		if n < 2 {
+			t.Fatalf("leases asked for %v; want none for fewer than half the Prefetch (2) while busy", got)
+		}
+	}
+	if len(got) < 4 {
+		t.Fatalf("leases asked for %v; want the first and one per two jobs ended (3)", got)
 	}
 }

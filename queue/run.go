@@ -32,6 +32,13 @@ type run struct {
 	handlers sync.WaitGroup
 	inflight int // jobs held: running, waiting for a slot, or settling
 	held     int // the most jobs held at once: Concurrency+Prefetch
+	// leaseAt is how many places must be free before the worker leases:
+	// 1, or half the Prefetch (rounded up). With fewer free, more than
+	// half the Prefetch is in hand waiting for slots, so no slot idles
+	// while the worker waits to lease more at once; leasing for each place
+	// as it freed made leases of a few jobs each when busy, and paid a
+	// lease's fixed cost in the store that many times more.
+	leaseAt int
 }
 
 func newRun(w *Worker) *run {
@@ -39,6 +46,7 @@ func newRun(w *Worker) *run {
 	r := &run{
 		w:        w,
 		held:     held,
+		leaseAt:  max(1, (w.cfg.Prefetch+1)/2),
 		base:     context.Background(),
 		stopJobs: make(chan struct{}),
 		abandon:  make(chan struct{}),
@@ -66,7 +74,7 @@ func (r *run) fetchLoop(ctx context.Context) {
 	var last time.Time
 	for ctx.Err() == nil {
 		r.reap()
-		if free := r.held - r.inflight; free > 0 && !r.w.holdLeasing() {
+		if free := r.held - r.inflight; free >= r.leaseAt && !r.w.holdLeasing() {
 			if !last.IsZero() {
 				if !r.coolDown(ctx, last) {
 					return

@@ -70,7 +70,10 @@ type WorkerConfig struct {
 	// running job's is, it counts against its tenant's limit in the
 	// store, and no other worker can take it, so keep Prefetch small when
 	// jobs are long. Jobs still waiting when Run's context ends go back to
-	// pending at once, without spending an attempt.
+	// pending at once, without spending an attempt. While busy, the worker
+	// leases again once half the Prefetch (rounded up) is free, not for
+	// each job that ends: fewer, larger leases, and the rest of the
+	// Prefetch keeps the slots fed meanwhile.
 	Prefetch int
 	// LeaseFor is the lease length; default 30s. A job whose worker stops
 	// renewing it is recovered by any worker once it expires.
