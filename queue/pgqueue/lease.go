@@ -185,14 +185,15 @@ func scanLeases(rows rowsOf) ([]queue.Lease, error) {
 		id         int64
 	}
 	var list []leased
+	var token string
+	var band, rank int64
+	js := newJobScan(&token, &band, &rank)
 	for rows.Next() {
-		var x leased
-		j, err := scanJob(rows, &x.l.Token, &x.band, &x.rank)
+		j, err := js.scan(rows)
 		if err != nil {
 			return nil, err
 		}
-		x.l.Job, x.id = j, mustID(j.ID)
-		list = append(list, x)
+		list = append(list, leased{l: queue.Lease{Job: j, Token: token}, band: band, rank: rank, id: mustID(j.ID)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

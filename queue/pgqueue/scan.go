@@ -37,53 +37,71 @@ type scanner interface{ Scan(dest ...any) error }
 // destinations are plain Go and database/sql types, so the same code
 // reads rows of pgx and of database/sql (EnqueueSQLTx).
 func scanJob(s scanner, extra ...any) (*queue.Job, error) {
-	var (
-		j                                queue.Job
-		id, runAt, timeout               int64
-		uniqueKey, workerID              sql.NullString
-		uniqueUntil, leaseUntil          sql.NullInt64
-		errs, state, webhook, trace      string
-		deps, onParentFailure            string
-		created, updated, started, ended int64
-	)
-	dest := []any{&id, &j.Queue, &j.Kind, &j.Payload, &j.Tenant, &j.Group, &j.Priority, &runAt,
-		&j.MaxAttempts, &timeout, &uniqueKey, &uniqueUntil, &state, &j.Attempt, &j.Stalls,
-		&j.LastError, &errs, &j.Result, &j.CancelRequested, &leaseUntil, &workerID,
-		&created, &updated, &started, &ended, &webhook, &trace, &j.Flow, &j.FlowNode, &deps, &onParentFailure}
-	if err := s.Scan(append(dest, extra...)...); err != nil {
+	return newJobScan(extra...).scan(s)
+}
+
+// jobScan holds the destinations of jobCols (and extra ones), so that a
+// result of many rows (a lease) reads them all into one set instead of
+// allocating some twenty destinations a row.
+type jobScan struct {
+	j                                queue.Job
+	id, runAt, timeout               int64
+	uniqueKey, workerID              sql.NullString
+	uniqueUntil, leaseUntil          sql.NullInt64
+	errs, state, webhook, trace      string
+	deps, onParentFailure            string
+	created, updated, started, ended int64
+	dest                             []any
+}
+
+func newJobScan(extra ...any) *jobScan {
+	x := &jobScan{}
+	x.dest = append([]any{&x.id, &x.j.Queue, &x.j.Kind, &x.j.Payload, &x.j.Tenant, &x.j.Group, &x.j.Priority, &x.runAt,
+		&x.j.MaxAttempts, &x.timeout, &x.uniqueKey, &x.uniqueUntil, &x.state, &x.j.Attempt, &x.j.Stalls,
+		&x.j.LastError, &x.errs, &x.j.Result, &x.j.CancelRequested, &x.leaseUntil, &x.workerID,
+		&x.created, &x.updated, &x.started, &x.ended, &x.webhook, &x.trace, &x.j.Flow, &x.j.FlowNode, &x.deps,
+		&x.onParentFailure}, extra...)
+	return x
+}
+
+// scan reads the next row of s into a new job.
+func (x *jobScan) scan(s scanner) (*queue.Job, error) {
+	x.j = queue.Job{} // the slices scanned into must be the new job's own
+	if err := s.Scan(x.dest...); err != nil {
 		return nil, err
 	}
-	w, err := queue.DecodeWebhook(webhook)
+	j := x.j
+	w, err := queue.DecodeWebhook(x.webhook)
 	if err != nil {
 		return nil, err
 	}
-	j.Webhook, j.Trace = w, trace
-	if deps != "" {
-		j.DependsOn = strings.Split(deps, ",")
+	j.Webhook, j.Trace = w, x.trace
+	if x.deps != "" {
+		j.DependsOn = strings.Split(x.deps, ",")
 	}
-	j.OnParentFailure = queue.ParentFailure(onParentFailure)
-	j.ID = strconv.FormatInt(id, 10)
-	j.State = queue.State(state)
-	j.RunAt = fromNanos(runAt)
-	j.Timeout = time.Duration(timeout)
-	j.UniqueKey = uniqueKey.String
-	if uniqueUntil.Valid {
-		j.UniqueFor = time.Duration(uniqueUntil.Int64 - created)
+	j.OnParentFailure = queue.ParentFailure(x.onParentFailure)
+	j.ID = strconv.FormatInt(x.id, 10)
+	j.State = queue.State(x.state)
+	j.RunAt = fromNanos(x.runAt)
+	j.Timeout = time.Duration(x.timeout)
+	j.UniqueKey = x.uniqueKey.String
+	if x.uniqueUntil.Valid {
+		j.UniqueFor = time.Duration(x.uniqueUntil.Int64 - x.created)
 	}
-	if errs != "" && errs != "[]" {
-		if err := json.Unmarshal([]byte(errs), &j.Errors); err != nil {
+	if x.errs != "" && x.errs != "[]" {
+		if err := json.Unmarshal([]byte(x.errs), &j.Errors); err != nil {
 			return nil, err
 		}
 	}
 	if j.Payload == nil {
 		j.Payload = []byte{}
 	}
-	j.LeaseUntil = fromNanos(leaseUntil.Int64)
-	j.WorkerID = workerID.String
-	j.CreatedAt = fromNanos(created)
-	j.UpdatedAt = fromNanos(updated)
-	j.StartedAt = fromNanos(started)
-	j.FinishedAt = fromNanos(ended)
+	j.LeaseUntil = fromNanos(x.leaseUntil.Int64)
+	j.WorkerID = x.workerID.String
+	j.CreatedAt = fromNanos(x.created)
+	j.UpdatedAt = fromNanos(x.updated)
+	j.StartedAt = fromNanos(x.started)
+	j.FinishedAt = fromNanos(x.ended)
 	return &j, nil
 }
 
