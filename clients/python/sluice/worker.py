@@ -173,8 +173,12 @@ class Worker:
         # jobs are long. A waiting job that is cancelled ends cancelled and
         # one whose lease is lost is dropped, neither having run; jobs still
         # waiting when the worker stops are given back at once (attempt not
-        # spent). The Go worker's Prefetch.
+        # spent). While busy, the worker leases again once half the prefetch
+        # (rounded up) is free, not for each job that ends: fewer, larger
+        # leases, and the rest of the prefetch keeps the slots fed. The Go
+        # worker's Prefetch.
         self.prefetch = prefetch
+        self._lease_at = max(1, (prefetch + 1) // 2)
         self._stop = threading.Event()
         # Jobs held: running, waiting for a handler slot, or being ended.
         self._slots = threading.BoundedSemaphore(concurrency + prefetch)
@@ -262,12 +266,14 @@ class Worker:
                 if wait > 0 and self._stop.wait(wait):
                     break
                 last = None
-            if not self._slots.acquire(timeout=0.2):
-                continue
-            if self._stop.is_set():  # stopped while waiting for the slot
-                self._slots.release()
+            free = 0
+            while free < self._lease_at and not self._stop.is_set():
+                if self._slots.acquire(timeout=0.2):
+                    free += 1
+            if self._stop.is_set():  # stopped while waiting for places
+                for _ in range(free):
+                    self._slots.release()
                 break
-            free = 1
             while free < 100 and self._slots.acquire(blocking=False):
                 free += 1
             try:

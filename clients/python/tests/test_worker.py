@@ -116,6 +116,28 @@ class WorkerTest(unittest.TestCase):
         self.assertEqual(g.most, 1, "handlers running at once")
         self.assertEqual(sorted(g.started), sorted(ids))
 
+    def test_prefetch_leases_half_at_once(self) -> None:
+        q = unique("prefetch-half")
+        ids = [e["job"]["id"] for e in self.sluice.jobs.batch([{"queue": q, "kind": "hold", "payload": n} for n in range(10)])]
+        g = Gate()
+        w = Worker(self.sluice, [q], {"hold": g}, concurrency=1, prefetch=4, poll_ms=200)
+        asked = []
+        lease = w._lease
+
+        def counted(n: int):
+            asked.append(n)
+            return lease(n)
+
+        w._lease = counted  # type: ignore[method-assign]
+        self.run_gated(w, g)
+        for n in range(10):
+            eventually(lambda: g.waiting() == 1, timeout=30, what=f"handler {n + 1} running")
+            g.release()
+        for i in ids:
+            self.assertEqual(self.sluice.jobs.wait(i, timeout=30)["state"], "completed")
+        self.assertEqual(asked[0], 5, f"leases asked for {asked}; want 5 first")
+        self.assertTrue(all(n >= 2 for n in asked), f"leases asked for {asked}; want none for fewer than half the prefetch (2)")
+
     def test_prefetched_lease_is_renewed_while_waiting(self) -> None:
         q = unique("prefetch-renew")
         ids = [e["job"]["id"] for e in self.sluice.jobs.batch([{"queue": q, "kind": "hold"}, {"queue": q, "kind": "hold"}])]

@@ -81,7 +81,9 @@ export interface WorkerOptions {
    * can take it, so keep this small when jobs are long. A waiting job that
    * is cancelled ends cancelled and one whose lease is lost is dropped,
    * neither having run; jobs still waiting at stop() are given back at
-   * once (attempt not spent). The Go worker's Prefetch.
+   * once (attempt not spent). While busy, the worker leases again once
+   * half the prefetch (rounded up) is free, not for each job that ends:
+   * fewer, larger leases. The Go worker's Prefetch.
    */
   prefetch?: number;
   /** On stop, how long running jobs may finish before they are given back. Default 30000. */
@@ -231,11 +233,15 @@ export class Worker {
   async #loop(): Promise<void> {
     // Jobs held at most: running, or waiting for a handler slot.
     const held = (this.#opts.concurrency ?? 10) + (this.#opts.prefetch ?? 0);
+    // Places that must be free before a lease: 1, or half the prefetch.
+    // With fewer free, more than half the prefetch waits for slots, so none
+    // idles while the worker waits to lease more at once.
+    const leaseAt = Math.max(1, Math.ceil((this.#opts.prefetch ?? 0) / 2));
     const cooldown = this.#opts.leaseCooldownMs ?? 0;
     let backoff = 100;
     let last = 0; // when the last lease that brought fewer than asked began
     while (!this.#stop.signal.aborted) {
-      if (this.#running.size >= held) {
+      if (held - this.#running.size < leaseAt) {
         await new Promise<void>((resolve) => {
           const onStop = () => resolve();
           this.#slot = () => {

@@ -244,6 +244,35 @@ test("worker against a real server", async (t) => {
     assert.deepEqual([...g.started].sort(), [...ids].sort());
   });
 
+  await t.test("with a prefetch, a busy worker leases once half of it is free", async (t) => {
+    const queue = unique("prefetch-half");
+    const specs = Array.from({ length: 10 }, (_, n) => ({ queue, kind: "hold", payload: n }));
+    const ids = (await sluice.jobs.batch(specs)).map((e) => e.job.id);
+    const g = gate();
+    const asked = [];
+    const client = Object.create(sluice); // sluice, with its lease calls counted
+    client.transport = {
+      request: (method, path, opts) => {
+        if (path === "/v1/worker/lease") asked.push(opts.body.max);
+        return sluice.transport.request(method, path, opts);
+      },
+    };
+    const w = new Worker({
+      client, queues: [queue], concurrency: 1, prefetch: 4, pollMs: 200, handleSignals: false, logger: quiet,
+      handlers: { hold: g.handler },
+    });
+    const running = runGated(t, w, g);
+    for (let n = 1; n <= 10; n++) {
+      await eventually(() => g.held.length === 1, { timeoutMs: 30_000, what: `handler ${n} running` });
+      g.release();
+    }
+    for (const id of ids) assert.equal((await sluice.jobs.wait(id, { timeoutMs: 30_000 })).state, "completed");
+    w.stop();
+    await running;
+    assert.equal(asked[0], 5, `leases asked for ${asked}; want 5 first`);
+    assert.ok(asked.every((n) => n >= 2), `leases asked for ${asked}; want none for fewer than half the prefetch (2)`);
+  });
+
   await t.test("a prefetched job's lease is renewed while it waits for a slot", async (t) => {
     const queue = unique("prefetch-renew");
     const ids = (await sluice.jobs.batch([{ queue, kind: "hold" }, { queue, kind: "hold" }])).map((e) => e.job.id);
