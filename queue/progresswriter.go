@@ -32,8 +32,9 @@ type progressWriter struct {
 	lost    bool // a write found the lease gone
 }
 
-func newProgressWriter(b Backend, id, token string, clk clock.Clock, log *slog.Logger) *progressWriter {
-	f := b.Features()
+// newProgressWriter writes through f, the backend's features (read once
+// per Run: a store builds them on each call).
+func newProgressWriter(f Features, id, token string, clk clock.Clock, log *slog.Logger) *progressWriter {
 	return &progressWriter{set: f.Progress, name: f.Name, id: id, token: token, clk: clk, log: log, stop: make(chan struct{})}
 }
 

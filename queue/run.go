@@ -10,7 +10,8 @@ import (
 
 // run is one Run call's state.
 type run struct {
-	w *Worker
+	w     *Worker
+	feats Features // the backend's, read once
 	// base is the parent of every handler context: it keeps Run's values
 	// but not its cancellation, so in-flight jobs outlive the stop signal
 	// for the grace period.
@@ -45,6 +46,7 @@ func newRun(w *Worker) *run {
 	held := w.cfg.Concurrency + w.cfg.Prefetch
 	r := &run{
 		w:        w,
+		feats:    w.b.Features(),
 		held:     held,
 		leaseAt:  max(1, (w.cfg.Prefetch+1)/2),
 		base:     context.Background(),

@@ -103,7 +103,7 @@ func (r *run) runJob(ls Lease, slot chan struct{}) {
 	ctx, cancel := context.WithCancelCause(r.base)
 	defer cancel(nil)
 	jl := &jobLease{b: r.w.b, id: job.ID, token: ls.Token, cancel: cancel, leaseFor: cfg.LeaseFor, until: job.LeaseUntil}
-	jl.progress = newProgressWriter(r.w.b, job.ID, ls.Token, cfg.Clock, cfg.Logger)
+	jl.progress = newProgressWriter(r.feats, job.ID, ls.Token, cfg.Clock, cfg.Logger)
 	hb := cfg.Clock.NewTimer(r.heartbeatEvery(jl))
 	defer func() { hb.Stop() }()
 	if slot != nil {
