@@ -148,9 +148,7 @@ func (r *run) runJob(ls Lease, slot chan struct{}) {
 			timeout = nil
 		case <-r.stopJobs:
 			cancel(ErrWorkerStopped)
-			jl.progress.close()
-			r.giveBack(jl)
-			r.freeSlot(slot != nil)
+			r.handBack(jl, slot != nil)
 			return
 		}
 	}
@@ -167,6 +165,14 @@ func (r *run) settle(jl *jobLease, job *Job, o outcome, slot bool) {
 	r.done <- struct{}{}
 	r.finish(jl, job, o)
 	<-r.writes
+}
+
+// handBack gives a job that will not finish here back to the store, then
+// frees its place (and its handler slot, when it holds one).
+func (r *run) handBack(jl *jobLease, slot bool) {
+	jl.progress.close()
+	r.giveBack(jl)
+	r.freeSlot(slot)
 }
 
 // freeSlot frees a job's place in the worker and, when it holds one, its
@@ -189,19 +195,14 @@ const (
 // handler slot is granted. A job still waiting when Run's context ends
 // goes straight back to pending, as it never started.
 func (r *run) awaitSlot(ctx context.Context, jl *jobLease, slot chan struct{}, hb *clock.Timer) int {
-	giveBack := func() int {
-		jl.progress.close()
-		r.giveBack(jl)
-		r.freeSlot(false)
-		return slotGivenBack
-	}
 	for {
 		select {
 		case <-slot:
 			select {
 			case <-r.stopping: // granted as the worker stopped: not started
 				r.slots.release()
-				return giveBack()
+				r.handBack(jl, false)
+				return slotGivenBack
 			default:
 				return slotTaken
 			}
@@ -213,7 +214,8 @@ func (r *run) awaitSlot(ctx context.Context, jl *jobLease, slot chan struct{}, h
 			return slotNone
 		case <-r.stopping:
 			r.slots.leave(slot)
-			return giveBack()
+			r.handBack(jl, false)
+			return slotGivenBack
 		}
 	}
 }

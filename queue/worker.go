@@ -56,9 +56,9 @@ type WorkerConfig struct {
 	// frees when its handler returns: the outcome is written while the
 	// next job runs, and at most Concurrency+Prefetch outcome writes are
 	// under way at once, so the store may hold up to twice
-	// Concurrency+Prefetch of this worker's jobs active for a moment. The writes carry
-	// BackgroundWrite's mark, so a store may send them with other
-	// traffic (redisqueue.Options.CompleteLinger).
+	// Concurrency+Prefetch of this worker's jobs active for a moment. The
+	// writes carry BackgroundWrite's mark, so a store may send them with
+	// other traffic (redisqueue.Options.CompleteLinger).
 	Concurrency int
 	// Prefetch is how many leased jobs beyond Concurrency the worker may
 	// hold, waiting for a slot; default 0 (or negative): none, a worker

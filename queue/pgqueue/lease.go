@@ -193,7 +193,7 @@ func scanLeases(rows rowsOf) ([]queue.Lease, error) {
 		if err != nil {
 			return nil, err
 		}
-		list = append(list, leased{l: queue.Lease{Job: j, Token: token}, band: band, rank: rank, id: mustID(j.ID)})
+		list = append(list, leased{l: queue.Lease{Job: j, Token: token}, band: band, rank: rank, id: js.id})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
