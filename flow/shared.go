@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/fifo"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/ratelimit"
 )
@@ -37,8 +38,8 @@ type SharedBudget struct {
 	limit    ratelimit.Limit
 	capacity int
 	clock    clock.Clock
-	turn     turnstile
-	waiters  atomic.Int64 // Wait calls in progress
+	turn     *fifo.Semaphore // one Wait at a time, in arrival order
+	waiters  atomic.Int64    // Wait calls in progress
 }
 
 var _ Limiter = (*SharedBudget)(nil)
@@ -66,7 +67,7 @@ func NewSharedBudget(store ratelimit.Store, name string, calls int, per time.Dur
 		return nil, fmt.Errorf("%w: name: %w", ErrInvalidArgument, err)
 	}
 	cfg := buildBudgetConfig(opts)
-	return &SharedBudget{store: store, name: name, key: key, limit: limit, capacity: calls, clock: cfg.clock}, nil
+	return &SharedBudget{store: store, name: name, key: key, limit: limit, capacity: calls, clock: cfg.clock, turn: fifo.New(1)}, nil
 }
 
 // Name returns the budget's name.
@@ -92,10 +93,10 @@ func (s *SharedBudget) Wait(ctx context.Context, n int) error {
 	}
 	s.waiters.Add(1)
 	defer s.waiters.Add(-1)
-	if err := s.turn.enter(ctx); err != nil {
+	if err := s.turn.Acquire(ctx); err != nil {
 		return err
 	}
-	defer s.turn.leave()
+	defer s.turn.Release()
 	for {
 		d, err := s.consume(ctx, n)
 		if err != nil || d.Allowed {

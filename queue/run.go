@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/fifo"
 )
 
 // run is one Run call's state.
@@ -22,10 +23,12 @@ type run struct {
 	// writes bounds the outcome writes still under way after their jobs
 	// freed their slots (see run.settle).
 	writes chan struct{}
-	// slots, with a Prefetch, grants the handler slots: the worker holds
-	// up to Concurrency+Prefetch jobs and runs Concurrency of them. Nil
-	// without a Prefetch, where the two counts are one.
-	slots *slotQueue
+	// slots, with a Prefetch, grants the handler slots in lease order,
+	// which is the store's (priority, then enqueue order), so a job leased
+	// first starts first: the worker holds up to Concurrency+Prefetch jobs
+	// and runs Concurrency of them. Nil without a Prefetch, where the two
+	// counts are one.
+	slots *fifo.Semaphore
 	// stopping is Run's ctx.Done(): prefetched jobs still waiting for a
 	// slot when it closes go back at once.
 	stopping <-chan struct{}
@@ -56,7 +59,7 @@ func newRun(w *Worker) *run {
 		writes:   make(chan struct{}, held),
 	}
 	if w.cfg.Prefetch > 0 {
-		r.slots = newSlotQueue(w.cfg.Concurrency)
+		r.slots = fifo.New(w.cfg.Concurrency)
 	}
 	return r
 }
@@ -171,9 +174,9 @@ func (r *run) lease(ctx context.Context, max int) (int, error) {
 		}
 		r.inflight++
 		r.jobs.Add(1)
-		var slot chan struct{}
+		var slot <-chan struct{}
 		if r.slots != nil {
-			slot = r.slots.enter() // here, in lease order
+			slot = r.slots.Enter() // here, in lease order
 		}
 		go func() {
 			defer r.jobs.Done()

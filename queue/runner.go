@@ -96,8 +96,8 @@ type outcome struct {
 // the next jobs back rather than piling writes up.
 //
 // slot, with a Prefetch, is the job's place in the queue for a handler
-// slot (slotQueue.enter); nil without.
-func (r *run) runJob(ls Lease, slot chan struct{}) {
+// slot (fifo.Semaphore.Enter); nil without.
+func (r *run) runJob(ls Lease, slot <-chan struct{}) {
 	cfg := r.w.cfg
 	job := ls.Job
 	ctx, cancel := context.WithCancelCause(r.base)
@@ -159,7 +159,7 @@ func (r *run) runJob(ls Lease, slot chan struct{}) {
 func (r *run) settle(jl *jobLease, job *Job, o outcome, slot bool) {
 	jl.progress.close() // the last report lands before the outcome
 	if slot {
-		r.slots.release()
+		r.slots.Release()
 	}
 	r.writes <- struct{}{}
 	r.done <- struct{}{}
@@ -179,7 +179,7 @@ func (r *run) handBack(jl *jobLease, slot bool) {
 // handler slot.
 func (r *run) freeSlot(slot bool) {
 	if slot {
-		r.slots.release()
+		r.slots.Release()
 	}
 	r.done <- struct{}{}
 }
@@ -194,13 +194,13 @@ const (
 // awaitSlot holds a prefetched job, its lease renewed by hb, until its
 // handler slot is granted. A job still waiting when Run's context ends
 // goes straight back to pending, as it never started.
-func (r *run) awaitSlot(ctx context.Context, jl *jobLease, slot chan struct{}, hb *clock.Timer) int {
+func (r *run) awaitSlot(ctx context.Context, jl *jobLease, slot <-chan struct{}, hb *clock.Timer) int {
 	for {
 		select {
 		case <-slot:
 			select {
 			case <-r.stopping: // granted as the worker stopped: not started
-				r.slots.release()
+				r.slots.Release()
 				r.handBack(jl, false)
 				return slotGivenBack
 			default:
@@ -210,10 +210,10 @@ func (r *run) awaitSlot(ctx context.Context, jl *jobLease, slot chan struct{}, h
 			r.heartbeat(jl)
 			*hb = r.w.cfg.Clock.NewTimer(r.heartbeatEvery(jl))
 		case <-ctx.Done():
-			r.slots.leave(slot)
+			r.slots.Leave(slot)
 			return slotNone
 		case <-r.stopping:
-			r.slots.leave(slot)
+			r.slots.Leave(slot)
 			r.handBack(jl, false)
 			return slotGivenBack
 		}
