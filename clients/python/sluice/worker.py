@@ -63,6 +63,8 @@ class JobContext:
         self.cause: Optional[str] = None
         self._worker = worker
         self._lock = threading.Lock()
+        # With a prefetch, the event its wait for a handler slot sleeps on.
+        self._wake: Optional[threading.Event] = None
 
     @property
     def id(self) -> str:
@@ -77,9 +79,27 @@ class JobContext:
             if self.cause is None:
                 self.cause = cause
                 self.cancelled.set()
+        if self._wake is not None:
+            self._wake.set()  # a job waiting for a slot must not start now
 
 
 Handler = Callable[[Any, JobContext], Any]
+
+
+class _Ticket:
+    """A prefetched job's place in line for a handler slot. Its event is
+    set when the slot is granted (granted is then true), and also to wake
+    the waiting job when it is cancelled or the worker stops."""
+
+    __slots__ = ("event", "granted")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.granted = False
+
+    def grant(self) -> None:
+        self.granted = True
+        self.event.set()
 
 
 class _SlotQueue:
@@ -89,15 +109,15 @@ class _SlotQueue:
     def __init__(self, slots: int) -> None:
         self._mu = threading.Lock()
         self._free = slots
-        self._wait: List[threading.Event] = []
+        self._wait: List[_Ticket] = []
 
-    def enter(self) -> threading.Event:
-        """Queue for a slot; the event is set once it is granted. Calls must be made in lease order."""
-        ticket = threading.Event()
+    def enter(self) -> _Ticket:
+        """Queue for a slot. Calls must be made in lease order."""
+        ticket = _Ticket()
         with self._mu:
             if self._free > 0 and not self._wait:
                 self._free -= 1
-                ticket.set()
+                ticket.grant()
             else:
                 self._wait.append(ticket)
         return ticket
@@ -106,17 +126,25 @@ class _SlotQueue:
         """Free a granted slot: the longest waiter gets it."""
         with self._mu:
             if self._wait:
-                self._wait.pop(0).set()
+                self._wait.pop(0).grant()
             else:
                 self._free += 1
 
-    def leave(self, ticket: threading.Event) -> None:
+    def leave(self, ticket: _Ticket) -> None:
         """Withdraw a ticket that will not run; a slot granted to it passes on."""
         with self._mu:
             if ticket in self._wait:
                 self._wait.remove(ticket)
                 return
         self.release()
+
+    def wake_all(self) -> None:
+        """Wake every waiting job (the worker stops). Takes no lock: stop()
+        may run in a signal handler, on the thread that holds it; copying
+        the list is one step under the GIL, and a job that queues after
+        the copy sees the worker stopping before it waits."""
+        for ticket in list(self._wait):
+            ticket.event.set()
 
 
 class Worker:
@@ -205,6 +233,8 @@ class Worker:
     def stop(self) -> None:
         """Stop leasing; run() returns once running jobs finished or were given back."""
         self._stop.set()
+        if self._handler_slots is not None:
+            self._handler_slots.wake_all()  # prefetched jobs go back at once
 
     @property
     def error(self) -> Optional[SluiceError]:
@@ -287,7 +317,7 @@ class Worker:
                 if isinstance(e, (AuthError, InvalidError)):
                     # A bad token or queue name never heals: stop, and run() raises.
                     self._fatal = e
-                    self._stop.set()
+                    self.stop()
                     return
                 log.warning("sluice: worker: lease: %s", e)
                 self._stop.wait(backoff)
@@ -304,6 +334,8 @@ class Worker:
                 with self._mu:
                     self._running[ctx.id] = ctx
                 ticket = self._handler_slots.enter() if self._handler_slots else None  # here, in lease order
+                if ticket is not None:
+                    ctx._wake = ticket.event
                 # Daemon threads: a handler that ignores its cancelled event
                 # after being given back must not keep the process alive.
                 threading.Thread(target=self._execute, args=(ctx, ticket), name=f"sluice-job-{ctx.id}", daemon=True).start()
@@ -315,7 +347,7 @@ class Worker:
         out = self.client.transport.request("POST", "/v1/worker/lease", body=body, timeout=self.poll_ms / 1000 + 30)[2]
         return list(out.get("leases") or [])
 
-    def _execute(self, ctx: JobContext, ticket: Optional[threading.Event]) -> None:
+    def _execute(self, ctx: JobContext, ticket: Optional[_Ticket]) -> None:
         done = threading.Event()
         # The heartbeat renews the lease while the job waits for a slot, too.
         beat = threading.Thread(target=self._heartbeat, args=(ctx, done), daemon=True)
@@ -348,13 +380,14 @@ class Worker:
                 self._idle.notify_all()
             self._slots.release()
 
-    def _await_slot(self, ctx: JobContext, ticket: threading.Event) -> bool:
+    def _await_slot(self, ctx: JobContext, ticket: _Ticket) -> bool:
         """Wait for the job's handler slot. False, the slot left, when the job
         must not start: cancelled or its lease lost while it waited, or the
-        worker stopped."""
-        while not ticket.wait(0.05):
-            if ctx.cancelled.is_set() or self._stop.is_set():
-                break
+        worker stopped. The ticket's event wakes it for each of these."""
+        # The stop is read after the ticket was queued: a stop() whose
+        # wake_all came before that is seen here, one after it wakes us.
+        while not (ticket.granted or ctx.cancelled.is_set() or self._stop.is_set()):
+            ticket.event.wait()
         if ctx.cancelled.is_set() or self._stop.is_set():
             if self._handler_slots is not None:
                 self._handler_slots.leave(ticket)

@@ -10,7 +10,7 @@ import unittest
 from harness import HERE, Server, eventually, unique
 
 from sluice import InvalidError, JobFailure, Sluice, Snooze, Worker, permanent
-from sluice.worker import parse_time
+from sluice.worker import JobContext, parse_time
 
 srv: Server
 
@@ -401,3 +401,57 @@ class WorkerTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SlotWaitTest(unittest.TestCase):
+    """A prefetched job waiting for a handler slot sleeps until something
+    wakes it (its grant, its cancellation, the worker's stop) rather than
+    polling. No server: the wait is the worker's own."""
+
+    def waiting_job(self, w: Worker):
+        """A job queued behind one that holds the only slot, with its wait
+        running on a thread; the wait's timeouts are recorded."""
+        held = w._handler_slots.enter()
+        self.assertTrue(held.granted)
+        ctx = JobContext(w, {"job": {"id": "1"}, "token": "t"})
+        ticket = w._handler_slots.enter()
+        ctx._wake = ticket.event
+        waits: list = []
+        real = ticket.event.wait
+
+        def wait(timeout=None):
+            waits.append(timeout)
+            return real(timeout)
+
+        ticket.event.wait = wait  # type: ignore[method-assign]
+        got: list = []
+        t = threading.Thread(target=lambda: got.append(w._await_slot(ctx, ticket)), daemon=True)
+        t.start()
+        eventually(lambda: waits, timeout=30, what="the job waiting for its slot")
+        return ctx, t, got, waits
+
+    def settled(self, t: threading.Thread, got: list, waits: list, want: bool) -> None:
+        t.join(30)
+        self.assertFalse(t.is_alive(), "the waiting job was not woken")
+        self.assertEqual(got, [want])
+        self.assertEqual(set(waits), {None}, "the wait polled with a timeout")
+
+    def test_grant_wakes_it(self) -> None:
+        w = Worker("http://127.0.0.1:1", ["q"], {}, concurrency=1, prefetch=1)
+        _, t, got, waits = self.waiting_job(w)
+        w._handler_slots.release()
+        self.settled(t, got, waits, True)
+
+    def test_cancel_wakes_it_and_the_slot_passes_on(self) -> None:
+        w = Worker("http://127.0.0.1:1", ["q"], {}, concurrency=1, prefetch=1)
+        ctx, t, got, waits = self.waiting_job(w)
+        ctx._abort("cancelled")
+        self.settled(t, got, waits, False)
+        w._handler_slots.release()
+        self.assertTrue(w._handler_slots.enter().granted, "the slot went to the job that left")
+
+    def test_stop_wakes_it(self) -> None:
+        w = Worker("http://127.0.0.1:1", ["q"], {}, concurrency=1, prefetch=1)
+        _, t, got, waits = self.waiting_job(w)
+        w.stop()
+        self.settled(t, got, waits, False)
