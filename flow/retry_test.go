@@ -39,11 +39,11 @@ func (w *waitLog) all() []time.Duration {
 
 // runRetry runs RetryValue on a goroutine and advances fc through each
 // announced wait until it returns.
-func runRetry[T any](fc *clock.Fake, p flow.Policy, fn func(context.Context) (T, error)) (T, error, []time.Duration) {
+func runRetry[T any](fc *clock.Fake, p flow.Policy, fn func(context.Context) (T, error)) (T, []time.Duration, error) {
 	return runRetryCtx(context.Background(), fc, p, fn)
 }
 
-func runRetryCtx[T any](ctx context.Context, fc *clock.Fake, p flow.Policy, fn func(context.Context) (T, error)) (T, error, []time.Duration) {
+func runRetryCtx[T any](ctx context.Context, fc *clock.Fake, p flow.Policy, fn func(context.Context) (T, error)) (T, []time.Duration, error) {
 	var log waitLog
 	p.Clock, p.OnRetry = fc, log.record
 	type out struct {
@@ -63,7 +63,7 @@ func runRetryCtx[T any](ctx context.Context, fc *clock.Fake, p flow.Policy, fn f
 			t := fc.NewTimer(time.Hour)
 			<-w
 			t.Stop()
-			return o.v, o.err, log.all()
+			return o.v, log.all(), o.err
 		case <-w:
 			fc.Advance(log.last())
 		}
@@ -103,7 +103,7 @@ func TestRetryBacksOffExponentially(t *testing.T) {
 	t.Parallel()
 	fc := clock.NewFake(epoch)
 	fn, calls := failing(2, errFlaky)
-	v, err, waits := runRetry(fc, flow.Policy{Jitter: -1}, fn)
+	v, waits, err := runRetry(fc, flow.Policy{Jitter: -1}, fn)
 	if err != nil || v != "ok" || calls() != 3 {
 		t.Fatalf("RetryValue = %q, %v after %d calls; want ok, nil after 3", v, err, calls())
 	}
@@ -118,12 +118,12 @@ func TestRetryCapsAndJittersWaits(t *testing.T) {
 	fc := clock.NewFake(epoch)
 	fn, _ := failing(100, errFlaky)
 	p := flow.Policy{Attempts: 6, Backoff: time.Second, MaxBackoff: 3 * time.Second, Jitter: -1}
-	_, _, waits := runRetry(fc, p, fn)
+	_, waits, _ := runRetry(fc, p, fn)
 	if want := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second}; !equalDurations(waits, want) {
 		t.Fatalf("capped waits %v, want %v", waits, want)
 	}
 	p.Jitter = 0 // the default, half of each wait random
-	_, _, waits = runRetry(fc, p, fn)
+	_, waits, _ = runRetry(fc, p, fn)
 	full := []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second}
 	for i, w := range waits {
 		if w < full[i]/2 || w > full[i] {
@@ -136,7 +136,7 @@ func TestRetryGivesUpAfterAttempts(t *testing.T) {
 	t.Parallel()
 	fc := clock.NewFake(epoch)
 	fn, calls := failing(100, errFlaky)
-	_, err, _ := runRetry(fc, flow.Policy{Attempts: 4}, fn)
+	_, _, err := runRetry(fc, flow.Policy{Attempts: 4}, fn)
 	if !errors.Is(err, errFlaky) || !strings.Contains(err.Error(), "after 4 attempts") || calls() != 4 {
 		t.Fatalf("error %v after %d calls; want errFlaky, \"after 4 attempts\", 4 calls", err, calls())
 	}
@@ -156,7 +156,7 @@ func TestRetryStopsOnPermanentAndClassifier(t *testing.T) {
 	for _, tt := range tests {
 		fc := clock.NewFake(epoch)
 		fn, calls := failing(100, tt.err)
-		_, err, _ := runRetry(fc, tt.p, fn)
+		_, _, err := runRetry(fc, tt.p, fn)
 		if err != errBad || calls() != 1 {
 			t.Errorf("%s: error %v after %d calls, want the bare %v after 1", tt.name, err, calls(), errBad)
 		}
@@ -181,7 +181,7 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 	for _, tt := range tests {
 		fc := clock.NewFake(epoch)
 		fn, _ := failing(1, tt.err)
-		_, err, waits := runRetry(fc, flow.Policy{}, fn)
+		_, waits, err := runRetry(fc, flow.Policy{}, fn)
 		if err != nil || len(waits) != 1 || waits[0] != tt.want {
 			t.Errorf("%s: error %v, waits %v; want nil and [%s] exactly", tt.name, err, waits, tt.want)
 		}

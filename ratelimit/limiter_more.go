@@ -166,9 +166,7 @@ func (l *Limiter[T]) Reset(ctx context.Context, in T) (int, error) {
 	for _, r := range p.reqs {
 		limits = append(limits, r.Limit)
 	}
-	for _, lim := range l.def.Limits(in) { // also the counters an override hides
-		limits = append(limits, lim)
-	}
+	limits = append(limits, l.def.Limits(in)...) // also the counters an override hides
 	sctx, cancel := l.storeCtx(ctx)
 	defer cancel()
 	n, err := rs.Reset(sctx, p.key, limits...)

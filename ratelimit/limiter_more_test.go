@@ -3,6 +3,7 @@ package ratelimit_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -119,29 +120,34 @@ func TestOverridesReplaceLimits(t *testing.T) {
 	}
 	lim, _ := teamLimiter(t, clk, []ratelimit.Limit{ratelimit.PerHour(1)}, ov)
 	ctx := context.Background()
-	allowed := func(id string) bool {
-		ok, err := lim.Allow(ctx, team{ID: id})
-		if err != nil {
-			t.Fatal(err)
+	// allowed makes one call per id, in order, and reports each decision.
+	allowed := func(ids ...string) []bool {
+		out := make([]bool, len(ids))
+		for i, id := range ids {
+			ok, err := lim.Allow(ctx, team{ID: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = ok
 		}
-		return ok
+		return out
 	}
-	if !allowed("vip") || !allowed("vip") || !allowed("a") || allowed("a") {
-		t.Fatal("static unlimited subject limited, or plain subject not limited")
+	if got, want := allowed("vip", "vip", "a", "a"), []bool{true, true, true, false}; !slices.Equal(got, want) {
+		t.Fatalf("static unlimited subject limited, or plain subject not limited: got %v, want %v", got, want)
 	}
 	big := ratelimit.Override{Scene: "team", Policy: "export", Subject: []string{"team", "a"}, Limits: []ratelimit.Limit{ratelimit.PerHour(3)}}
 	if err := ov.Set(ctx, big); err != nil {
 		t.Fatal(err)
 	}
-	if !allowed("a") || !allowed("a") || allowed("a") {
-		t.Error("dynamic override of 3 an hour not applied to a subject that had used 1")
+	if got, want := allowed("a", "a", "a"), []bool{true, true, false}; !slices.Equal(got, want) {
+		t.Errorf("dynamic override of 3 an hour not applied to a subject that had used 1: got %v, want %v", got, want)
 	}
 	policy := ratelimit.Override{Scene: "team", Policy: "export", Unlimited: true}
 	if err := ov.Set(ctx, policy); err != nil {
 		t.Fatal(err)
 	}
-	if !allowed("b") || !allowed("b") {
-		t.Error("unlimited policy override not applied")
+	if got, want := allowed("b", "b"), []bool{true, true}; !slices.Equal(got, want) {
+		t.Errorf("unlimited policy override not applied: got %v, want %v", got, want)
 	}
 	if ok, _ := ov.Delete(ctx, "team", "export", nil); !ok {
 		t.Error("Delete of the policy override = false")
