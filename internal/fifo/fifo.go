@@ -39,9 +39,9 @@ func (s *Semaphore) Enter() <-chan struct{} {
 	return ch
 }
 
-// Acquire blocks until the caller's place is granted or ctx ends, and
-// then returns ctx's error, holding no place. On nil the caller must
-// Release.
+// Acquire blocks until the caller's place is granted and returns nil; the
+// caller must then Release. If ctx ends first, it returns ctx's error and
+// holds no place.
 func (s *Semaphore) Acquire(ctx context.Context) error {
 	t := s.Enter()
 	select {
