@@ -41,6 +41,12 @@ func BenchmarkQueuePostgresCost(b *testing.B) {
 // pgCost drains b.N jobs from q at concurrency conc and reports what
 // they cost the server, the client and the database per job.
 func pgCost(b *testing.B, q rqTarget, conc int) {
+	pgCostBy(b, q, []rqTarget{q}, conc)
+}
+
+// pgCostBy is pgCost with the jobs filled through q and drained by a
+// worker at concurrency conc on each of workers at once.
+func pgCostBy(b *testing.B, q rqTarget, workers []rqTarget, conc int) {
 	ctx := context.Background()
 	if err := q.fill(ctx, b.N); err != nil {
 		b.Fatal(err)
@@ -53,17 +59,22 @@ func pgCost(b *testing.B, q rqTarget, conc int) {
 	all := make(chan struct{})
 	b.ResetTimer()
 	start := time.Now()
-	stop := q.run(conc, func([]byte) {
-		if ran.Add(1) == int64(b.N) {
-			close(all)
-		}
-	})
+	stops := make([]func(), len(workers))
+	for i, w := range workers {
+		stops[i] = w.run(conc, func([]byte) {
+			if ran.Add(1) == int64(b.N) {
+				close(all)
+			}
+		})
+	}
 	<-all
 	rqWaitFinished(b, q)
 	elapsed := time.Since(start)
 	b.StopTimer()
 	server1, self1, x1, wal1 := pgServerCPU(b), selfCPU(), pgCommits(b), pgWALBytes(b)
-	stop()
+	for _, stop := range stops {
+		stop()
+	}
 	var server time.Duration
 	for pid, t := range server1 {
 		server += t - server0[pid]

@@ -249,6 +249,29 @@ func BenchmarkQueuePostgresProcess(b *testing.B) {
 	}
 }
 
+// BenchmarkQueuePostgresWorkers drains the jobs with four workers of
+// concurrency 25, each on a store (River: a client and pool) of its own,
+// as four worker processes would: the hundred handlers of the c=100 case,
+// split. Each store batches its own outcomes and leases for itself. It
+// reports what BenchmarkQueuePostgresCost does.
+func BenchmarkQueuePostgresWorkers(b *testing.B) {
+	for _, sys := range pgSystems {
+		if sys.name == "river" {
+			continue // see BenchmarkQueuePostgresCost
+		}
+		b.Run("sys="+sys.name+"/workers=4x25", func(b *testing.B) {
+			// Every store is opened before the fill: opening one empties
+			// the tables.
+			q := sys.open(b)
+			workers := make([]rqTarget, 4)
+			for i := range workers {
+				workers[i] = sys.open(b)
+			}
+			pgCostBy(b, q, workers, 25)
+		})
+	}
+}
+
 func BenchmarkQueuePostgresLatency(b *testing.B) {
 	for _, rate := range []int{1000} {
 		for _, sys := range pgSystems {
