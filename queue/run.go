@@ -69,7 +69,7 @@ func (r *run) fetchLoop(ctx context.Context) {
 	r.base, r.stopping = context.WithoutCancel(ctx), ctx.Done()
 	cfg := r.w.cfg
 	var wake <-chan struct{}
-	if n := r.w.b.Features().Notify; n != nil {
+	if n := r.feats.Notify; n != nil {
 		ch, stop := n.Subscribe(cfg.Queues)
 		defer stop()
 		wake = ch

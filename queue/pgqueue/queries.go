@@ -62,7 +62,7 @@ func newQueries(schema string) *queries {
 		WHERE j.id = t.id`
 	// The ready jobs a lease takes (%s: the queue condition).
 	pickOne := func(extra string) string {
-		return `SELECT ` + pickedCols + ` FROM __schema__.jobs WHERE state = 'pending' AND %s AND NOT ` + schedNeeded("%s", "$6") + extra + `
+		return `SELECT ` + pickedCols("") + ` FROM __schema__.jobs WHERE state = 'pending' AND %s AND NOT ` + schedNeeded("%s", "$6") + extra + `
 			ORDER BY band, vrank, id LIMIT $2 FOR UPDATE SKIP LOCKED`
 	}
 	// A lease of several queues takes the first of each queue from its
@@ -73,8 +73,8 @@ func newQueries(schema string) *queries {
 	// with 40,000 ready). Rows a queue locked and the merge left are free
 	// again when the lease commits.
 	pickAny := func(extra string) string {
-		return `SELECT c.id, c.queue, c.tenant, c.vstart, c.vfinish FROM unnest($1::text[]) AS u(q) CROSS JOIN LATERAL (
-				SELECT ` + pickedCols + `, band, vrank FROM __schema__.jobs WHERE state = 'pending' AND queue = u.q AND NOT ` + schedNeeded("%s", "$6") + extra + `
+		return `SELECT ` + pickedCols("c") + ` FROM unnest($1::text[]) AS u(q) CROSS JOIN LATERAL (
+				SELECT ` + pickedCols("") + `, band, vrank FROM __schema__.jobs WHERE state = 'pending' AND queue = u.q AND NOT ` + schedNeeded("%s", "$6") + extra + `
 				ORDER BY band, vrank, id LIMIT $2 FOR UPDATE SKIP LOCKED) c
 			ORDER BY c.band, c.vrank, c.id LIMIT $2`
 	}

@@ -19,12 +19,15 @@ var jobColNames = []string{"id", "queue", "kind", "payload", "tenant", "grp", "p
 
 // jobCols is jobColNames for a select list, each prefixed with alias and
 // a dot when alias is not empty.
-func jobCols(alias string) string {
+func jobCols(alias string) string { return colList(alias, jobColNames) }
+
+// colList lists names, each qualified by alias unless it is empty.
+func colList(alias string, names []string) string {
 	if alias == "" {
-		return strings.Join(jobColNames, ", ")
+		return strings.Join(names, ", ")
 	}
-	cols := make([]string, len(jobColNames))
-	for i, c := range jobColNames {
+	cols := make([]string, len(names))
+	for i, c := range names {
 		cols[i] = alias + "." + c
 	}
 	return strings.Join(cols, ", ")

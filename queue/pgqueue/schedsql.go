@@ -41,10 +41,13 @@ func schedNeeded(queueCond, now string) string {
 		OR EXISTS (SELECT 1 FROM __schema__.job_groups WHERE deadline > 0 AND deadline <= ` + now + `))`
 }
 
-// pickedCols are the columns of the jobs a lease picks: the id, and
+// pickedColNames are the columns of the jobs a lease picks: the id, and
 // what keepStartTags reads. The tags do not change while the lease holds
 // the row's lock.
-const pickedCols = `id, queue, tenant, vstart, vfinish`
+var pickedColNames = []string{"id", "queue", "tenant", "vstart", "vfinish"}
+
+// pickedCols lists pickedColNames, qualified by alias unless it is empty.
+func pickedCols(alias string) string { return colList(alias, pickedColNames) }
 
 // keepStartTags is the pair of CTEs by which a lease keeps the fair tags
 // of the jobs it starts (CTE l, of at least pickedCols): its queue's
