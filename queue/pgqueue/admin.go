@@ -102,7 +102,8 @@ func (s *Store) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 // RescueExpired implements queue.Backend in one transaction: the expired
 // jobs are locked with SKIP LOCKED, so rescuers running at once share the
 // work and each job is rescued once per expiry; their updates go in one
-// batch.
+// batch. The scopes of the expired jobs of tenants or groups are locked
+// first, before any job (see stepLocks).
 func (s *Store) RescueExpired(ctx context.Context, req queue.RescueRequest) (queue.RescueResult, error) {
 	maxStalls := req.MaxStalls
 	if maxStalls <= 0 {
@@ -118,55 +119,12 @@ func (s *Store) RescueExpired(ctx context.Context, req queue.RescueRequest) (que
 	}
 	now := s.now()
 	var res queue.RescueResult
-	requeued := map[string]bool{}
-	err := s.tx(ctx, "rescue", func(tx pgx.Tx) error {
-		res = queue.RescueResult{}
-		rows, err := tx.Query(ctx, s.q.rescueSelect, now, queues, limit)
-		if err != nil {
-			return err
-		}
-		expired, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*queue.Job, error) { return scanJob(r) })
-		if err != nil || len(expired) == 0 {
-			return err
-		}
-		b := &pgx.Batch{}
-		scopedArgs := make([][]any, len(expired))
-		for i, j := range expired {
-			next, args, err := rescueArgs(j, now, maxStalls)
-			if err != nil {
-				return err
-			}
-			if j.Tenant != "" || j.Group != "" {
-				scopedArgs[i] = args // updated one by one as they are placed
-			} else {
-				b.Queue(s.q.rescueUpdate, args...)
-			}
-			switch next {
-			case queue.StatePending:
-				res.Requeued++
-				requeued[j.Queue] = true
-			case queue.StateFailed:
-				res.Failed++
-			case queue.StateCancelled:
-				res.Cancelled++
-			}
-		}
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return err
-		}
-		if err := s.settleRescued(ctx, tx, expired, scopedArgs); err != nil {
-			return err
-		}
-		if res.Failed+res.Cancelled == 0 {
-			return nil
-		}
-		// A parent that failed or was cancelled here may have cancelled
-		// the last jobs of its children's groups.
-		sc := s.newSched(ctx, pgxDB{tx})
-		if err := sc.settleCascade(queue.StateFailed); err != nil {
-			return err
-		}
-		return sc.notify()
+	var requeued map[string]bool
+	err := s.schedTx(ctx, "rescue", func(sc *sched) error {
+		sc.now = now
+		var err error
+		res, requeued, err = s.rescue(sc, queues, limit, maxStalls)
+		return err
 	})
 	if err != nil {
 		return queue.RescueResult{}, err
@@ -175,6 +133,95 @@ func (s *Store) RescueExpired(ctx context.Context, req queue.RescueRequest) (que
 		s.wake(q)
 	}
 	return res, nil
+}
+
+// qExpiredScopes lists the scopes of the jobs rescueSelect would take,
+// without locking them.
+const qExpiredScopes = `SELECT tenant, grp FROM __schema__.jobs WHERE state = 'active' AND lease_until < $1
+	AND (cardinality($2::text[]) = 0 OR queue = ANY($2)) AND (tenant <> '' OR grp <> '') ORDER BY lease_until LIMIT $3`
+
+// rescue is RescueExpired's step.
+func (s *Store) rescue(sc *sched, queues []string, limit, maxStalls int) (queue.RescueResult, map[string]bool, error) {
+	res, requeued := queue.RescueResult{}, map[string]bool{}
+	if err := sc.lockExpiredScopes(queues, limit); err != nil {
+		return res, nil, err
+	}
+	rows, err := sc.db.query(sc.ctx, s.q.rescueSelect, sc.now, queues, limit)
+	if err != nil {
+		return res, nil, err
+	}
+	var expired []*queue.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			rows.Close()
+			return res, nil, err
+		}
+		expired = append(expired, j)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(expired) == 0 {
+		return res, nil, err
+	}
+	b := &pgx.Batch{}
+	scopedArgs := make([][]any, len(expired))
+	for i, j := range expired {
+		next, args, err := rescueArgs(j, sc.now, maxStalls)
+		if err != nil {
+			return res, nil, err
+		}
+		if j.Tenant != "" || j.Group != "" {
+			scopedArgs[i] = args // updated one by one as they are placed
+		} else {
+			b.Queue(s.q.rescueUpdate, args...)
+		}
+		switch next {
+		case queue.StatePending:
+			res.Requeued++
+			requeued[j.Queue] = true
+		case queue.StateFailed:
+			res.Failed++
+		case queue.StateCancelled:
+			res.Cancelled++
+		}
+	}
+	if err := sc.tx().SendBatch(sc.ctx, b).Close(); err != nil {
+		return res, nil, err
+	}
+	if err := sc.settleRescued(expired, scopedArgs); err != nil {
+		return res, nil, err
+	}
+	if res.Failed+res.Cancelled > 0 {
+		// A parent that failed or was cancelled here may have cancelled
+		// the last jobs of its children's groups.
+		if err := sc.settleCascade(queue.StateFailed); err != nil {
+			return res, nil, err
+		}
+	}
+	return res, requeued, nil
+}
+
+// lockExpiredScopes locks the scopes of the expired jobs a rescue will
+// take, as they are now.
+func (sc *sched) lockExpiredScopes(queues []string, limit int) error {
+	rows, err := sc.peekRows(qExpiredScopes, sc.now, queues, limit)
+	if err != nil {
+		return err
+	}
+	var keys []int64
+	for rows.Next() {
+		var t, g string
+		if err := rows.Scan(&t, &g); err != nil {
+			rows.Close()
+			return err
+		}
+		keys = sc.scopeKeys(keys, t, g)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return sc.lockKeys(keys)
 }
 
 // rescueArgs decides what becomes of one expired job and returns the
@@ -236,6 +283,7 @@ func (s *Store) execN(ctx context.Context, query string, args ...any) (int64, er
 
 // Retry implements queue.Retrier: a failed or cancelled job becomes
 // pending with fresh attempts, unless another job holds its unique key.
+// Its tenant's and unique key's locks are taken first, before its row.
 func (s *Store) Retry(ctx context.Context, id string) (*queue.Job, error) {
 	rid, err := parseID(id)
 	if err != nil {
@@ -243,36 +291,10 @@ func (s *Store) Retry(ctx context.Context, id string) (*queue.Job, error) {
 	}
 	now := s.now()
 	var j *queue.Job
-	err = s.tx(ctx, "retry", func(tx pgx.Tx) error {
-		var q, state, grp, tenant string
-		var key *string
-		var priority int
-		var hasTag bool
-		err := tx.QueryRow(ctx, s.q.retryRow, rid).Scan(&q, &state, &grp, &key, &tenant, &priority, &hasTag)
-		if isNoRows(err) {
-			return queue.ErrNotFound
-		} else if err != nil {
-			return err
-		}
-		if err := retryable(id, queue.State(state), grp); err != nil {
-			return err
-		}
-		if key != nil {
-			holder, err := s.lockUnique(ctx, pgxDB{tx}, q, *key, now)
-			if err != nil {
-				return err
-			}
-			if holder != nil && holder.ID != id {
-				return &queue.DuplicateError{ID: id, Holder: holder.ID, Queue: q, Key: *key}
-			}
-		}
-		if _, err := tx.Exec(ctx, s.q.retryReset, now, rid); err != nil {
-			return err
-		}
-		if err := s.placeRetried(ctx, tx, rid, q, tenant, priority, hasTag); err != nil {
-			return err
-		}
-		j, err = scanJob(tx.QueryRow(ctx, s.q.get, rid))
+	err = s.schedTx(ctx, "retry", func(sc *sched) error {
+		sc.now = now
+		var err error
+		j, err = sc.retry(id, rid)
 		return err
 	})
 	if err != nil {
@@ -280,6 +302,58 @@ func (s *Store) Retry(ctx context.Context, id string) (*queue.Job, error) {
 	}
 	s.wake(j.Queue)
 	return j, nil
+}
+
+// retry is Retry's step.
+func (sc *sched) retry(id string, rid int64) (*queue.Job, error) {
+	s := sc.s
+	var q, tenant string
+	var key *string
+	err := sc.peek(`SELECT queue, tenant, unique_key FROM __schema__.jobs WHERE id = $1`, rid).Scan(&q, &tenant, &key)
+	if isNoRows(err) {
+		return nil, queue.ErrNotFound
+	} else if err != nil {
+		return nil, err
+	}
+	keys := sc.scopeKeys(nil, tenant, "")
+	if key != nil {
+		k, err := sc.uniqueKeys([]uniqueName{{q, *key}})
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k...)
+	}
+	if err := sc.lockKeys(keys); err != nil {
+		return nil, err
+	}
+	var state, grp string
+	var priority int
+	var hasTag bool
+	err = sc.db.queryRow(sc.ctx, s.q.retryRow, rid).Scan(&q, &state, &grp, &key, &tenant, &priority, &hasTag)
+	if isNoRows(err) {
+		return nil, queue.ErrNotFound
+	} else if err != nil {
+		return nil, err
+	}
+	if err := retryable(id, queue.State(state), grp); err != nil {
+		return nil, err
+	}
+	if key != nil {
+		holder, err := sc.lockUnique(q, *key)
+		if err != nil {
+			return nil, err
+		}
+		if holder != nil && holder.ID != id {
+			return nil, &queue.DuplicateError{ID: id, Holder: holder.ID, Queue: q, Key: *key}
+		}
+	}
+	if err := sc.db.exec(sc.ctx, s.q.retryReset, sc.now, rid, state); err != nil {
+		return nil, err
+	}
+	if err := sc.placeRetried(placing{id: rid, queue: q, tenant: tenant, priority: priority, hasTag: hasTag, from: state}); err != nil {
+		return nil, err
+	}
+	return scanJob(sc.db.queryRow(sc.ctx, s.q.get, rid))
 }
 
 // retryable returns a *queue.NotRetryableError unless a job in state and

@@ -12,11 +12,12 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
-// Enqueue implements queue.Backend. A batch without unique keys is one
-// INSERT (one implicit transaction), shared with the calls made at the
-// same time (see inserter); a batch with unique keys runs in a
-// transaction that locks each key (see lockUnique). The NOTIFY that wakes
-// other processes follows the commit (see notifier).
+// Enqueue implements queue.Backend. A batch without unique keys, tenants,
+// groups or parents is one INSERT (one implicit transaction), shared with
+// the calls made at the same time (see inserter); another batch runs in a
+// scheduler's step that locks every key and scope of its jobs first (see
+// lockSpecs). The NOTIFY that wakes other processes follows the commit
+// (see notifier).
 func (s *Store) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	if err := s.check("enqueue"); err != nil {
 		return nil, err
@@ -27,21 +28,14 @@ func (s *Store) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enq
 	var out []queue.Enqueued
 	var err error
 	switch {
-	case hasDeps(specs):
-		// Parents are locked row by row: run again if Postgres breaks a
-		// deadlock with another step's locks.
+	case hasDeps(specs) || hasUnique(specs) || hasScoped(specs):
 		err = s.schedTx(ctx, "enqueue", func(sc *sched) error {
-			out, err = s.enqueueOn(ctx, sc.db, specs)
+			out, err = s.enqueueOn(sc, specs)
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
-	case hasUnique(specs) || hasScoped(specs):
-		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			out, err = s.enqueueOn(ctx, pgxDB{tx}, specs)
-			return err
-		})
 	default:
 		out, err = s.enqueueShared(ctx, specs)
 	}
@@ -60,7 +54,10 @@ func (s *Store) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enq
 //
 // Unique keys are locked with transaction-scoped advisory locks, so a
 // second transaction enqueuing the same key waits for tx to end before it
-// decides: hold tx open briefly.
+// decides: hold tx open briefly. The locks of unique keys, tenants and
+// groups are taken together in key order before the jobs are written;
+// a tx that holds other advisory locks or rows the store's own steps
+// lock may deadlock with them (docs/postgres.md, "Lock order").
 func (s *Store) EnqueueTx(ctx context.Context, tx pgx.Tx, specs ...queue.JobSpec) ([]queue.Enqueued, error) {
 	return s.enqueueIn(ctx, pgxDB{tx}, specs)
 }
@@ -80,7 +77,7 @@ func (s *Store) enqueueIn(ctx context.Context, db execer, specs []queue.JobSpec)
 	if err != nil {
 		return nil, err
 	}
-	out, err := s.enqueueOn(ctx, db, specs)
+	out, err := s.enqueueOn(s.newSched(ctx, db.(dbq), true), specs)
 	if err == nil {
 		err = s.notifyIn(ctx, db, readyQueues(out))
 	}
@@ -113,16 +110,20 @@ func checkSpecs(f queue.Features, specs []queue.JobSpec) ([]queue.JobSpec, error
 	return specs, f.CheckSpecs(specs)
 }
 
-// enqueueOn stores specs on db, one statement per spec; the caller wakes
-// the workers.
-func (s *Store) enqueueOn(ctx context.Context, db execer, specs []queue.JobSpec) ([]queue.Enqueued, error) {
+// enqueueOn stores specs in sc's transaction, one statement per spec,
+// after taking the locks of all their unique keys and scopes in key
+// order; the caller wakes the workers.
+func (s *Store) enqueueOn(sc *sched, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	now := s.now()
+	sc.now = now
+	if err := sc.lockSpecs(specs); err != nil {
+		return nil, err
+	}
 	out := make([]queue.Enqueued, len(specs))
-	var sc *sched // made for the first spec with a tenant or group
 	for i, sp := range specs {
 		j := newJob(sp, now)
 		if sp.UniqueKey != "" {
-			held, err := s.lockUnique(ctx, db, sp.Queue, sp.UniqueKey, now)
+			held, err := sc.lockUnique(sp.Queue, sp.UniqueKey)
 			if err != nil {
 				return nil, err
 			}
@@ -131,43 +132,23 @@ func (s *Store) enqueueOn(ctx context.Context, db execer, specs []queue.JobSpec)
 				continue
 			}
 		}
-		if len(sp.DependsOn) > 0 {
-			if err := s.enqueueDependent(ctx, db, &sc, j); err != nil {
-				return nil, err
-			}
-			out[i] = queue.Enqueued{Job: j}
-			continue
+		var err error
+		switch {
+		case len(sp.DependsOn) > 0:
+			err = sc.insertDependent(j, true)
+		case scoped(sp):
+			err = sc.insert(j, true)
+		default:
+			var id int64
+			err = sc.db.queryRow(sc.ctx, s.q.insertOne, insertArgs(j)...).Scan(&id)
+			j.ID = strconv.FormatInt(id, 10)
 		}
-		if scoped(sp) {
-			if err := s.enqueueScoped(ctx, db, &sc, j); err != nil {
-				return nil, err
-			}
-			out[i] = queue.Enqueued{Job: j}
-			continue
-		}
-		var id int64
-		if err := db.queryRow(ctx, s.q.insertOne, insertArgs(j)...).Scan(&id); err != nil {
+		if err != nil {
 			return nil, err
 		}
-		j.ID = strconv.FormatInt(id, 10)
 		out[i] = queue.Enqueued{Job: j}
 	}
 	return out, nil
-}
-
-// lockUnique takes the transaction's lock on a unique key and returns the
-// job holding it, or nil when it is free. The lock serializes the
-// enqueues of one key across processes until their transactions end.
-func (s *Store) lockUnique(ctx context.Context, db execer, q, key string, now int64) (*queue.Job, error) {
-	lock := s.schema + "\x1f" + strconv.Itoa(len(q)) + ":" + q + "\x1f" + key
-	if err := db.exec(ctx, s.q.lockKey, lock); err != nil {
-		return nil, err
-	}
-	j, err := scanJob(db.queryRow(ctx, s.q.findUnique, q, key, now))
-	if isNoRows(err) {
-		return nil, nil
-	}
-	return j, err
 }
 
 // pgxRows is what pgx.Tx and *pgxpool.Pool have for reading rows.

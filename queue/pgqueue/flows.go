@@ -199,11 +199,18 @@ func (sc *sched) linkDeps(j *queue.Job, d *deps) error {
 }
 
 // EnqueueFlow implements queue.FlowBackend: the flow's row and every node,
-// in one transaction (run again if Postgres breaks a deadlock with it).
+// in one step, which locks every unique key and scope of the nodes first.
 func (s *Store) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.Job, error) {
 	var out []*queue.Job
+	specs := make([]queue.JobSpec, len(p.Nodes))
+	for i, n := range p.Nodes {
+		specs[i] = n.Spec
+	}
 	err := s.schedTx(ctx, "enqueue flow", func(sc *sched) error {
 		out = make([]*queue.Job, len(p.Nodes))
+		if err := sc.lockSpecs(specs); err != nil {
+			return err
+		}
 		if err := sc.exec(`INSERT INTO __schema__.flows (id, name, created_at) VALUES ($1, $2, $3)`, p.ID, p.Name, sc.now); err != nil {
 			return err
 		}
@@ -231,7 +238,7 @@ func (sc *sched) enqueueNode(id string, n queue.PlannedNode, done []*queue.Job) 
 		spec.DependsOn = append(spec.DependsOn, done[k].ID)
 	}
 	if spec.UniqueKey != "" {
-		held, err := sc.s.lockUnique(sc.ctx, sc.db, spec.Queue, spec.UniqueKey, sc.now)
+		held, err := sc.lockUnique(spec.Queue, spec.UniqueKey)
 		if err != nil {
 			return nil, err
 		}

@@ -120,15 +120,25 @@ func (sc *sched) emitGroupCompleted(p *queue.GroupProgress) error {
 // tenants of its unfinished jobs are locked before the group, in key
 // order, as every step locks them.
 func (sc *sched) cancelGroup(id string) error {
-	tenants, err := sc.names(`SELECT DISTINCT tenant FROM __schema__.jobs WHERE grp = $1 AND grp <> ''
+	rows, err := sc.peekRows(`SELECT DISTINCT tenant FROM __schema__.jobs WHERE grp = $1 AND grp <> ''
 		AND state NOT IN `+finalStates+` AND tenant <> ''`, id)
 	if err != nil {
 		return err
 	}
-	if err := sc.lockTenants(tenants); err != nil {
+	keys := sc.scopeKeys(nil, "", id)
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return err
+		}
+		keys = sc.scopeKeys(keys, t, "")
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
 		return err
 	}
-	if err := sc.lock(kindGroup, id); err != nil {
+	if err := sc.lockKeys(keys); err != nil {
 		return err
 	}
 	g, err := sc.group(id)

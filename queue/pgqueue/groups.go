@@ -251,10 +251,13 @@ func (sc *sched) pauseGroup(id string, end int64) (int64, error) {
 	}
 	var tenants []string
 	for _, j := range jobs {
-		if err := sc.hold(j.id, j.other, holdGroup); err != nil {
+		ok, err := sc.hold(j.id, j.other, holdGroup)
+		if err != nil {
 			return 0, err
 		}
-		tenants = addOnce(tenants, j.other)
+		if ok {
+			tenants = addOnce(tenants, j.other)
+		}
 	}
 	// The held jobs left room in their tenants.
 	for _, t := range tenants {

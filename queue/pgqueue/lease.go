@@ -231,6 +231,18 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
+// fenced is Store.fenced in a step.
+func (sc *sched) fenced(id int64) error {
+	var ok bool
+	if err := sc.db.queryRow(sc.ctx, sc.s.q.exists, id).Scan(&ok); err != nil {
+		return err
+	}
+	if !ok {
+		return queue.ErrNotFound
+	}
+	return queue.ErrLeaseLost
+}
+
 // fenced classifies a transition that matched no row: the job is missing,
 // or the token no longer holds it.
 func (s *Store) fenced(ctx context.Context, db pgxQuerier, id int64) error {
@@ -278,7 +290,6 @@ func (s *Store) Fail(ctx context.Context, id, token string, f queue.Failure) (qu
 	var q string
 	s.done.held.Add(-1)
 	err = s.schedTx(ctx, "fail", func(sc *sched) error {
-		tx := sc.db.(pgxDB).q.(pgx.Tx)
 		_, tenant, grp, _, err := sc.jobScopes(rid)
 		if err != nil {
 			return err
@@ -286,9 +297,9 @@ func (s *Store) Fail(ctx context.Context, id, token string, f queue.Failure) (qu
 		var attempt, maxAttempts int
 		var cancel bool
 		var errs string
-		err = tx.QueryRow(ctx, s.q.holder, rid, token).Scan(&attempt, &maxAttempts, &cancel, &errs, &q)
+		err = sc.db.queryRow(ctx, s.q.holder, rid, token).Scan(&attempt, &maxAttempts, &cancel, &errs, &q)
 		if isNoRows(err) {
-			return s.fenced(ctx, tx, rid)
+			return sc.fenced(rid)
 		} else if err != nil {
 			return err
 		}
@@ -311,7 +322,11 @@ func (s *Store) Fail(ctx context.Context, id, token string, f queue.Failure) (qu
 		if next.Final() {
 			finished, runAt = now, 0 // 0 keeps run_at
 		}
-		if _, err = tx.Exec(ctx, s.q.fail, string(next), f.Error, histJSON, runAt, finished, now, rid); err != nil {
+		var one int
+		err = sc.db.queryRow(ctx, s.q.fail, string(next), f.Error, histJSON, runAt, finished, now, rid, token).Scan(&one)
+		if isNoRows(err) {
+			return sc.fenced(rid) // its row is locked: never so
+		} else if err != nil {
 			return err
 		}
 		return sc.settle(rid, q, tenant, grp, next)

@@ -175,7 +175,7 @@ func newQueries(schema string) *queries {
 			WHERE id = $1 AND state = 'active' AND lease_token = $2 FOR UPDATE`),
 		fail: q(`UPDATE __schema__.jobs SET state = $1, last_error = $2, errors = $3,
 			run_at = CASE WHEN $4::bigint = 0 THEN run_at ELSE $4::bigint END, finished_at = $5, updated_at = $6, ` + clearLease + `
-			WHERE id = $7`),
+			WHERE id = $7 AND state = 'active' AND lease_token = $8 RETURNING 1`),
 		giveBack: q(`UPDATE __schema__.jobs SET
 			state = CASE WHEN cancel_requested THEN 'cancelled' ELSE $1::text END,
 			finished_at = CASE WHEN cancel_requested THEN $2::bigint ELSE 0 END,
@@ -201,7 +201,8 @@ func newQueries(schema string) *queries {
 		rescueUpdate: q(`UPDATE __schema__.jobs SET state = $1, stalls = stalls + 1, attempt = attempt - 1,
 			last_error = CASE WHEN $2::text = '' THEN last_error ELSE $2::text END,
 			errors = CASE WHEN $3::text = '' THEN errors ELSE $3::text END,
-			finished_at = $4, updated_at = $5, ` + clearLease + ` WHERE id = $6`),
+			finished_at = $4, updated_at = $5, ` + clearLease + `
+			WHERE id = $6 AND state = 'active' AND lease_until < $5 RETURNING state`),
 		cleanup: q(`DELETE FROM __schema__.jobs WHERE id IN (SELECT id FROM __schema__.jobs
 			WHERE state IN ` + finalStates + ` AND grp = '' AND state = $1 AND finished_at <= $2 AND queue = ANY($3)
 			ORDER BY finished_at LIMIT $4 FOR UPDATE SKIP LOCKED)`),
@@ -217,7 +218,7 @@ func newQueries(schema string) *queries {
 		// state changes once and the state triggers fire once.
 		retryReset: q(`UPDATE __schema__.jobs SET attempt = 0, stalls = 0, result = NULL,
 			cancel_requested = false, finished_at = 0, run_at = $1, updated_at = $1, ` + clearLease + `
-			WHERE id = $2`),
+			WHERE id = $2 AND state = $3`),
 	}
 }
 

@@ -18,7 +18,7 @@ const (
 	qTenantWaiting = `SELECT id, queue, grp FROM __schema__.jobs WHERE tenant = $1 AND tenant <> '' AND state = 'waiting'
 		ORDER BY band, vrank, id LIMIT $2 FOR UPDATE`
 	qRelease = `UPDATE __schema__.jobs SET state = 'pending', hold = '', wait_until = 0, updated_at = $1
-		WHERE id = $2 AND state = 'waiting'`
+		WHERE id = $2 AND state = 'waiting' RETURNING 1`
 )
 
 // fillTenant releases, under the tenant's lock, its best waiting jobs, as
@@ -81,7 +81,12 @@ func (sc *sched) release(query, name string, room int64, otherRoom func(string) 
 				skipped = true
 				continue
 			}
-			if err := sc.exec(qRelease, sc.now, w.id); err != nil {
+			var one int
+			err = sc.row(qRelease, sc.now, w.id).Scan(&one)
+			if isNoRows(err) {
+				continue // no longer waiting (its caller has it locked, so it always is)
+			}
+			if err != nil {
 				return err
 			}
 			sc.readyQueue(w.queue)

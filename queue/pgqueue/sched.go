@@ -24,7 +24,8 @@ type sched struct {
 	now int64
 
 	tenants map[string]*tenantRow
-	locked  map[int64]bool
+	locks   stepLocks
+	unique  map[uniqueName]int64 // unique keys' lock keys, once read
 	ready   map[string]bool  // queues that got pending jobs
 	backlog map[string]int64 // tenants' pending and waiting jobs, once counted
 	finish  map[fairKey]fairNext
@@ -36,8 +37,14 @@ type tenantRow struct {
 	pausedUntil int64
 }
 
-func (s *Store) newSched(ctx context.Context, db dbq) *sched {
-	return &sched{s: s, ctx: ctx, db: db, now: s.now()}
+// newSched returns the scheduler of a step on db: a transaction of the
+// store (schedTx, which may run it again) or, with caller set, the
+// caller's own, which cannot be run again (see stepLocks).
+func (s *Store) newSched(ctx context.Context, db dbq, caller bool) *sched {
+	sc := &sched{s: s, ctx: ctx, now: s.now()}
+	sc.locks = stepLocks{db: db, fresh: true, caller: caller}
+	sc.db = stepDB{dbq: db, locks: &sc.locks}
+	return sc
 }
 
 // Holds: why a waiting job waits.
@@ -62,49 +69,6 @@ func (sc *sched) row(query string, args ...any) scanner {
 
 func (sc *sched) rows(query string, args ...any) (rowsOf, error) {
 	return sc.db.query(sc.ctx, qualify(query, sc.s.schema), args...)
-}
-
-// lock takes the transaction's lock on a scope, once.
-func (sc *sched) lock(kind, name string) error {
-	if name == "" {
-		return nil
-	}
-	key := sc.s.scopeKey(kind, name)
-	if sc.locked[key] {
-		return nil
-	}
-	if sc.locked == nil {
-		sc.locked = map[int64]bool{}
-	}
-	if err := sc.db.exec(sc.ctx, `SELECT pg_advisory_xact_lock($1)`, key); err != nil {
-		return err
-	}
-	sc.locked[key] = true
-	return nil
-}
-
-// lockTenants locks the tenants named, in key order, so that steps locking
-// several take them in one order.
-func (sc *sched) lockTenants(names []string) error { return sc.lockKeyed(kindTenant, names) }
-
-// lockKeyed locks the scopes of kind named, in key order.
-func (sc *sched) lockKeyed(kind string, names []string) error {
-	slices.SortFunc(names, func(a, b string) int {
-		ka, kb := sc.s.scopeKey(kind, a), sc.s.scopeKey(kind, b)
-		switch {
-		case ka < kb:
-			return -1
-		case ka > kb:
-			return 1
-		}
-		return 0
-	})
-	for _, n := range names {
-		if err := sc.lock(kind, n); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // readyQueue records that queue q got a pending job.
@@ -290,29 +254,45 @@ func (sc *sched) waitUntil(tenant string) (int64, error) {
 	return toNanos(rules.WaitDeadline(fromNanos(sc.now), t.eff.MaxWait)), nil
 }
 
-const qHoldJob = `UPDATE __schema__.jobs SET state = 'waiting', hold = $1, wait_until = $2, updated_at = $3 WHERE id = $4`
+const qHoldJob = `UPDATE __schema__.jobs SET state = 'waiting', hold = $1, wait_until = $2, updated_at = $3
+	WHERE id = $4 AND state = 'pending' RETURNING 1`
 
-// hold moves job id to waiting for scope hold.
-func (sc *sched) hold(id int64, tenant, hold string) error {
+// hold moves pending job id to waiting for scope hold; false when it is
+// not pending (its caller has it locked, so it always is).
+func (sc *sched) hold(id int64, tenant, hold string) (bool, error) {
 	until, err := sc.waitUntil(tenant)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return sc.exec(qHoldJob, hold, until, sc.now, id)
+	var one int
+	err = sc.row(qHoldJob, hold, until, sc.now, id).Scan(&one)
+	if isNoRows(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
-// lockScopes locks a job's tenant and group.
+// lockScopes locks a job's tenant and group, in key order.
 func (sc *sched) lockScopes(tenant, grp string) error {
-	if err := sc.lock(kindTenant, tenant); err != nil {
-		return err
+	return sc.lockKeys(sc.scopeKeys(nil, tenant, grp))
+}
+
+// scopeKeys appends the keys of a tenant and a group to keys (none for
+// an empty name).
+func (sc *sched) scopeKeys(keys []int64, tenant, grp string) []int64 {
+	if tenant != "" {
+		keys = append(keys, sc.s.scopeKey(kindTenant, tenant))
 	}
-	return sc.lock(kindGroup, grp)
+	if grp != "" {
+		keys = append(keys, sc.s.scopeKey(kindGroup, grp))
+	}
+	return keys
 }
 
 // jobScopes reads a job's queue, tenant and group (which never change) and
 // locks the scopes; ok is false when the job does not exist.
 func (sc *sched) jobScopes(id int64) (q, tenant, grp string, ok bool, err error) {
-	err = sc.row(`SELECT queue, tenant, grp FROM __schema__.jobs WHERE id = $1`, id).Scan(&q, &tenant, &grp)
+	err = sc.peek(`SELECT queue, tenant, grp FROM __schema__.jobs WHERE id = $1`, id).Scan(&q, &tenant, &grp)
 	if isNoRows(err) {
 		return "", "", "", false, nil
 	}
@@ -345,7 +325,7 @@ func (sc *sched) settleScopes(id int64, q, tenant, grp string, state queue.State
 			return err
 		}
 		if hold != "" {
-			if err := sc.hold(id, tenant, hold); err != nil {
+			if _, err := sc.hold(id, tenant, hold); err != nil {
 				return err
 			}
 		} else {

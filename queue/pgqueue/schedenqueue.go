@@ -1,7 +1,6 @@
 package pgqueue
 
 import (
-	"context"
 	"database/sql"
 	"strconv"
 
@@ -118,23 +117,3 @@ func (sc *sched) checkBacklog(tenant string) error {
 	return nil
 }
 
-// enqueueScoped stores one spec with a tenant or group on db, creating the
-// step's scheduler on first use.
-func (s *Store) enqueueScoped(ctx context.Context, db execer, scp **sched, j *queue.Job) error {
-	return s.stepSched(ctx, db, scp, j).insert(j, true)
-}
-
-// enqueueDependent stores one spec with parents on db (flows.go).
-func (s *Store) enqueueDependent(ctx context.Context, db execer, scp **sched, j *queue.Job) error {
-	return s.stepSched(ctx, db, scp, j).insertDependent(j, true)
-}
-
-// stepSched returns the step's scheduler, created on first use at the
-// time of new job j.
-func (s *Store) stepSched(ctx context.Context, db execer, scp **sched, j *queue.Job) *sched {
-	if *scp == nil {
-		*scp = s.newSched(ctx, db.(dbq))
-		(*scp).now = toNanos(j.CreatedAt)
-	}
-	return *scp
-}

@@ -39,6 +39,11 @@ func (s *Store) leaseSched(sc *sched, req queue.LeaseRequest, prefix string) ([]
 	if err != nil {
 		return nil, err
 	}
+	if len(picked) == 0 && len(sc.locks.skip) > 0 {
+		// Every job it could start needs a lock another step holds: run
+		// again, waiting for them first.
+		return nil, &scopeBusy{keys: sc.locks.skip}
+	}
 	var out []queue.Lease
 	if len(picked) > 0 {
 		ids := make([]int64, len(picked))
@@ -68,75 +73,104 @@ func (s *Store) leaseSched(sc *sched, req queue.LeaseRequest, prefix string) ([]
 // plain ones before the first due job of a tenant or group by one
 // statement, then each in turn, plain or not. A job ready for the first
 // time gets its fair tag, so the tags follow the due order whatever the
-// jobs' scopes; then it goes pending or waits.
+// jobs' scopes; then it goes pending or waits. The due jobs are read
+// before their scopes are locked: each is placed only if it is still as
+// it was read (another Lease may have placed it meanwhile).
 func (sc *sched) promoteDue(q string) error {
 	if err := sc.db.exec(sc.ctx, sc.s.q.promoteOne, q, sc.now); err != nil {
 		return err
 	}
-	rows, err := sc.rows(`SELECT id, tenant, grp, priority, vstart IS NOT NULL FROM __schema__.jobs
+	rows, err := sc.rows(`SELECT id, state, tenant, grp, priority, vstart IS NOT NULL FROM __schema__.jobs
 		WHERE queue = $1 AND state IN ('scheduled', 'retrying') AND run_at <= $2
 		ORDER BY run_at, id LIMIT $3`, q, sc.now, maintainBatch)
 	if err != nil {
 		return err
 	}
-	type due struct {
-		id       int64
-		t, g     string
-		priority int
-		hasTag   bool
-	}
-	var list []due
+	var list []placing
 	for rows.Next() {
-		var d due
-		if err := rows.Scan(&d.id, &d.t, &d.g, &d.priority, &d.hasTag); err != nil {
+		p := placing{queue: q}
+		if err := rows.Scan(&p.id, &p.from, &p.tenant, &p.grp, &p.priority, &p.hasTag); err != nil {
 			rows.Close()
 			return err
 		}
-		list = append(list, d)
+		list = append(list, p)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	for _, d := range list {
-		if err := sc.place(d.id, q, d.t, d.g, d.priority, d.hasTag, false); err != nil {
+	for _, p := range list {
+		if _, err := sc.place(p); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// place makes job id ready: it gets its fair tag unless it has one, then
-// goes pending, or waiting for its tenant or group. self says the job
-// counts as pending already.
-func (sc *sched) place(id int64, q, tenant, grp string, priority int, hasTag, self bool) error {
-	if err := sc.lockScopes(tenant, grp); err != nil {
-		return err
+// placing is a job to make ready (place), as it was read.
+type placing struct {
+	id                  int64
+	queue, tenant, grp  string
+	priority            int
+	from                string // its state when read
+	hasTag, self        bool   // self: it counts as pending already
+}
+
+// qPlace moves a job to pending or waiting, with its first fair tag when
+// $5 is not null, if it is still in state $10 with a tag exactly when $11
+// says so and, unless it is pending, due.
+const qPlace = `UPDATE __schema__.jobs SET state = $1, hold = $2, wait_until = $3, updated_at = $4,
+	vstart = coalesce($5, vstart), vfinish = coalesce($6, vfinish), band = coalesce($7, band), vrank = coalesce($8, vrank)
+	WHERE id = $9 AND state = $10 AND (vstart IS NOT NULL) = $11 AND (state = 'pending' OR run_at <= $4)
+	RETURNING 1`
+
+// place makes job p ready: it gets its fair tag unless it has one, then
+// goes pending, or waiting for its tenant or group. It reports false, and
+// changes nothing, when the job is no longer as it was read.
+func (sc *sched) place(p placing) (bool, error) {
+	if err := sc.lockScopes(p.tenant, p.grp); err != nil {
+		return false, err
 	}
-	hold, err := sc.holdFor(tenant, grp, self)
+	hold, err := sc.holdFor(p.tenant, p.grp, p.self)
 	if err != nil {
-		return err
+		return false, err
 	}
 	state, waitEnd := queue.StatePending, int64(0)
 	if hold != "" {
 		state = queue.StateWaiting
-		if waitEnd, err = sc.waitUntil(tenant); err != nil {
-			return err
+		if waitEnd, err = sc.waitUntil(p.tenant); err != nil {
+			return false, err
 		}
-	} else {
-		sc.readyQueue(q)
 	}
-	if hasTag {
-		return sc.exec(`UPDATE __schema__.jobs SET state = $1, hold = $2, wait_until = $3, updated_at = $4 WHERE id = $5`,
-			string(state), hold, waitEnd, sc.now, id)
+	var start, finish, band, rank *int64
+	k, f, tagged := fairKey{p.queue, p.tenant}, fairNext{}, false
+	if !p.hasTag {
+		f, tagged = sc.finish[k]
+		s, fi, b, r, err := sc.tag(p.queue, p.tenant, p.priority)
+		if err != nil {
+			return false, err
+		}
+		start, finish, band, rank = &s, &fi, &b, &r
 	}
-	start, finish, band, rank, err := sc.tag(q, tenant, priority)
+	var one int
+	err = sc.row(qPlace, string(state), hold, waitEnd, sc.now, start, finish, band, rank, p.id, p.from, p.hasTag).Scan(&one)
+	if isNoRows(err) {
+		if !p.hasTag { // the tag was not taken
+			if tagged {
+				sc.finish[k] = f
+			} else {
+				delete(sc.finish, k)
+			}
+		}
+		return false, nil
+	}
 	if err != nil {
-		return err
+		return false, err
 	}
-	return sc.exec(`UPDATE __schema__.jobs SET state = $1, hold = $2, wait_until = $3, updated_at = $4,
-		vstart = $5, vfinish = $6, band = $7, vrank = $8 WHERE id = $9`,
-		string(state), hold, waitEnd, sc.now, start, finish, band, rank, id)
+	if hold == "" {
+		sc.readyQueue(p.queue)
+	}
+	return true, nil
 }
 
 // wakeTenants fills the tenants whose wake has come (a pause ended, or a
@@ -281,11 +315,14 @@ func (sc *sched) pick(queues []string, max int) ([]cand, *leaseScopes, error) {
 				taken[c.id] = true
 				continue
 			}
-			if err := sc.hold(c.id, c.tenant, hold); err != nil {
+			ok, err := sc.hold(c.id, c.tenant, hold)
+			if err != nil {
 				return nil, nil, err
 			}
-			ls.owe(c, hold)
-			held++
+			if ok {
+				ls.owe(c, hold)
+				held++
+			}
 		}
 		if held == 0 || !full {
 			break
@@ -296,71 +333,21 @@ func (sc *sched) pick(queues []string, max int) ([]cand, *leaseScopes, error) {
 
 // candidates lists up to n pending jobs of each queue not paused, locked
 // for this step (SKIP LOCKED: another Lease holds the others), merged,
-// and reports whether any queue had more. The tenants of the jobs are
-// locked first, in key order.
+// and reports whether any queue had more. A job is a candidate only when
+// the step holds its tenant's and group's locks: they are taken as the
+// jobs are read, without waiting (tryScopes), and a job whose scope
+// another transaction holds is left for a later Lease, as a row another
+// Lease holds is.
 func (sc *sched) candidates(queues []string, n int) ([]cand, bool, error) {
 	var all []cand
 	full := false
-	var tenants []string
 	for qi, q := range queues {
-		var paused int64
-		err := sc.row(`SELECT paused_until FROM __schema__.queue_sched WHERE queue = $1`, q).Scan(&paused)
-		if err != nil && !isNoRows(err) {
-			return nil, false, err
-		}
-		if paused > sc.now {
-			continue
-		}
-		ts, err := sc.names(`SELECT DISTINCT tenant FROM (SELECT tenant FROM __schema__.jobs
-			WHERE queue = $1 AND state = 'pending' ORDER BY band, vrank, id LIMIT $2) c WHERE tenant <> ''`, q, n)
+		got, more, err := sc.queueCandidates(q, qi, n)
 		if err != nil {
 			return nil, false, err
 		}
-		tenants = append(tenants, ts...)
-		_ = qi
-	}
-	if err := sc.lockTenants(tenants); err != nil {
-		return nil, false, err
-	}
-	for qi, q := range queues {
-		var paused int64
-		err := sc.row(`SELECT paused_until FROM __schema__.queue_sched WHERE queue = $1`, q).Scan(&paused)
-		if err != nil && !isNoRows(err) {
-			return nil, false, err
-		}
-		if paused > sc.now {
-			continue
-		}
-		rows, err := sc.rows(`SELECT id, tenant, grp, band, vrank FROM __schema__.jobs
-			WHERE queue = $1 AND state = 'pending' ORDER BY band, vrank, id LIMIT $2 FOR UPDATE SKIP LOCKED`, q, n)
-		if err != nil {
-			return nil, false, err
-		}
-		k := 0
-		for rows.Next() {
-			c := cand{queue: q, pos: k, qi: qi}
-			if err := rows.Scan(&c.id, &c.tenant, &c.grp, &c.band, &c.rank); err != nil {
-				rows.Close()
-				return nil, false, err
-			}
-			all = append(all, c)
-			k++
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, false, err
-		}
-		full = full || k == n
-	}
-	var groups []string
-	for _, c := range all {
-		if err := sc.lock(kindTenant, c.tenant); err != nil {
-			return nil, false, err
-		}
-		groups = addOnce(groups, c.grp)
-	}
-	if err := sc.lockKeyed(kindGroup, groups); err != nil {
-		return nil, false, err
+		all = append(all, got...)
+		full = full || more
 	}
 	sort.SliceStable(all, func(i, j int) bool {
 		a, b := all[i], all[j]
@@ -373,6 +360,47 @@ func (sc *sched) candidates(queues []string, n int) ([]cand, bool, error) {
 		return a.qi < b.qi
 	})
 	return all, full, nil
+}
+
+// queueCandidates is candidates for queue q, the qi-th of the Lease.
+func (sc *sched) queueCandidates(q string, qi, n int) ([]cand, bool, error) {
+	var paused int64
+	err := sc.row(`SELECT paused_until FROM __schema__.queue_sched WHERE queue = $1`, q).Scan(&paused)
+	if err != nil && !isNoRows(err) {
+		return nil, false, err
+	}
+	if paused > sc.now {
+		return nil, false, nil
+	}
+	rows, err := sc.rows(`SELECT id, tenant, grp, band, vrank FROM __schema__.jobs
+		WHERE queue = $1 AND state = 'pending' ORDER BY band, vrank, id LIMIT $2 FOR UPDATE SKIP LOCKED`, q, n)
+	if err != nil {
+		return nil, false, err
+	}
+	var read []cand
+	for rows.Next() {
+		c := cand{queue: q, pos: len(read), qi: qi}
+		if err := rows.Scan(&c.id, &c.tenant, &c.grp, &c.band, &c.rank); err != nil {
+			rows.Close()
+			return nil, false, err
+		}
+		read = append(read, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	var out []cand
+	for _, c := range read {
+		ok, err := sc.tryScopes(c.tenant, c.grp)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	return out, len(read) == n, nil
 }
 
 // dedupe returns qs without repeats, in order.

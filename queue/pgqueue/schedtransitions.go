@@ -4,8 +4,6 @@ import (
 	"context"
 	"sort"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -105,13 +103,12 @@ func (s *Store) scopesOf(ctx context.Context, id int64) (tenant, grp string, par
 	return tenant, grp, parent, err == nil, err
 }
 
-// settleRescued rescues, in the rescue's transaction, the expired jobs of
-// a tenant or group (args: their rescueUpdate arguments) one at a time, by
+// settleRescued rescues, in the rescue's step, the expired jobs of a
+// tenant or group (args: their rescueUpdate arguments) one at a time, by
 // queue then lease expiry, as every store does (internal/sched): each
 // pending one is placed again while the later ones still count as active;
 // then their scopes are filled once.
-func (s *Store) settleRescued(ctx context.Context, tx pgx.Tx, expired []*queue.Job, args [][]any) error {
-	sc := s.newSched(ctx, pgxDB{tx})
+func (sc *sched) settleRescued(expired []*queue.Job, args [][]any) error {
 	var list []*queue.Job
 	var argl [][]any
 	for i, j := range expired {
@@ -130,44 +127,39 @@ func (s *Store) settleRescued(ctx context.Context, tx pgx.Tx, expired []*queue.J
 		}
 		return ja.LeaseUntil.Before(jb.LeaseUntil)
 	})
-	sorted := make([]*queue.Job, len(list))
-	for k, i := range order {
+	var done []*queue.Job
+	for _, i := range order {
 		j := list[i]
-		sorted[k] = j
 		if err := sc.lockScopes(j.Tenant, j.Group); err != nil {
 			return err
 		}
-		if err := sc.db.exec(ctx, s.q.rescueUpdate, argl[i]...); err != nil {
-			return err
-		}
-		id := mustID(j.ID)
 		var st string
-		if err := sc.row(`SELECT state FROM __schema__.jobs WHERE id = $1`, id).Scan(&st); err != nil {
+		err := sc.db.queryRow(sc.ctx, sc.s.q.rescueUpdate, argl[i]...).Scan(&st)
+		if isNoRows(err) {
+			continue // no longer expired (its row is locked: never so)
+		}
+		if err != nil {
 			return err
 		}
+		done = append(done, j)
 		if queue.State(st) == queue.StatePending {
-			if err := sc.place(id, j.Queue, j.Tenant, j.Group, j.Priority, true, true); err != nil {
+			p := placing{id: mustID(j.ID), queue: j.Queue, tenant: j.Tenant, grp: j.Group, priority: j.Priority,
+				from: st, hasTag: true, self: true}
+			if _, err := sc.place(p); err != nil {
 				return err
 			}
 		}
 	}
-	if err := sc.settleJobs(sorted); err != nil {
-		return err
-	}
-	return sc.notify()
+	return sc.settleJobs(done)
 }
 
 // placeRetried makes a retried job ready as a due job is made ready
 // (promotion): a job that never was ready (cancelled while scheduled, say)
 // gets its first fair tag, and a tenant's job waits when its tenant has no
 // room. A group's jobs are never retried.
-func (s *Store) placeRetried(ctx context.Context, tx pgx.Tx, id int64, q, tenant string, priority int, hasTag bool) error {
-	sc := s.newSched(ctx, pgxDB{tx})
-	if err := sc.place(id, q, tenant, "", priority, hasTag, false); err != nil {
+func (sc *sched) placeRetried(p placing) error {
+	if _, err := sc.place(p); err != nil {
 		return err
 	}
-	if err := sc.fillTenant(tenant); err != nil {
-		return err
-	}
-	return sc.notify()
+	return sc.fillTenant(p.tenant)
 }

@@ -5,10 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"hash/fnv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // rowsOf is a result set of pgx or of database/sql.
@@ -48,44 +46,47 @@ func (d sqlDB) query(ctx context.Context, query string, args ...any) (rowsOf, er
 	return sqlRows{r}, nil
 }
 
-// schedTries bounds how often a scheduler transaction is run again after
-// Postgres broke a deadlock between scope locks by aborting it.
-const schedTries = 5
+// schedRuns bounds how often one step is run: a run that needs a scope
+// lock it may not wait for is run again, waiting first for every lock the
+// runs before it took or wanted (see stepLocks). Each run waits for more
+// keys than the one before, from the few a step can touch, so a step runs
+// again rarely and only a few times.
+const schedRuns = 16
 
 // schedTx runs fn in a transaction of the store with a scheduler for it,
-// then wakes the queues that got pending jobs. A transaction chosen as a
-// deadlock's victim (two steps locking the same scopes in different
-// orders) is run again.
+// then wakes the queues that got pending jobs. A run that needs a scope
+// lock another transaction holds, which it may not wait for, is rolled
+// back and run again (see stepLocks); a deadlock is not run again: the
+// lock order makes one impossible.
 func (s *Store) schedTx(ctx context.Context, op string, fn func(sc *sched) error) error {
 	if err := s.check(op); err != nil {
 		return err
 	}
 	var sc *sched
 	var err error
-	for try := 1; ; try++ {
+	var first []int64
+	for run := 1; ; run++ {
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			sc = s.newSched(ctx, pgxDB{tx})
+			sc = s.newSched(ctx, pgxDB{tx}, false)
+			if err := sc.lockKeys(first); err != nil {
+				return err
+			}
 			if err := fn(sc); err != nil {
 				return err
 			}
 			return sc.notify()
 		})
-		if !isRetryable(err) || try == schedTries {
+		var busy *scopeBusy
+		if !errors.As(err, &busy) || run == schedRuns {
 			break
 		}
-		time.Sleep(time.Duration(try) * 5 * time.Millisecond)
+		first = sc.locks.keys(busy.keys...)
 	}
 	if err != nil {
 		return s.wrap(op, err)
 	}
 	sc.notifyReady()
 	return nil
-}
-
-// isRetryable reports a deadlock or serialization failure.
-func isRetryable(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
 // scopeKey is the advisory lock key of a scheduling scope (kind "t" for a

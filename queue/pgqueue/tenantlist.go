@@ -65,7 +65,7 @@ func (s *Store) Tenants(ctx context.Context, f queue.TenantFilter) (*queue.Tenan
 	now := s.now()
 	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 	err = pgx.BeginTxFunc(ctx, s.pool, opts, func(tx pgx.Tx) error {
-		sc := s.newSched(ctx, pgxDB{tx})
+		sc := s.newSched(ctx, pgxDB{tx}, true) // read only: takes no lock
 		var def queue.TenantConfig
 		if err := sc.readDefaults(&def); err != nil {
 			return err
