@@ -26,8 +26,8 @@ type sched struct {
 	tenants map[string]*tenantRow
 	locks   stepLocks
 	unique  map[uniqueName]int64 // unique keys' lock keys, once read
-	ready   map[string]bool  // queues that got pending jobs
-	backlog map[string]int64 // tenants' pending and waiting jobs, once counted
+	ready   map[string]bool      // queues that got pending jobs
+	backlog map[string]int64     // tenants' pending and waiting jobs, once counted
 	finish  map[fairKey]fairNext
 }
 

@@ -116,4 +116,3 @@ func (sc *sched) checkBacklog(tenant string) error {
 	sc.backlog[tenant] = n + 1
 	return nil
 }
-

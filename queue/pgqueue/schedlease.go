@@ -109,11 +109,11 @@ func (sc *sched) promoteDue(q string) error {
 
 // placing is a job to make ready (place), as it was read.
 type placing struct {
-	id                  int64
-	queue, tenant, grp  string
-	priority            int
-	from                string // its state when read
-	hasTag, self        bool   // self: it counts as pending already
+	id                 int64
+	queue, tenant, grp string
+	priority           int
+	from               string // its state when read
+	hasTag, self       bool   // self: it counts as pending already
 }
 
 // qPlace moves a job to pending or waiting, with its first fair tag when
