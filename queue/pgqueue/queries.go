@@ -18,7 +18,7 @@ const finalStates = `('completed', 'failed', 'cancelled')`
 type queries struct {
 	channel string // the NOTIFY channel of the schema
 
-	insertOne, insertMany, findUnique, lockKey, notify, notifyMany string
+	insertOne, insertMany, findUnique, notify, notifyMany string
 
 	promoteOne, promoteMany, leaseOne, leaseMany, quickOne, quickMany, gateOne, gateMany string
 
@@ -131,8 +131,7 @@ func newQueries(schema string) *queries {
 			WHERE queue = $1 AND unique_key = $2
 			AND ((unique_until IS NULL AND state NOT IN ` + finalStates + `) OR unique_until > $3)
 			ORDER BY id DESC LIMIT 1`),
-		lockKey: `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
-		notify:  `SELECT pg_notify($1, $2)`,
+		notify: `SELECT pg_notify($1, $2)`,
 		// One transaction, so one commit, for every queue.
 		notifyMany: `SELECT pg_notify($1, q || chr(31) || $3) FROM unnest($2::text[]) AS q`,
 
