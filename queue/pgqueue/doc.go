@@ -79,8 +79,7 @@
 // Groups follow the same rules and canonical order as the SQLite store
 // (internal/sched). Every decision about a group (admitting, starting,
 // releasing, pausing, completing) is taken under a transaction-scoped
-// advisory lock on it, after its job's tenant's (steps that lock several
-// take them in key order: tenants, then groups), so MaxConcurrency and
+// advisory lock on it, so MaxConcurrency and
 // MinInterval hold across processes and a group is marked done, and its
 // completion job enqueued, exactly once. The group.completed event is no
 // job's row change, so the step writes it to the outbox and the event log
@@ -88,6 +87,20 @@
 // completion job finished) and their retention counts from then; the
 // group's row goes when its jobs are gone, and keeps the counts of the
 // finished jobs deleted before it.
+//
+// # Lock order
+//
+// The advisory locks of tenants, groups and unique keys are one order,
+// that of their int64 keys. A step waits for one only at its start,
+// before any other statement, and only for a key greater than all it
+// holds; any other it needs it tries to take without waiting, and when
+// another transaction holds that one the step is rolled back and run
+// again, waiting first, in key order, for every key its last run took or
+// wanted (see locks.go). A Lease instead leaves the jobs whose scope is
+// held, as it leaves rows another Lease holds, unless that leaves it
+// nothing. A transaction waiting for an advisory lock holds no row and no
+// greater key, so no cycle of waits passes through one; docs/postgres.md
+// gives the whole argument.
 //
 // # Notifications
 //
