@@ -33,6 +33,7 @@ type stepLocks struct {
 	top    int64 // the greatest key held
 	fresh  bool  // nothing but advisory locks taken so far
 	caller bool  // the caller's transaction: the step cannot be run again
+	last   bool  // the step's last run (schedRuns)
 	skip   []int64
 }
 

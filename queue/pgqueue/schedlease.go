@@ -39,9 +39,9 @@ func (s *Store) leaseSched(sc *sched, req queue.LeaseRequest, prefix string) ([]
 	if err != nil {
 		return nil, err
 	}
-	if len(picked) == 0 && len(sc.locks.skip) > 0 {
+	if len(picked) == 0 && len(sc.locks.skip) > 0 && !sc.locks.last {
 		// Every job it could start needs a lock another step holds: run
-		// again, waiting for them first.
+		// again, waiting for them first (the last run leases nothing).
 		return nil, &scopeBusy{keys: sc.locks.skip}
 	}
 	var out []queue.Lease

@@ -68,6 +68,7 @@ func (s *Store) schedTx(ctx context.Context, op string, fn func(sc *sched) error
 	for run := 1; ; run++ {
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			sc = s.newSched(ctx, pgxDB{tx}, false)
+			sc.locks.last = run == schedRuns
 			if err := sc.lockKeys(first); err != nil {
 				return err
 			}
