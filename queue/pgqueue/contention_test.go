@@ -27,10 +27,11 @@ const fullEnv = "SLUICE_TEST_FULL"
 
 // contention is one run of workers over tenants at a limit.
 type contention struct {
-	stores, concurrency int // worker stores, and handlers per worker
-	tenants, limit      int
-	jobs                int // plain jobs, spread over the tenants
-	flows               int // chains of three jobs, each in one tenant
+	stores, concurrency int  // workers, and handlers per worker
+	shared              bool // the workers share one store
+	tenants, limit      int  // limit 0: the tenants have none
+	jobs                int  // plain jobs, spread over the tenants
+	flows               int  // chains of three jobs, each in one tenant
 }
 
 // contentionResult is what a run saw.
@@ -52,10 +53,21 @@ func size(full, small contention) contention {
 // TestTenantsAcrossWorkers: workers of separate stores draining the jobs
 // of tenants at a limit take the scheduler's locks in one order, so the
 // server finds no deadlock and no store call fails; and no tenant runs
-// more than its limit.
+// more than its limit. So do workers sharing one store, and tenants
+// without limits.
 func TestTenantsAcrossWorkers(t *testing.T) {
 	c := size(contention{stores: 4, concurrency: 16, tenants: 20, limit: 3, jobs: 2000},
 		contention{stores: 4, concurrency: 8, tenants: 20, limit: 3, jobs: 400})
+	t.Run("one store", func(t *testing.T) {
+		oc := c
+		oc.shared = true
+		checkContention(t, oc, runContention(t, oc))
+	})
+	t.Run("no limits", func(t *testing.T) {
+		oc := c
+		oc.limit = 0
+		checkContention(t, oc, runContention(t, oc))
+	})
 	r := runContention(t, c)
 	checkContention(t, c, r)
 	if os.Getenv(fullEnv) == "1" {
@@ -79,8 +91,8 @@ func TestFlowsInTenantsAcrossWorkers(t *testing.T) {
 
 func checkContention(t *testing.T, c contention, r contentionResult) {
 	t.Helper()
-	t.Logf("%d stores x %d handlers, %d jobs and %d flows over %d tenants at limit %d: %v",
-		c.stores, c.concurrency, c.jobs, c.flows, c.tenants, c.limit, r.took)
+	t.Logf("%d workers (shared store: %v) x %d handlers, %d jobs and %d flows over %d tenants at limit %d: %v",
+		c.stores, c.shared, c.concurrency, c.jobs, c.flows, c.tenants, c.limit, r.took)
 	if r.deadlocks != 0 {
 		t.Errorf("the server counted %d deadlocks; want none", r.deadlocks)
 	}
@@ -102,6 +114,10 @@ func runContention(t *testing.T, c contention) contentionResult {
 	defer cancel()
 	stores := make([]*pgqueue.Store, c.stores)
 	for i := range stores {
+		if c.shared && i > 0 {
+			stores[i] = stores[0]
+			continue
+		}
 		s, err := pgqueue.Open(ctx, url, pgqueue.Options{Schema: "sluice", MaxConns: 6})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
@@ -134,8 +150,10 @@ func runContention(t *testing.T, c contention) contentionResult {
 	took := time.Since(start)
 	cancel()
 	wg.Wait()
-	for _, s := range stores {
-		s.Close()
+	for i, s := range stores {
+		if i == 0 || !c.shared {
+			s.Close()
+		}
 	}
 	return contentionResult{took: took, deadlocks: deadlocks(t, url) - before, errs: logs.list(), overLimit: h.over()}
 }
@@ -146,7 +164,7 @@ func enqueueContention(t *testing.T, s *pgqueue.Store, c contention) int {
 	t.Helper()
 	ctx := context.Background()
 	cl := queue.NewClient(s)
-	for i := 0; i < c.tenants; i++ {
+	for i := 0; i < c.tenants && c.limit > 0; i++ {
 		if err := s.SetTenant(ctx, tenantName(i), queue.TenantConfig{Limit: c.limit}); err != nil {
 			t.Fatalf("SetTenant: %v", err)
 		}
@@ -232,7 +250,7 @@ func newTenantTracker(limit, total int) *tenantTracker {
 func (h *tenantTracker) Work(_ context.Context, j *queue.Job) ([]byte, error) {
 	h.mu.Lock()
 	h.running[j.Tenant]++
-	if n := h.running[j.Tenant]; n > h.limit {
+	if n := h.running[j.Tenant]; h.limit > 0 && n > h.limit {
 		h.exceeded[j.Tenant] = max(h.exceeded[j.Tenant], n)
 	}
 	h.mu.Unlock()
