@@ -2,6 +2,7 @@ package pgqueue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/pgqueue"
@@ -306,4 +308,81 @@ func (l *errorLog) list() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.errs...)
+}
+
+// TestRescueAcrossCompletions: rescuers of several stores taking expired
+// jobs of tenants while those jobs' workers complete them lock in the
+// same order as the completions (the tenants first, then the rows), so the
+// server finds no deadlock: every job is either completed by its worker
+// or rescued first (its Complete then says the lease was lost).
+func TestRescueAcrossCompletions(t *testing.T) {
+	const jobs, tenants, rescuers = 400, 10, 4
+	url := pgtest.Database(t, pgtest.URL(t))
+	before := deadlocks(t, url)
+	ctx := context.Background()
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	stores := make([]*pgqueue.Store, rescuers)
+	for i := range stores {
+		s, err := pgqueue.Open(ctx, url, pgqueue.Options{Schema: "sluice", MaxConns: 6, Clock: clk})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	specs := make([]queue.JobSpec, jobs)
+	for i := range specs {
+		specs[i] = queue.JobSpec{Queue: "q", Kind: "k", Tenant: tenantName(i % tenants)}
+	}
+	if _, err := stores[0].Enqueue(ctx, specs); err != nil {
+		t.Fatalf("Enqueue: %v", err)
+	}
+	var leases []queue.Lease
+	for len(leases) < jobs {
+		ls, err := stores[0].Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 100, LeaseFor: time.Minute})
+		if err != nil || len(ls) == 0 {
+			t.Fatalf("Lease = %d jobs, %v, with %d of %d leased", len(ls), err, len(leases), jobs)
+		}
+		leases = append(leases, ls...)
+	}
+	clk.Advance(2 * time.Minute)
+	var wg sync.WaitGroup
+	errs := make(chan error, jobs+rescuers)
+	for i, l := range leases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := stores[i%rescuers].Complete(ctx, l.Job.ID, l.Token, nil)
+			if err != nil && !errors.Is(err, queue.ErrLeaseLost) {
+				errs <- fmt.Errorf("Complete(%s): %w", l.Job.ID, err)
+			}
+		}()
+	}
+	for _, s := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				r, err := s.RescueExpired(ctx, queue.RescueRequest{Queues: []string{"q"}, Limit: 20})
+				if err != nil {
+					errs <- fmt.Errorf("RescueExpired: %w", err)
+					return
+				}
+				if r.Requeued == 0 {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for _, s := range stores {
+		s.Close()
+	}
+	if n := deadlocks(t, url) - before; n != 0 {
+		t.Errorf("the server counted %d deadlocks; want none", n)
+	}
 }
