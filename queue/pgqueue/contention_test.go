@@ -33,6 +33,8 @@ type contention struct {
 	shared              bool // the workers share one store
 	tenants, limit      int  // limit 0: the tenants have none
 	jobs                int  // plain jobs, spread over the tenants
+	groups              int  // groups at a limit of 4 the jobs are spread over too
+	admin               bool // the tenants' settings are set again during the run
 	flows               int  // chains of three jobs, each in one tenant
 }
 
@@ -63,6 +65,11 @@ func TestTenantsAcrossWorkers(t *testing.T) {
 	t.Run("one store", func(t *testing.T) {
 		oc := c
 		oc.shared = true
+		checkContention(t, oc, runContention(t, oc))
+	})
+	t.Run("groups across tenants", func(t *testing.T) {
+		oc := c
+		oc.groups, oc.admin = 7, true
 		checkContention(t, oc, runContention(t, oc))
 	})
 	t.Run("no limits", func(t *testing.T) {
@@ -144,6 +151,13 @@ func runContention(t *testing.T, c contention) contentionResult {
 			}
 		}()
 	}
+	if c.admin {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			setTenants(ctx, stores[len(stores)-1], c, logs)
+		}()
+	}
 	select {
 	case <-h.all:
 	case <-time.After(5 * time.Minute):
@@ -171,9 +185,18 @@ func enqueueContention(t *testing.T, s *pgqueue.Store, c contention) int {
 			t.Fatalf("SetTenant: %v", err)
 		}
 	}
+	for i := 0; i < c.groups; i++ {
+		if _, err := s.CreateGroup(ctx, queue.GroupSpec{ID: groupName(i), MaxConcurrency: 4}); err != nil {
+			t.Fatalf("CreateGroup: %v", err)
+		}
+	}
 	var specs []queue.JobSpec
 	for i := 0; i < c.jobs; i++ {
-		specs = append(specs, queue.JobSpec{Queue: "q", Kind: "k", Tenant: tenantName(i % c.tenants)})
+		sp := queue.JobSpec{Queue: "q", Kind: "k", Tenant: tenantName(i % c.tenants)}
+		if c.groups > 0 {
+			sp.Group = groupName(i % c.groups)
+		}
+		specs = append(specs, sp)
 	}
 	for len(specs) > 0 {
 		n := min(len(specs), 100)
@@ -194,6 +217,19 @@ func enqueueContention(t *testing.T, s *pgqueue.Store, c contention) int {
 }
 
 func tenantName(i int) string { return fmt.Sprintf("t%02d", i) }
+
+func groupName(i int) string { return fmt.Sprintf("g%02d", i) }
+
+// setTenants sets the tenants' limits again and again until ctx ends: a
+// step that locks a tenant and fills it, amid the workers' steps.
+func setTenants(ctx context.Context, s *pgqueue.Store, c contention, logs *errorLog) {
+	for i := 0; ctx.Err() == nil; i++ {
+		err := s.SetTenant(ctx, tenantName(i%c.tenants), queue.TenantConfig{Limit: c.limit})
+		if err != nil && ctx.Err() == nil {
+			logs.add("SetTenant: " + err.Error())
+		}
+	}
+}
 
 // deadlocks reads the server's count of deadlocks in the database of url
 // once every other session of it has ended, so that their counts have
