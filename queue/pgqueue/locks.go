@@ -190,39 +190,23 @@ func (s *Store) lockName(u uniqueName) string {
 // uniqueKeys returns the advisory lock keys of unique keys, read from the
 // server (hashtextextended, which takes no lock) once per step.
 func (sc *sched) uniqueKeys(us []uniqueName) ([]int64, error) {
+	var miss []uniqueName
 	var ask []string
 	for _, u := range us {
-		if _, ok := sc.unique[u]; !ok {
-			ask = append(ask, sc.s.lockName(u))
+		if _, ok := sc.unique[u]; !ok && !slices.Contains(miss, u) {
+			miss, ask = append(miss, u), append(ask, sc.s.lockName(u))
 		}
 	}
 	if len(ask) > 0 {
-		rows, err := sc.peekRows(`SELECT hashtextextended(n, 0) FROM unnest($1::text[]) WITH ORDINALITY AS u(n, i) ORDER BY i`, ask)
+		got, err := sc.hashes(ask)
 		if err != nil {
-			return nil, err
-		}
-		got := make([]int64, 0, len(ask))
-		for rows.Next() {
-			var k int64
-			if err := rows.Scan(&k); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			got = append(got, k)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return nil, err
 		}
 		if sc.unique == nil {
 			sc.unique = map[uniqueName]int64{}
 		}
-		i := 0
-		for _, u := range us {
-			if _, ok := sc.unique[u]; !ok && i < len(got) {
-				sc.unique[u] = got[i]
-				i++
-			}
+		for i, u := range miss {
+			sc.unique[u] = got[i]
 		}
 	}
 	out := make([]int64, len(us))
@@ -230,6 +214,30 @@ func (sc *sched) uniqueKeys(us []uniqueName) ([]int64, error) {
 		out[i] = sc.unique[u]
 	}
 	return out, nil
+}
+
+// hashes returns hashtextextended(name, 0) of each of names, in order.
+func (sc *sched) hashes(names []string) ([]int64, error) {
+	rows, err := sc.peekRows(`SELECT hashtextextended(n, 0) FROM unnest($1::text[]) WITH ORDINALITY AS u(n, i) ORDER BY i`, names)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	got := make([]int64, 0, len(names))
+	for rows.Next() {
+		var k int64
+		if err := rows.Scan(&k); err != nil {
+			return nil, err
+		}
+		got = append(got, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(got) != len(names) {
+		return nil, fmt.Errorf("pgqueue: %d lock keys for %d unique keys", len(got), len(names))
+	}
+	return got, nil
 }
 
 // lockSpecs takes, in key order, the locks of every scope and unique key

@@ -156,3 +156,31 @@ func TestPlaceFromStaleRead(t *testing.T) {
 		}
 	}
 }
+
+// TestUniqueKeysRepeated: the lock keys of a batch's unique keys are each
+// key's own, however often a key repeats in the batch: the key the
+// server takes for the key alone (hashtextextended of its lock name).
+func TestUniqueKeysRepeated(t *testing.T) {
+	t.Parallel()
+	s := openInternal(t, nil)
+	a, b := uniqueName{"q", "a"}, uniqueName{"q", "b"}
+	err := inStep(t, s, func(sc *sched) error {
+		got, err := sc.uniqueKeys([]uniqueName{a, a, b, a})
+		if err != nil {
+			return err
+		}
+		for i, u := range []uniqueName{a, a, b, a} {
+			var want int64
+			if err := sc.peek(`SELECT hashtextextended($1, 0)`, s.lockName(u)).Scan(&want); err != nil {
+				return err
+			}
+			if got[i] != want {
+				t.Errorf("key %d (%s) = %d, want %d", i, u.key, got[i], want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
