@@ -142,26 +142,14 @@ func (sc *sched) place(p placing) (bool, error) {
 			return false, err
 		}
 	}
-	var start, finish, band, rank *int64
-	k, f, tagged := fairKey{p.queue, p.tenant}, fairNext{}, false
-	if !p.hasTag {
-		f, tagged = sc.finish[k]
-		s, fi, b, r, err := sc.tag(p.queue, p.tenant, p.priority)
-		if err != nil {
-			return false, err
-		}
-		start, finish, band, rank = &s, &fi, &b, &r
+	tag, untag, err := sc.firstTag(p)
+	if err != nil {
+		return false, err
 	}
 	var one int
-	err = sc.row(qPlace, string(state), hold, waitEnd, sc.now, start, finish, band, rank, p.id, p.from, p.hasTag).Scan(&one)
+	err = sc.row(qPlace, string(state), hold, waitEnd, sc.now, tag[0], tag[1], tag[2], tag[3], p.id, p.from, p.hasTag).Scan(&one)
 	if isNoRows(err) {
-		if !p.hasTag { // the tag was not taken
-			if tagged {
-				sc.finish[k] = f
-			} else {
-				delete(sc.finish, k)
-			}
-		}
+		untag()
 		return false, nil
 	}
 	if err != nil {
@@ -171,6 +159,31 @@ func (sc *sched) place(p placing) (bool, error) {
 		sc.readyQueue(p.queue)
 	}
 	return true, nil
+}
+
+// firstTag returns the fair tag (start, finish, band, rank) of a job p
+// becoming ready for the first time, all nil for one that has a tag, and
+// the function that gives the tag back to the step when the job is not
+// placed after all.
+func (sc *sched) firstTag(p placing) (tag [4]*int64, untag func(), err error) {
+	untag = func() {}
+	if p.hasTag {
+		return tag, untag, nil
+	}
+	k := fairKey{p.queue, p.tenant}
+	prev, had := sc.finish[k]
+	start, finish, band, rank, err := sc.tag(p.queue, p.tenant, p.priority)
+	if err != nil {
+		return tag, untag, err
+	}
+	untag = func() {
+		if had {
+			sc.finish[k] = prev
+		} else {
+			delete(sc.finish, k)
+		}
+	}
+	return [4]*int64{&start, &finish, &band, &rank}, untag, nil
 }
 
 // wakeTenants fills the tenants whose wake has come (a pause ended, or a
