@@ -86,6 +86,8 @@ func TestFairTagsMatchGo(t *testing.T) {
 	})
 }
 
+// checkFairCase sets up case fc in the fresh queue q, enqueues its job
+// through b and compares what the script stored with the Go rule.
 func checkFairCase(t *testing.T, s server, c *redis.Client, b *redisqueue.Backend, q string, fc fairCase) {
 	ctx := context.Background()
 	sched := redisqueue.SchedKey(b, q)
