@@ -1,5 +1,7 @@
 package redisqueue
 
+import "strings"
+
 // SetListBudget changes how many jobs List looks at per queue and call,
 // so tests can reach the short-page path with few jobs. It returns a
 // function that restores the old value.
@@ -59,4 +61,29 @@ func HeadsKnown(b *Backend, q string) string {
 // Hears reports whether b hears queue q's channel and the timers channel.
 func Hears(b *Backend, q string) bool {
 	return b.notes.heard([]string{b.keys.queue(q).channel})
+}
+
+// SharedSource is the code every script that moves jobs runs before its
+// own file (loadScript), with the Go constants filled in: a test script
+// appended to it calls the scripts' own functions.
+func SharedSource() string {
+	var src strings.Builder
+	for _, f := range libShared {
+		src.WriteString(luaFile(f))
+		src.WriteByte('\n')
+	}
+	return luaConstants.Replace(src.String())
+}
+
+// SchedKey is the hash of queue q's fair-order state (virtual time v,
+// aging step ag, finish tags f:<tenant>).
+func SchedKey(b *Backend, q string) string { return b.keys.queue(q).keys[keySched] }
+
+// JobKey is the hash of the job with id id.
+func JobKey(b *Backend, id string) (string, error) {
+	seq, q, err := parseID(id)
+	if err != nil {
+		return "", err
+	}
+	return b.keys.queue(q).jobKey(seq), nil
 }

@@ -76,7 +76,7 @@ var allScripts = []*redis.Script{
 // before its first write, since Redis does not undo a script's writes when
 // it fails halfway.
 func loadScript(name string) *redis.Script {
-	s := buildScript(name, "outbox_args()\n", "events", "lib", "sched", "scope", "flowlib")
+	s := buildScript(name, "outbox_args()\n", libShared...)
 	movers[s] = true
 	return s
 }

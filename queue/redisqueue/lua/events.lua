@@ -36,7 +36,8 @@ end
 
 -- esc escapes a key segment as keyspace.Escape does: every byte outside
 -- A-Z a-z 0-9 - _ . ~ becomes %XX. Ids, job ids and subscription names
--- from callers go into keys only through it.
+-- from callers go into keys only through it. fairtag_test.go checks it,
+-- and scope.lua's X.esc, against keyspace.Escape.
 local function esc(s)
   return (string.gsub(s, '[^A-Za-z0-9%-_%.~]', function(c)
     return string.format('%%%02X', string.byte(c))

@@ -19,7 +19,8 @@ local n = tonumber(ARGV[11])
 local log, logmax, idsuf = ARGV[8], ARGV[9], ARGV[10]
 local last = tonumber(redis.call('GET', KEYS[4]) or '0')
 -- The fair order (sched.lua's tag): jobs without a tenant share the
--- finish tag f: and advance it by 1000 (weight 1).
+-- finish tag f: and advance it by 1000 (weight 1). fairtag_test.go checks
+-- this copy and sched.lua's against backend.FairTag and backend.FairOrder.
 local sv = redis.call('HMGET', KEYS[5], 'v', 'ag', 'f:')
 local v, ag, f = tonumber(sv[1] or '0'), tonumber(sv[2] or '0'), tonumber(sv[3] or '0')
 local out, jobs, pending, scheduled = {}, {}, {}, {}

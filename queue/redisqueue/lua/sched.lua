@@ -158,7 +158,8 @@ local function backlog_take(adds, tn)
 end
 
 -- tag gives a job ready for the first time its start tag and order, and
--- appends the fields to write to h.
+-- appends the fields to write to h. fairtag_test.go checks it against
+-- backend.FairTag and backend.FairOrder.
 local function tag(J, h)
   local s = qsched(J.q)
   local tn = J.tn or ''
