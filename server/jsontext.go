@@ -15,9 +15,11 @@ import (
 // again beside the Go type it was decoded into and refuses
 //
 //   - a field name that is not exactly a field's JSON name ({"Queue":…});
-//   - in any string the API reads (names, keys, tokens, URLs…): a NUL
-//     (\u0000), which not every store can hold, invalid UTF-8, or an
-//     unpaired surrogate, which would reach the store changed;
+//   - in any string the API reads into a Go string (names, keys, tokens,
+//     URLs, a subject's values; not payloads, results or data, kept as
+//     the JSON they are): a NUL (\u0000), which not every store can hold,
+//     invalid UTF-8, or an unpaired surrogate, which would reach the store
+//     changed;
 //   - anywhere in the body, opaque JSON values (payload, result, data)
 //     included: invalid UTF-8, which is not JSON.
 //
@@ -46,15 +48,19 @@ func (w *textWalker) value(t reflect.Type, path string, free bool) *problem {
 	}
 	c := w.peek()
 	switch {
-	case t == nil || t == rawMessageType || t.Kind() == reflect.Interface || opaque(t):
+	case t == nil || t == rawMessageType || opaque(t):
 		return w.opaque(path)
+	case t.Kind() == reflect.Interface && c == '{': // decoded as map[string]any
+		return w.mapValue(t, path)
+	case t.Kind() == reflect.Interface && c == '[':
+		return w.array(t, path)
 	case t.Kind() == reflect.Struct && c == '{':
 		return w.object(t, path)
 	case t.Kind() == reflect.Map && c == '{':
-		return w.mapValue(t, path)
+		return w.mapValue(t.Elem(), path)
 	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && c == '[':
 		return w.array(t.Elem(), path)
-	case t.Kind() == reflect.String && c == '"':
+	case (t.Kind() == reflect.String || t.Kind() == reflect.Interface) && c == '"':
 		raw := w.str()
 		if free {
 			return nil
@@ -96,13 +102,15 @@ func (w *textWalker) object(t reflect.Type, path string) *problem {
 	})
 }
 
-func (w *textWalker) mapValue(t reflect.Type, path string) *problem {
+// mapValue walks an object decoded into a map (or into any) whose
+// values are of type elem.
+func (w *textWalker) mapValue(elem reflect.Type, path string) *problem {
 	return w.members(path, func(key string, rawKey []byte) *problem {
 		at := joinPath(path, key)
 		if p := rawStringProblem(rawKey, at); p != nil {
 			return p
 		}
-		return w.value(t.Elem(), at, false)
+		return w.value(elem, at, false)
 	})
 }
 
