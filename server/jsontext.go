@@ -49,18 +49,16 @@ func (w *textWalker) value(t reflect.Type, path string, free bool) *problem {
 	c := w.peek()
 	switch {
 	case t == nil || t == rawMessageType || opaque(t):
-		return w.opaque(path)
-	case t.Kind() == reflect.Interface && c == '{': // decoded as map[string]any
-		return w.mapValue(t, path)
-	case t.Kind() == reflect.Interface && c == '[':
-		return w.array(t, path)
+		return w.anyValue(path, false)
+	case t.Kind() == reflect.Interface: // decoded as map[string]any, []any, string…
+		return w.anyValue(path, true)
 	case t.Kind() == reflect.Struct && c == '{':
 		return w.object(t, path)
 	case t.Kind() == reflect.Map && c == '{':
 		return w.mapValue(t.Elem(), path)
 	case (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) && c == '[':
 		return w.array(t.Elem(), path)
-	case (t.Kind() == reflect.String || t.Kind() == reflect.Interface) && c == '"':
+	case t.Kind() == reflect.String && c == '"':
 		raw := w.str()
 		if free {
 			return nil
@@ -78,12 +76,35 @@ func opaque(t reflect.Type) bool {
 	return t.Implements(u) || reflect.PointerTo(t).Implements(u)
 }
 
-func (w *textWalker) opaque(path string) *problem {
-	w.peek()
-	start := w.i
+// anyValue walks a value of no fixed type: one decoded into any (its
+// strings become Go strings: strict) or kept as raw JSON (its strings
+// only have to be UTF-8).
+func (w *textWalker) anyValue(path string, strict bool) *problem {
+	check := rawStringProblem
+	if !strict {
+		check = utf8Problem
+	}
+	switch w.peek() {
+	case '{':
+		return w.members(path, func(key string, rawKey []byte) *problem {
+			at := joinPath(path, key)
+			if p := check(rawKey, at); p != nil {
+				return p
+			}
+			return w.anyValue(at, strict)
+		})
+	case '[':
+		return w.items(path, func(at string) *problem { return w.anyValue(at, strict) })
+	case '"':
+		return check(w.str(), path)
+	}
 	w.skip()
-	if !utf8.Valid(w.b[start:w.i]) {
-		return badRequest("%s must be valid UTF-8 (JSON text is UTF-8)", orBody(path))
+	return nil
+}
+
+func utf8Problem(raw []byte, field string) *problem {
+	if !utf8.Valid(raw) {
+		return badRequest("%s must be valid UTF-8", orBody(field))
 	}
 	return nil
 }
@@ -127,9 +148,6 @@ func (w *textWalker) members(path string, fn func(key string, rawKey []byte) *pr
 			continue
 		}
 		rawKey := w.str()
-		if !utf8.Valid(rawKey) {
-			return badRequest("%s holds a field name that is not valid UTF-8", orBody(path))
-		}
 		var key string
 		_ = json.Unmarshal(append(append([]byte{'"'}, rawKey...), '"'), &key)
 		w.peek()
@@ -142,8 +160,13 @@ func (w *textWalker) members(path string, fn func(key string, rawKey []byte) *pr
 
 func (w *textWalker) array(elem reflect.Type, path string) *problem {
 	if elem.Kind() == reflect.Uint8 {
-		return w.opaque(path) // []byte is base64 text
+		return w.anyValue(path, false) // []byte is base64 text
 	}
+	return w.items(path, func(at string) *problem { return w.value(elem, at, false) })
+}
+
+// items walks an array's items, calling fn at each with its path.
+func (w *textWalker) items(path string, fn func(at string) *problem) *problem {
 	w.i++ // [
 	for n := 0; ; {
 		switch w.peek() {
@@ -154,7 +177,7 @@ func (w *textWalker) array(elem reflect.Type, path string) *problem {
 			w.i++
 			continue
 		}
-		if p := w.value(elem, fmt.Sprintf("%s[%d]", path, n), false); p != nil {
+		if p := fn(fmt.Sprintf("%s[%d]", path, n)); p != nil {
 			return p
 		}
 		n++
