@@ -99,3 +99,32 @@ func TestNULIdentifiersOnEveryStore(t *testing.T) {
 		})
 	}
 }
+
+// Field names match exactly, at every depth: encoding/json alone took
+// {"Queue":…} for queue. A surrogate pair is a character and is taken.
+func TestStrictFieldNames(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, testConfig, true)
+	cases := []struct{ path, body, detail string }{
+		{"/v1/jobs", `{"Queue":"q","kind":"k"}`, `unknown field "Queue": field names are case-sensitive (fields: `},
+		{"/v1/jobs/batch", `{"jobs":[{"queue":"q","kind":"k"},{"queue":"q","KIND":"k"}]}`, `unknown field "jobs[1].KIND": field names are case-sensitive`},
+		{"/v1/flows", `{"nodes":[{"name":"a","job":{"queue":"q","kind":"k","Tenant":"t"}}]}`, `unknown field "nodes[0].job.Tenant": field names are case-sensitive`},
+		{"/v1/jobs", `{"queue":"q","kind":"k","webhook":{"URL":"https://203.0.113.7/h"}}`, `unknown field "webhook.URL": field names are case-sensitive`},
+		{"/v1/jobs", `{"queue":"q","kind":"k","unique_key":"a\udfffb"}`, `unique_key must not contain an unpaired surrogate (\udfff): it is not a character`},
+		{"/v1/jobs", `{"queue":"q","kind":"k","unique_key":"a\ud83d"}`, `unique_key must not contain an unpaired surrogate (\ud83d): it is not a character`},
+		{"/v1/jobs", "{\"queue\":\"q\",\"kind\":\"k\",\"payload\":{\"a\":\"\xff\"}}", `payload.a must be valid UTF-8`},
+	}
+	for _, c := range cases {
+		r := h.do("POST", c.path, "", c.body)
+		if d, _ := r.body["detail"].(string); r.status != 400 || !strings.HasPrefix(d, c.detail) {
+			t.Errorf("POST %s %s\n got %d %s\nwant 400 %q", c.path, c.body, r.status, r.raw, c.detail)
+		}
+	}
+	r := h.do("POST", "/v1/jobs", "", `{"queue":"q\ud83d\ude00","kind":"k","payload":{"s":"\ud800 kept as JSON"}}`)
+	if r.status != 201 || r.body["job"].(map[string]any)["queue"] != "q😀" {
+		t.Fatalf("a surrogate pair: %d %s, want 201 in queue q😀", r.status, r.raw)
+	}
+	if r := h.do("GET", "/v1/jobs", "", ""); len(r.body["jobs"].([]any)) != 1 {
+		t.Errorf("jobs after the refusals: %s, want the one taken", r.raw)
+	}
+}
