@@ -10,21 +10,21 @@ import (
 // one rule, here, before it reaches any store:
 //
 //   - free text a worker writes (an attempt's error) is made storable:
-//     StorableError replaces each NUL and each invalid UTF-8 sequence with
-//     U+FFFD, the replacement character, so the failure is recorded on
+//     StorableError replaces each NUL and each run of bytes that are not
+//     UTF-8 with U+FFFD, the replacement character, so the failure is recorded on
 //     every store, the same everywhere, and the attempt ends as it should;
 //   - identifiers (queue, kind, tenant and group names, unique keys, worker
 //     ids) are refused with an *InvalidArgumentError when they hold NUL or
 //     invalid UTF-8 (CheckText): a name changed on the way in would no
 //     longer be the name its caller uses.
 
-// ReplacementChar is what StorableText puts in place of a NUL byte or an
-// invalid UTF-8 sequence.
+// ReplacementChar is what StorableText puts in place of a NUL byte or a
+// run of bytes that are not UTF-8.
 const ReplacementChar = "\uFFFD"
 
-// StorableText returns s with each NUL byte and each invalid UTF-8
-// sequence replaced by U+FFFD: text every store keeps as it is. Valid
-// text without NUL is returned unchanged.
+// StorableText returns s with each NUL byte, and each run of bytes that
+// are not UTF-8, replaced by U+FFFD: text every store keeps as it is.
+// Valid text without NUL is returned unchanged.
 func StorableText(s string) string {
 	if Storable(s) {
 		return s
