@@ -133,7 +133,8 @@ type Backend interface {
 	//   - CancelRequested: cancelled;
 	//   - f.Permanent, or Attempt >= MaxAttempts: failed (FinishedAt = now);
 	//   - otherwise: retrying with RunAt = now + f.RetryIn.
-	// The lease is cleared. Fenced.
+	// The lease is cleared. Fenced. f.Error is recorded as
+	// StorableError(f.Error): every store keeps the same text.
 	Fail(ctx context.Context, id, token string, f Failure) (State, error)
 
 	// Snooze ends an attempt without spending it (Attempt-1) and runs the

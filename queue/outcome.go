@@ -68,7 +68,7 @@ func (r *run) outcomeWrite(jl *jobLease, job *Job, o outcome) func(context.Conte
 	// The backoff is drawn once, so every retry of the write asks for the
 	// same delay.
 	f := Failure{
-		Error:     truncate(o.err.Error(), MaxErrorLen),
+		Error:     StorableError(o.err.Error()),
 		RetryIn:   cfg.Backoff(job.Attempt, o.err),
 		Permanent: IsPermanent(o.err),
 	}

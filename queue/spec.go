@@ -3,6 +3,7 @@ package queue
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Bounds of a JobSpec besides those next to it in job.go.
@@ -64,6 +65,9 @@ func ValidateSpec(s JobSpec, maxPayload int) error {
 	if len(s.UniqueKey) > MaxUniqueKeyLen {
 		return invalid(Field("JobSpec", "UniqueKey"), "must be at most %d bytes, got %d", MaxUniqueKeyLen, len(s.UniqueKey))
 	}
+	if err := CheckText(Field("JobSpec", "UniqueKey"), s.UniqueKey); err != nil {
+		return err
+	}
 	if err := validDuration(Field("JobSpec", "UniqueFor"), s.UniqueFor); err != nil {
 		return err
 	}
@@ -93,6 +97,9 @@ func validName(field FieldPath, v string, required bool) error {
 	}
 	if len(v) > MaxNameLen {
 		return invalid(field, "must be at most %d bytes, got %d", MaxNameLen, len(v))
+	}
+	if !utf8.ValidString(v) {
+		return invalid(field, "must be valid UTF-8, got %q", v)
 	}
 	for _, r := range v {
 		if r < 0x20 || r == 0x7f {

@@ -20,7 +20,7 @@ var fieldBounds = map[string]intBound{
 	"unique_for_ms": msBound, "max_wait_ms": msBound, "ttl_ms": msBound, "min_interval_ms": msBound,
 	"duration_ms":  {min: 0, max: msBound.max, note: " (100 years; 0 or absent pauses until resumed)"},
 	"wait_ms":      {min: 0, max: MaxLeaseWait.Milliseconds()},
-	"max":          {min: 0, max: MaxLeaseBatch},
+	"max":          {min: 1, max: MaxLeaseBatch},
 	"priority":     {min: 0, max: queue.MaxPriority},
 	"max_attempts": {min: 0, max: queue.MaxAttemptsLimit},
 	"weight":       {min: 0, max: queue.MaxWeight},

@@ -19,13 +19,18 @@ import (
 // place that speaks of the API's fields and JSON's types, never Go's.
 
 // decodeJSON reads r's body (already bounded by MaxBytesReader) into v,
-// strictly: one JSON object, no unknown fields. optional allows an empty
-// body (v keeps its zero value).
+// strictly: one JSON object, no unknown fields, field names of the exact
+// case, and text the API can keep as it was sent (see checkText).
+// optional allows an empty body (v keeps its zero value).
 func decodeJSON(r *http.Request, v any, optional bool) *problem {
 	if p := checkBodyHeaders(r); p != nil {
 		return p
 	}
-	dec := newDecoder(r.Body)
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		return jsonProblem(err, v, "")
+	}
+	dec := newDecoder(bytes.NewReader(data))
 	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) && optional {
 			return nil
@@ -33,13 +38,9 @@ func decodeJSON(r *http.Request, v any, optional bool) *problem {
 		return jsonProblem(err, v, "")
 	}
 	if err := dec.Decode(&json.RawMessage{}); !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return jsonProblem(err, v, "")
-		}
 		return badRequest("request body must hold exactly one JSON value")
 	}
-	return nil
+	return checkText(data, v, "")
 }
 
 // decodePart decodes data, one element of a body already read (a job of
@@ -49,7 +50,7 @@ func decodePart(data json.RawMessage, v any, path string) *problem {
 	if err := newDecoder(bytes.NewReader(data)).Decode(v); err != nil {
 		return jsonProblem(err, v, path)
 	}
-	return nil
+	return checkText(data, v, path)
 }
 
 func newDecoder(r io.Reader) *json.Decoder {

@@ -63,7 +63,8 @@ func TestListJobsFilters(t *testing.T) {
 	}
 	bad := []struct{ query, detail string }{
 		{"order=sideways", `order must be "oldest" or "newest", got "sideways"`},
-		{"tenant=a%00b", `tenant must not contain control characters, got "a\x00b"`},
+		{"tenant=a%01b", `tenant must not contain control characters, got "a\x01b"`},
+		{"tenant=a%00b", `tenant (in the query) must not contain NUL (%00)`},
 	}
 	for _, c := range bad {
 		if r := h.do("GET", "/v1/jobs?"+c.query, "", ""); r.status != 400 || r.body["detail"] != c.detail {

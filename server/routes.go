@@ -112,10 +112,11 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
-// wrap adds, in order: metrics by route, panic recovery, auth, the body
-// size limit and the queue check.
+// wrap adds, in order: metrics by route, panic recovery, auth, the check
+// of the URL's text (urltext.go), the queue check and the body size limit.
 func (s *Server) wrap(rt route) http.Handler {
 	name := rt.method + " " + rt.path
+	params := pathParams(rt.path)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
@@ -131,6 +132,10 @@ func (s *Server) wrap(rt route) http.Handler {
 			if p.Status == http.StatusUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
 			}
+			writeProblem(w, p, nil)
+			return
+		}
+		if p := checkURLText(r, params); p != nil {
 			writeProblem(w, p, nil)
 			return
 		}

@@ -46,8 +46,8 @@ func retryAfterOf(err error) time.Duration {
 type leaseRequestBody struct {
 	Queues   []string `json:"queues"`
 	WorkerID string   `json:"worker_id"`
-	// Max jobs to lease; default 1.
-	Max int `json:"max"`
+	// Max jobs to lease, from 1 to MaxLeaseBatch; absent means 1.
+	Max *int `json:"max"`
 	// LeaseMS is the lease length; default the config's queues.lease.
 	LeaseMS int64 `json:"lease_ms"`
 	// WaitMS long-polls up to this long for work; default 0 (answer at
@@ -65,17 +65,18 @@ type leasesBody struct {
 }
 
 func (b *leaseRequestBody) check(defaultLease time.Duration) (queue.LeaseRequest, time.Duration, *problem) {
-	req := queue.LeaseRequest{Queues: b.Queues, WorkerID: b.WorkerID, Max: b.Max}
+	req := queue.LeaseRequest{Queues: b.Queues, WorkerID: b.WorkerID, Max: 1}
 	switch {
 	case len(b.Queues) == 0:
 		return req, 0, badRequest("queues must name at least one queue")
 	case b.WorkerID == "":
 		return req, 0, badRequest("worker_id is required")
-	case strings.TrimSpace(b.WorkerID) == "":
-		return req, 0, badRequest("worker_id must not be blank (only spaces), got %q", clip(b.WorkerID))
 	}
-	if p := fieldBounds["max"].check("max", int64(b.Max)); p != nil {
-		return req, 0, p
+	if b.Max != nil {
+		if p := fieldBounds["max"].check("max", int64(*b.Max)); p != nil {
+			return req, 0, p
+		}
+		req.Max = *b.Max
 	}
 	if p := fieldBounds["wait_ms"].check("wait_ms", b.WaitMS); p != nil {
 		return req, 0, p
@@ -84,18 +85,30 @@ func (b *leaseRequestBody) check(defaultLease time.Duration) (queue.LeaseRequest
 	if req.LeaseFor, p = millis("lease_ms", b.LeaseMS); p != nil {
 		return req, 0, p
 	}
-	for i, q := range b.Queues {
-		if strings.TrimSpace(q) == "" {
-			return req, 0, badRequest("queues[%d] must not be empty or blank (only spaces), got %q", i, clip(q))
-		}
-	}
-	if req.Max == 0 {
-		req.Max = 1
-	}
 	if req.LeaseFor == 0 {
 		req.LeaseFor = defaultLease
 	}
+	if err := req.Validate(); err != nil {
+		return req, 0, badRequest("%s", leaseDetail(err))
+	}
 	return req, time.Duration(b.WaitMS) * time.Millisecond, nil
+}
+
+// leaseDetail words a refused queue.LeaseRequest with the API's names:
+// queues[3] for LeaseRequest.Queues[3], worker_id for WorkerID.
+func leaseDetail(err error) string {
+	var ia *queue.InvalidArgumentError
+	if !errors.As(err, &ia) || ia.Path.Type != "LeaseRequest" {
+		return strings.TrimPrefix(err.Error(), "queue: ")
+	}
+	name := ia.Path.Name
+	for goName, api := range map[string]string{"Queues": "queues", "WorkerID": "worker_id", "Max": "max", "LeaseFor": "lease_ms"} {
+		if rest, ok := strings.CutPrefix(name, goName); ok {
+			name = api + rest
+			break
+		}
+	}
+	return name + " " + ia.Rule
 }
 
 func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
@@ -253,7 +266,7 @@ func (s *Server) handleComplete(w http.ResponseWriter, r *http.Request) {
 
 type failBody struct {
 	Token     string `json:"token"`
-	Error     string `json:"error"`
+	Error     string `json:"error" text:"any"` // free text, made storable
 	RetryInMS int64  `json:"retry_in_ms"`
 	Permanent bool   `json:"permanent"`
 }
@@ -272,9 +285,7 @@ func (s *Server) handleFail(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, nil)
 		return
 	}
-	if len(body.Error) > queue.MaxErrorLen {
-		body.Error = body.Error[:queue.MaxErrorLen]
-	}
+	body.Error = queue.StorableError(body.Error)
 	id := r.PathValue("id")
 	job := s.peekJob(r.Context(), id)
 	if retry == 0 && job != nil {

@@ -75,6 +75,7 @@ func finished(j queue.Job, s queue.State, now time.Time) queue.Job {
 // buckets, or straight back when RetryIn <= 0) with its attempts and
 // error history, and the delivery acknowledged once the broker confirmed.
 func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+	f.Error = queue.StorableError(f.Error)
 	if sid, ok := b.schedID(id); ok {
 		if b.closed.Load() {
 			return "", queue.ErrClosed

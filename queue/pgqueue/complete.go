@@ -68,7 +68,7 @@ func (s *Store) Complete(ctx context.Context, id, token string, result []byte) e
 	if err := s.check("complete"); err != nil {
 		return err
 	}
-	c := &completion{id: rid, token: token, result: result, done: make(chan error, 1)}
+	c := &completion{id: rid, token: lookupToken(token), result: result, done: make(chan error, 1)}
 	s.done.held.Add(-1)
 	s.done.add(c)
 	select {

@@ -262,6 +262,9 @@ func (s *Store) Flow(ctx context.Context, id string) (*queue.Flow, error) {
 	if err := s.check("flow"); err != nil {
 		return nil, err
 	}
+	if !queue.Storable(id) {
+		return nil, queue.ErrFlowNotFound // never stored: see text.go
+	}
 	f := &queue.Flow{ID: id}
 	var created int64
 	err := s.pool.QueryRow(ctx, qualify(`SELECT name, created_at FROM __schema__.flows WHERE id = $1`, s.schema), id).

@@ -27,6 +27,9 @@ func (s *Store) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Leas
 		return nil, backend.InvalidArgument(queue.Field("", "LeaseRequest"), "needs queues, Max >= 1 and LeaseFor > 0, got %d queues, Max %d, LeaseFor %s",
 			len(req.Queues), req.Max, req.LeaseFor)
 	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	if err := s.check("lease"); err != nil {
 		return nil, err
 	}
@@ -258,6 +261,7 @@ func (s *Store) fenced(ctx context.Context, db pgxQuerier, id int64) error {
 
 // Extend implements queue.Backend.
 func (s *Store) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+	token = lookupToken(token)
 	rid, err := parseID(id)
 	if err != nil {
 		return queue.LeaseStatus{}, err
@@ -281,6 +285,8 @@ func (s *Store) Extend(ctx context.Context, id, token string, leaseFor time.Dura
 // Fail implements queue.Backend. It reads the held job under its row lock
 // (the history of errors is kept in Go), then writes the new state.
 func (s *Store) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+	token = lookupToken(token)
+	f.Error = queue.StorableError(f.Error)
 	rid, err := parseID(id)
 	if err != nil {
 		return "", err
@@ -357,6 +363,7 @@ func (s *Store) Requeue(ctx context.Context, id, token string) (queue.State, err
 // giveBack ends an attempt without spending it: the job goes to next
 // (cancelled instead when a cancel was requested) with RunAt = now + d.
 func (s *Store) giveBack(ctx context.Context, op, id, token string, next queue.State, d time.Duration) (queue.State, error) {
+	token = lookupToken(token)
 	rid, err := parseID(id)
 	if err != nil {
 		return "", err

@@ -217,6 +217,9 @@ func (s *Store) wrap(op string, err error) error {
 	if s.closed.Load() {
 		return fmt.Errorf("pgqueue: %s: %w", op, queue.ErrClosed)
 	}
+	if unstorable(err) {
+		return errUnstorable(op, err)
+	}
 	s.noteFault(err)
 	for _, e := range sentinels {
 		if errors.Is(err, e) {

@@ -29,6 +29,7 @@ const (
 // checks the lease under the job's row lock, records p and, with the
 // event log on, logs it.
 func (s *Store) SetProgress(ctx context.Context, id, token string, p queue.JobProgress) error {
+	token = lookupToken(token)
 	rid, err := parseID(id)
 	if err != nil {
 		return err

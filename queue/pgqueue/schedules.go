@@ -107,6 +107,9 @@ func (s *Store) GetSchedule(ctx context.Context, name string) (*queue.ScheduleRe
 	if err := s.check("get schedule"); err != nil {
 		return nil, err
 	}
+	if !queue.Storable(name) {
+		return nil, queue.ErrScheduleNotFound // never stored: see text.go
+	}
 	out, err := scanSchedule(s.pool.QueryRow(ctx, qualify(qScheduleGet, s.schema), name))
 	return out, s.wrap("get schedule", err)
 }

@@ -70,6 +70,7 @@ func Run(t *testing.T, f Factory) {
 		{"Retention", needs(queue.CapCancelPending), testRetention},
 		{"HugeDurations", nil, testHugeDurations},
 		{"ZeroStrings", nil, testZeroStrings},
+		{"Text", nil, testText},
 		{"ListStats", needs(queue.CapList), testListStats},
 		{"Worker", nil, testWorker},
 		{"Concurrency", nil, testConcurrency},

@@ -217,6 +217,7 @@ func splitList(res any, from, n int) (any, error) {
 
 // Fail implements queue.Backend.
 func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+	f.Error = queue.StorableError(f.Error)
 	perm := "0"
 	if f.Permanent {
 		perm = "1"

@@ -211,6 +211,7 @@ func holder(tx *wtx, id int64, token string) (*queue.Job, error) {
 
 // Fail implements queue.Backend.
 func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+	f.Error = queue.StorableError(f.Error)
 	rid, err := parseID(id)
 	if err != nil {
 		return "", err

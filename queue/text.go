@@ -1,0 +1,69 @@
+package queue
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Every store keeps text the same way, and not every store can keep every
+// byte: Postgres refuses NUL and invalid UTF-8 in text. So text is held to
+// one rule, here, before it reaches any store:
+//
+//   - free text a worker writes (an attempt's error) is made storable:
+//     StorableError replaces each NUL and each run of bytes that are not
+//     UTF-8 with U+FFFD, the replacement character, so the failure is recorded on
+//     every store, the same everywhere, and the attempt ends as it should;
+//   - identifiers (queue, kind, tenant and group names, unique keys, worker
+//     ids) are refused with an *InvalidArgumentError when they hold NUL or
+//     invalid UTF-8 (CheckText): a name changed on the way in would no
+//     longer be the name its caller uses.
+
+// ReplacementChar is what StorableText puts in place of a NUL byte or a
+// run of bytes that are not UTF-8.
+const ReplacementChar = "\uFFFD"
+
+// StorableText returns s with each NUL byte, and each run of bytes that
+// are not UTF-8, replaced by U+FFFD: text every store keeps as it is.
+// Valid text without NUL is returned unchanged.
+func StorableText(s string) string {
+	if Storable(s) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, ReplacementChar), "\x00", ReplacementChar)
+}
+
+// StorableError is an attempt's error message as every store records it:
+// made storable (StorableText), then cut to MaxErrorLen bytes on a
+// character boundary. Backend.Fail records Failure.Error through it, so a
+// worker's error is stored, and read back, the same on every store.
+func StorableError(s string) string {
+	return truncate(StorableText(s), MaxErrorLen)
+}
+
+// Storable reports whether s is valid UTF-8 without NUL: text every store
+// can hold, compare and look up as it is.
+func Storable(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
+}
+
+// CheckText returns an *InvalidArgumentError naming field when v holds a
+// NUL byte or invalid UTF-8, which an identifier must not: not every
+// store can hold them.
+func CheckText(field FieldPath, v string) error {
+	switch {
+	case !utf8.ValidString(v):
+		return invalid(field, "must be valid UTF-8, got %q", clipText(v))
+	case strings.IndexByte(v, 0) >= 0:
+		return invalid(field, "must not contain NUL (\\u0000), got %q", clipText(v))
+	}
+	return nil
+}
+
+// clipText cuts v for an error message: at most 100 bytes, on a
+// character boundary.
+func clipText(v string) string {
+	if len(v) <= 100 {
+		return v
+	}
+	return truncate(v, 100) + "…"
+}
