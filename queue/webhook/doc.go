@@ -68,8 +68,10 @@
 // with the tenant's secret (queue.TenantSecrets) or JobHooks.Secret. They
 // go through the same claims, retries, guard and delivery log as the
 // subscriptions, under the names JobHookName and GroupHookName. Check a
-// caller's URL with Guard.CheckURL before storing it; the guard checks it
-// again on every connection.
+// caller's URL before storing it: give the queue.Client that stores the
+// jobs Guard.WebhookCheck (queue.ClientConfig.CheckWebhook), which checks
+// every job spec and group whatever call brings it; the guard checks the
+// address again on every connection.
 //
 // # Delivery through a job queue
 //
