@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -257,6 +258,9 @@ func (s *Store) Retry(ctx context.Context, id string) (*queue.Job, error) {
 		if err := retryable(id, queue.State(state), grp); err != nil {
 			return err
 		}
+		if err := s.parentsDone(ctx, tx, id, rid, queue.State(state)); err != nil {
+			return err
+		}
 		if key != nil {
 			holder, err := s.lockUnique(ctx, pgxDB{tx}, q, *key, now)
 			if err != nil {
@@ -280,6 +284,21 @@ func (s *Store) Retry(ctx context.Context, id string) (*queue.Job, error) {
 	}
 	s.wake(j.Queue)
 	return j, nil
+}
+
+// parentsDone refuses to retry flow job id while a parent holds it back
+// (queue.Retrier).
+func (s *Store) parentsDone(ctx context.Context, tx pgx.Tx, id string, rid int64, st queue.State) error {
+	var pid int64
+	var state string
+	err := tx.QueryRow(ctx, s.q.retryParent, rid).Scan(&pid, &state)
+	if isNoRows(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return &queue.NotRetryableError{ID: id, State: st, Parent: strconv.FormatInt(pid, 10), ParentState: queue.State(state)}
 }
 
 // retryable returns a *queue.NotRetryableError unless a job in state and
