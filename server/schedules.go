@@ -196,7 +196,7 @@ func (s *Server) scheduleError(w http.ResponseWriter, r *http.Request, err error
 		writeProblem(w, badRequest("%s %s", scheduleAPIField(ia.Path.Name), ia.Rule), nil)
 	case errors.As(err, &ue) && ue.Feature == queue.CapSchedules:
 		writeProblem(w, &problem{Status: http.StatusNotImplemented, Detail: fmt.Sprintf(
-			"the job store (%s) does not keep schedules: run them on SQLite or Redis", ue.Backend)}, nil)
+			"the job store (%s) does not keep schedules: run them on SQLite, Postgres or Redis", ue.Backend)}, nil)
 	case errors.As(err, &ue):
 		writeProblem(w, &problem{Status: http.StatusNotImplemented, Detail: strings.TrimPrefix(err.Error(), "queue: ")}, nil)
 	default:
