@@ -99,6 +99,11 @@ func TestWebhookGuardOnEveryRoute(t *testing.T) {
 			}
 		}
 	}
+	// A schedule's webhook reads back as it was stored.
+	r := allowed.do("GET", "/v1/schedules/s1", "", "")
+	if wh, _ := r.body["job"].(map[string]any)["webhook"].(map[string]any); wh["url"] != "http://127.0.0.1:9/h" {
+		t.Errorf("GET schedule = %s; want its job's webhook", r.raw)
+	}
 }
 
 // wantNothingStored checks that no job, schedule or group (g0…) is stored.

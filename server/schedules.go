@@ -87,6 +87,7 @@ func toScheduleBody(i *queue.ScheduleInfo) scheduleBody {
 	job := jobSpecBody{
 		Queue: sc.Job.Queue, Kind: sc.Job.Kind, Tenant: sc.Job.Tenant, Group: sc.Job.Group,
 		Priority: sc.Job.Priority, MaxAttempts: sc.Job.MaxAttempts, TimeoutMS: sc.Job.Timeout.Milliseconds(),
+		Webhook: redactHook(sc.Job.Webhook), // jobhooks.go
 	}
 	job.Payload, _ = rawOrBase64(sc.Job.Payload)
 	b := scheduleBody{
