@@ -25,6 +25,13 @@ type ClientConfig struct {
 	// Trace) for their workers to continue. Default nil: no spans and no
 	// cost.
 	TracerProvider trace.TracerProvider
+	// CheckWebhook, when set, checks every webhook given with a job or a
+	// group (Enqueue, EnqueueBatch, EnqueueFlow, SetSchedule,
+	// SyncSchedules, CreateGroup, and each job a schedule enqueues) before
+	// anything is stored: one check for every way a job comes in. Default
+	// nil: a webhook's form is checked, its address is left to the
+	// dispatcher's guard at delivery.
+	CheckWebhook WebhookCheck
 }
 
 // Client enqueues and inspects jobs. It is safe for concurrent use.
@@ -101,6 +108,13 @@ func (c *Client) enqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued,
 			return nil, err
 		}
 		norm[i] = s.withDefaults()
+	}
+	batch := ""
+	if len(specs) > 1 {
+		batch = "specs"
+	}
+	if err := c.checkSpecHooks(ctx, norm, batch); err != nil { // hookcheck.go
+		return nil, err
 	}
 	// A spec that needs a feature the backend lacks is refused here, before
 	// admission counts it, so no backend can silently ignore a field.

@@ -20,6 +20,13 @@ func (c *Client) EnqueueFlow(ctx context.Context, f FlowSpec) (*Flow, error) {
 	if err != nil {
 		return nil, err
 	}
+	nodes := make([]JobSpec, len(f.Nodes))
+	for i, n := range f.Nodes {
+		nodes[i] = n.Job
+	}
+	if err := c.checkSpecHooks(ctx, nodes, "nodes"); err != nil { // hookcheck.go
+		return nil, err
+	}
 	plan.ID = newFlowID()
 	specs := make([]JobSpec, len(plan.Nodes))
 	for i, n := range plan.Nodes {

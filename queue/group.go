@@ -222,6 +222,10 @@ func (c *Client) CreateGroup(ctx context.Context, spec GroupSpec) (*GroupProgres
 	if err := spec.Validate(c.cfg.MaxPayload); err != nil {
 		return nil, err
 	}
+	at := func(name string) FieldPath { return Field("GroupSpec", name) }
+	if err := c.checkHook(ctx, spec.Webhook, "", at); err != nil { // hookcheck.go
+		return nil, err
+	}
 	if spec.CompletionKind != "" && spec.CompletionQueue == "" {
 		spec.CompletionQueue = DefaultCompletionQueue
 	}

@@ -32,8 +32,9 @@ const (
 type Webhook struct {
 	// URL receives the events by POST: an absolute http or https URL.
 	// Addresses the dispatcher's guard refuses (private, loopback,
-	// link-local…) are refused when the job is enqueued through the
-	// server, and at every connection. Required.
+	// link-local…) are refused when the job is stored by a client with a
+	// CheckWebhook (the server's is one), and at every connection.
+	// Required.
 	URL string `json:"url"`
 	// Events lists the event types wanted. Empty means the final ones of
 	// a job (job.completed, job.failed, job.cancelled) and, for a group's
@@ -69,8 +70,8 @@ var reservedHookHeaders = []string{
 // Validate returns an *InvalidArgumentError naming the first field of w
 // that breaks a rule; typ is the argument's type ("JobSpec" or
 // "GroupSpec"), so the field reads JobSpec.Webhook.URL. It checks the
-// form only: whether the address is allowed is the dispatcher's guard's
-// to say (see queue/webhook.Guard.CheckURL).
+// form only: whether the address is allowed is the client's
+// ClientConfig.CheckWebhook's to say (see queue/webhook.Guard.WebhookCheck).
 func (w *Webhook) Validate(typ string) error {
 	f := func(name string) FieldPath { return Field(typ, "Webhook."+name) }
 	u, err := url.Parse(w.URL)

@@ -9,6 +9,11 @@ import (
 // ErrNotRetryable is matched (errors.Is) by every *NotRetryableError.
 var ErrNotRetryable = errors.New("queue: job cannot be retried")
 
+// ErrParentNotCompleted is matched (errors.Is) by a *NotRetryableError
+// that refused a flow's job for a parent that has not completed (its
+// Parent is set).
+var ErrParentNotCompleted = errors.New("queue: a parent of the job has not completed")
+
 // NotRetryableError says why Retry refused a job. Nothing was changed.
 type NotRetryableError struct {
 	// ID is the job's id.
@@ -18,17 +23,32 @@ type NotRetryableError struct {
 	// Group is the job's group when the job was refused for belonging to
 	// one; empty when its state was the reason.
 	Group string
+	// Parent is, when the job was refused for its flow, the parent that
+	// holds it back, and ParentState that parent's state: failed or
+	// cancelled (and the job does not run anyway, OnParentFailure is not
+	// "run"), or not finished yet.
+	Parent      string
+	ParentState State
 }
 
 func (e *NotRetryableError) Error() string {
+	if e.Parent != "" && e.ParentState.Final() {
+		return fmt.Sprintf("queue: job %s cannot run: its parent job %s is %s; retry job %s instead, which puts this job back to wait for it", e.ID, e.Parent, e.ParentState, e.Parent)
+	}
+	if e.Parent != "" {
+		return fmt.Sprintf("queue: job %s cannot be retried before its parent job %s has completed (it is %s)", e.ID, e.Parent, e.ParentState)
+	}
 	if e.Group != "" {
 		return fmt.Sprintf("queue: job %s belongs to group %s, which already counted it as finished; enqueue a new job instead of retrying it", e.ID, e.Group)
 	}
 	return fmt.Sprintf("queue: job %s is %s; only failed or cancelled jobs can be retried", e.ID, e.State)
 }
 
-// Is makes errors.Is(err, ErrNotRetryable) true.
-func (e *NotRetryableError) Is(target error) bool { return target == ErrNotRetryable }
+// Is makes errors.Is(err, ErrNotRetryable) true, and errors.Is(err,
+// ErrParentNotCompleted) when a parent was the reason.
+func (e *NotRetryableError) Is(target error) bool {
+	return target == ErrNotRetryable || (target == ErrParentNotCompleted && e.Parent != "")
+}
 
 // Retrier is served (Features.Retry) by backends with CapRetry: they can
 // bring a job that ended failed or cancelled back to life.
@@ -55,6 +75,12 @@ func (e *NotRetryableError) Is(target error) bool { return target == ErrNotRetry
 //     counted the job final when it ended and may be done already, its
 //     completion job enqueued with the job among the failed; running the
 //     job again would contradict a completion that was reported once;
+//   - a job of a flow with a parent that has not completed: a
+//     *NotRetryableError naming the parent and its state. A failed or
+//     cancelled parent cancelled the job, and the way to run it again is
+//     to retry that parent, which puts it back to wait (unless the job's
+//     OnParentFailure is "run": an ended parent does not hold it back).
+//     An unfinished parent would see its child run before it;
 //   - a job with a unique key that another job holds now (one enqueued
 //     with the same key after this one ended): an error matching
 //     ErrDuplicate that names the holder, since two jobs never hold one
@@ -85,8 +111,8 @@ func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
 // keeping its id and error history (see Retrier for the exact rules). It
 // returns an *UnsupportedError when the backend cannot retry jobs, an
 // *InvalidArgumentError for a malformed id, ErrNotFound for an unknown
-// one, and a *NotRetryableError for a job that is not failed or cancelled
-// or that belongs to a group.
+// one, and a *NotRetryableError for a job that is not failed or cancelled,
+// that belongs to a group, or whose parent has not completed.
 func (c *Client) Retry(ctx context.Context, id string) (*Job, error) {
 	f := c.b.Features()
 	r := f.Retry

@@ -37,7 +37,7 @@ func (c *Client) putSchedule(ctx context.Context, s Schedule, source, keep strin
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Validate(c.cfg.MaxPayload); err != nil {
+	if err := c.validSchedule(ctx, s); err != nil {
 		return nil, err
 	}
 	// The job's queue must hold unique keys (and delays, for jitter): the
@@ -63,6 +63,16 @@ func (c *Client) putSchedule(ctx context.Context, s Schedule, source, keep strin
 	return c.scheduleInfo(ctx, got)
 }
 
+// validSchedule checks s by its rules and its job's webhook by the
+// client's WebhookCheck.
+func (c *Client) validSchedule(ctx context.Context, s Schedule) error {
+	if err := s.Validate(c.cfg.MaxPayload); err != nil {
+		return err
+	}
+	at := func(name string) FieldPath { return Field("Schedule", "Job."+name) }
+	return c.checkHook(ctx, s.Job.Webhook, s.Job.Queue, at) // hookcheck.go
+}
+
 // SyncSchedules makes the schedules of source exactly list: each is
 // created or replaced, whatever source defined it before (this is how the
 // configuration file wins over the API), and every other schedule of
@@ -76,7 +86,7 @@ func (c *Client) SyncSchedules(ctx context.Context, source string, list []Schedu
 	}
 	want := map[string]bool{}
 	for i, s := range list {
-		if err := s.Validate(c.cfg.MaxPayload); err != nil {
+		if err := c.validSchedule(ctx, s); err != nil {
 			var ia *InvalidArgumentError
 			if errors.As(err, &ia) {
 				return invalid(ia.Path.At("schedules", i), "%s", ia.Rule)

@@ -125,3 +125,31 @@ func TestFlowsUnsupported(t *testing.T) {
 		t.Fatalf("depends_on on a store without flows: %d %s", r.status, r.raw)
 	}
 }
+
+// TestRetryChildOfFailedParent: retrying a flow's child cancelled by its
+// failed parent is a 409 that names the parent and says to retry it; the
+// child stays cancelled, and retrying the parent puts it back.
+func TestRetryChildOfFailedParent(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, testConfig, true)
+	root := h.failJob("q")
+	r := h.do("POST", "/v1/jobs", "", `{"queue":"c","kind":"child","depends_on":["`+root+`"]}`)
+	if r.status != 201 {
+		t.Fatalf("enqueue child: %d %s", r.status, r.raw)
+	}
+	child := jobID(r)
+	r = h.do("POST", "/v1/jobs/"+child+"/retry", "", "")
+	detail, _ := r.body["detail"].(string)
+	if r.status != 409 || !strings.Contains(detail, "parent job "+root+" is failed") || !strings.Contains(detail, "retry job "+root+" instead") {
+		t.Fatalf("retry child of a failed parent: %d %s; want 409 naming the parent and the way out", r.status, r.raw)
+	}
+	if g := h.do("GET", "/v1/jobs/"+child, "", ""); g.body["state"] != "cancelled" {
+		t.Fatalf("refused retry changed the child: %s", g.raw)
+	}
+	if r := h.do("POST", "/v1/jobs/"+root+"/retry", "", ""); r.status != 200 {
+		t.Fatalf("retry parent: %d %s", r.status, r.raw)
+	}
+	if g := h.do("GET", "/v1/jobs/"+child, "", ""); g.body["state"] != "blocked" {
+		t.Fatalf("child after its parent's retry: %s; want blocked", g.raw)
+	}
+}

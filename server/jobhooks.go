@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -44,7 +43,7 @@ func outboxOn(cfg *config.Config) bool { return webhooksOn(cfg) || jobHooksOn(cf
 func hookGuard(cfg *config.Config) webhook.Guard {
 	g := webhookGuard
 	g.Allow = append(slices.Clip(g.Allow), cfg.Webhooks.AllowedPrefixes()...)
-	g.AllowSetting = "webhooks.allow_networks" // a refusal names the key that allows it
+	g.AllowSetting = "webhooks.allow_networks" // a refusal names the key that allows it (URLRefusal)
 	return g
 }
 
@@ -65,72 +64,25 @@ func (s *Server) jobHooks(cfg *config.Config) *webhook.JobHooks {
 	return h
 }
 
-// checkHooks refuses, before anything is stored, a webhook given with a
-// job (or with a group, typ "GroupSpec") that cannot be delivered: the
-// feature is off, the store records no events, or its URL is refused by
-// the SSRF guard. The error names the field, as queue's own checks do.
-func (s *Server) checkHooks(ctx context.Context, typ string, hooks []*queue.Webhook, queues []string) error {
+// checkHook is the job client's WebhookCheck (queue.ClientConfig.
+// CheckWebhook): it refuses, before anything is stored, a webhook given
+// with a job, a flow's node, a schedule's job or a group (q "") that
+// cannot be delivered: the feature is off, the store records no events,
+// or its URL is refused by the SSRF guard, with webhooks.allow_networks as
+// it is now. The client names the field where the webhook came in
+// (webhook.url, jobs[1].webhook.url, nodes[2].job.webhook.url,
+// job.webhook.url).
+func (s *Server) checkHook(ctx context.Context, h *queue.Webhook, q string) error {
 	cfg := s.Config()
-	for i, h := range hooks {
-		if h == nil {
-			continue
-		}
-		at := func(name, rule string) error {
-			p := queue.Field(typ, name)
-			if len(hooks) > 1 {
-				p = p.At("specs", i)
-			}
-			return &queue.InvalidArgumentError{Field: p.String(), Rule: rule, Path: p}
-		}
-		switch {
-		case !jobHooksOn(cfg):
-			return at("Webhook", "is refused: webhooks given with jobs are off on this server (webhooks.jobs.off, or a Redis Cluster store)")
-		case s.backend.Features().Outbox == nil:
-			return at("Webhook", "is refused: this job store records no events to deliver")
-		case queues != nil && placedOn(s.backend, queues[i]).Features().Outbox == nil:
-			return at("Webhook", fmt.Sprintf("is refused: queue %q is on a backend that records no events (such as the RabbitMQ lane)", queues[i]))
-		}
-		if err := h.Validate(typ); err != nil {
-			// The client checks this too; done here so the guard sees a
-			// sound URL.
-			var ia *queue.InvalidArgumentError
-			if len(hooks) > 1 && errors.As(err, &ia) {
-				return at(ia.Path.Name, ia.Rule)
-			}
-			return err
-		}
-		if err := hookGuard(cfg).CheckURL(ctx, h.URL, webhookResolve); err != nil {
-			return at("Webhook.URL", refusal(err))
-		}
-	}
-	return nil
-}
-
-// refusal says why a webhook URL was refused, in the API's words.
-func refusal(err error) string {
-	var re *webhook.RefusedError
 	switch {
-	case errors.As(err, &re):
-		return fmt.Sprintf("is refused: its host is a %s address (%s); an operator may allow it with %s",
-			re.Reason, re.Addr, "webhooks.allow_networks")
-	case errors.Is(err, webhook.ErrBadURL):
-		return "must be an absolute http or https URL"
+	case !jobHooksOn(cfg):
+		return queue.RefuseWebhook("", "is refused: webhooks given with jobs are off on this server (webhooks.jobs.off, or a Redis Cluster store)")
+	case s.backend.Features().Outbox == nil:
+		return queue.RefuseWebhook("", "is refused: this job store records no events to deliver")
+	case q != "" && placedOn(s.backend, q).Features().Outbox == nil:
+		return queue.RefuseWebhook("", fmt.Sprintf("is refused: queue %q is on a backend that records no events (such as the RabbitMQ lane)", q))
 	}
-	return "is refused: " + strings.TrimPrefix(err.Error(), "webhook: ")
-}
-
-// specHooks lists the webhooks of specs and their queues, by index.
-func specHooks(specs []queue.JobSpec) ([]*queue.Webhook, []string) {
-	hooks, queues := make([]*queue.Webhook, len(specs)), make([]string, len(specs))
-	some := false
-	for i := range specs {
-		hooks[i], queues[i] = specs[i].Webhook, specs[i].Queue
-		some = some || hooks[i] != nil
-	}
-	if !some {
-		return nil, nil
-	}
-	return hooks, queues
+	return hookGuard(cfg).WebhookCheck(webhookResolve)(ctx, h, q)
 }
 
 // placedOn returns the backend that holds queue q's jobs, following
@@ -149,16 +101,12 @@ func placedOn(b queue.Backend, q string) queue.Backend {
 	}
 }
 
-// prepareEnqueue checks the webhooks of specs and stamps the caller's
-// trace context; it returns the context to enqueue with, or the error to
-// answer.
-func (s *Server) prepareEnqueue(r *http.Request, specs []queue.JobSpec) (context.Context, error) {
-	hooks, queues := specHooks(specs)
-	if err := s.checkHooks(r.Context(), "JobSpec", hooks, queues); err != nil {
-		return nil, err
-	}
+// prepareEnqueue stamps the caller's trace context on specs and returns
+// the context to enqueue with. Their webhooks are checked by the job
+// client (checkHook), as every job's are.
+func (s *Server) prepareEnqueue(r *http.Request, specs []queue.JobSpec) context.Context {
 	s.stampTraces(r, specs)
-	return s.traced(r), nil
+	return s.traced(r)
 }
 
 // redactHook returns w with its header values hidden, for reading back a

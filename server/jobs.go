@@ -227,11 +227,7 @@ func (s *Server) handleEnqueue(w http.ResponseWriter, r *http.Request) {
 	}
 	specs := []queue.JobSpec{spec}
 	s.specDefaults(specs)
-	ctx, err := s.prepareEnqueue(r, specs) // jobhooks.go
-	if err != nil {
-		s.jobError(w, r, err)
-		return
-	}
+	ctx := s.prepareEnqueue(r, specs) // jobhooks.go
 	res, err := s.jobs.EnqueueBatch(ctx, specs)
 	if err != nil {
 		s.jobError(w, r, err)
@@ -279,11 +275,7 @@ func (s *Server) handleEnqueueBatch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.specDefaults(specs)
-	ctx, err := s.prepareEnqueue(r, specs) // jobhooks.go
-	if err != nil {
-		s.jobError(w, r, err)
-		return
-	}
+	ctx := s.prepareEnqueue(r, specs) // jobhooks.go
 	res, err := s.jobs.EnqueueBatch(ctx, specs)
 	var partial *queue.PartialError
 	if errors.As(err, &partial) {

@@ -87,6 +87,7 @@ func toScheduleBody(i *queue.ScheduleInfo) scheduleBody {
 	job := jobSpecBody{
 		Queue: sc.Job.Queue, Kind: sc.Job.Kind, Tenant: sc.Job.Tenant, Group: sc.Job.Group,
 		Priority: sc.Job.Priority, MaxAttempts: sc.Job.MaxAttempts, TimeoutMS: sc.Job.Timeout.Milliseconds(),
+		Webhook: redactHook(sc.Job.Webhook), // jobhooks.go
 	}
 	job.Payload, _ = rawOrBase64(sc.Job.Payload)
 	b := scheduleBody{
@@ -196,7 +197,7 @@ func (s *Server) scheduleError(w http.ResponseWriter, r *http.Request, err error
 		writeProblem(w, badRequest("%s %s", scheduleAPIField(ia.Path.Name), ia.Rule), nil)
 	case errors.As(err, &ue) && ue.Feature == queue.CapSchedules:
 		writeProblem(w, &problem{Status: http.StatusNotImplemented, Detail: fmt.Sprintf(
-			"the job store (%s) does not keep schedules: run them on SQLite or Redis", ue.Backend)}, nil)
+			"the job store (%s) does not keep schedules: run them on SQLite, Postgres or Redis", ue.Backend)}, nil)
 	case errors.As(err, &ue):
 		writeProblem(w, &problem{Status: http.StatusNotImplemented, Detail: strings.TrimPrefix(err.Error(), "queue: ")}, nil)
 	default:

@@ -127,7 +127,7 @@ func TestSchedulesUnsupported(t *testing.T) {
 		{"POST", "/v1/schedules/x/trigger", ""},
 	} {
 		r := h.do(c.method, c.path, "", c.body)
-		if r.status != 501 || r.body["detail"] != "the job store (plain) does not keep schedules: run them on SQLite or Redis" {
+		if r.status != 501 || r.body["detail"] != "the job store (plain) does not keep schedules: run them on SQLite, Postgres or Redis" {
 			t.Errorf("%s %s = %d %s; want 501", c.method, c.path, r.status, r.raw)
 		}
 	}

@@ -101,6 +101,7 @@ func New(opts Options) (*Server, error) {
 			// overload error, answered as 503 + Retry-After.
 			Admission:      queue.Admission{MaxDepth: cfg.Queues.MaxDepth},
 			TracerProvider: opts.TracerProvider,
+			CheckWebhook:   s.checkHook, // jobhooks.go: every job's and group's webhook
 		})
 		s.counts = dashboard.NewBreakdowns(s.jobs, 0, s.now)
 		s.metrics.watchQueue(s.jobs)

@@ -239,10 +239,6 @@ func (s *Server) handleCreateGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.groupDefaults(&spec)
-	if err := s.checkHooks(r.Context(), "GroupSpec", []*queue.Webhook{spec.Webhook}, nil); err != nil { // jobhooks.go
-		s.jobError(w, r, err)
-		return
-	}
 	g, err := s.jobs.CreateGroup(r.Context(), spec)
 	if err != nil {
 		s.jobError(w, r, err)

@@ -14,7 +14,9 @@ func newRetryCmd(cf *clientFlags) *cobra.Command {
 		Long: `Run a failed or cancelled job again: it keeps its id and its error history,
 its attempts start again from 0, and it is ready at once (or waits for its
 tenant's room). Jobs in a group cannot be retried: the group already
-counted them finished.`,
+counted them finished. A flow's job cannot be retried while a parent has
+not completed: retry its failed or cancelled parent instead, which puts
+the job back to wait for it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: jobAction(cf, "retry"),
 	}

@@ -55,6 +55,11 @@ func TestFlowCommands(t *testing.T) {
 	if out, code := sluice("flow", "cancel", id); code != 0 || !strings.Contains(out, "cancelled 3") {
 		t.Fatalf("flow cancel: %d %s", code, out)
 	}
+	crawl := jobIDOf(t, out, "crawl")
+	want := "parent job " + crawl + " is cancelled; retry job " + crawl + " instead"
+	if out, code := sluice("job", "retry", extract); code != 1 || !strings.Contains(out, want) || !strings.Contains(out, "HTTP 409") {
+		t.Fatalf("job retry of a child whose parent was cancelled: %d %s; want %q", code, out, want)
+	}
 	if out, code := sluice("flow", "get", "nope"); code == 0 || !strings.Contains(out, "unknown flow") {
 		t.Fatalf("flow get unknown: %d %s", code, out)
 	}

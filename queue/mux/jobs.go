@@ -86,6 +86,9 @@ func (r route) outerErr(err error) error {
 	if errors.As(err, &nr) {
 		cp := *nr
 		cp.ID = r.prefix + cp.ID
+		if cp.Parent != "" { // a flow is on one backend
+			cp.Parent = r.prefix + cp.Parent
+		}
 		return &cp
 	}
 	var de *queue.DuplicateError

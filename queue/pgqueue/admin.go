@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -338,6 +339,9 @@ func (sc *sched) retry(id string, rid int64) (*queue.Job, error) {
 	if err := retryable(id, queue.State(state), grp); err != nil {
 		return nil, err
 	}
+	if err := s.parentsDone(sc.ctx, sc.db, id, rid, queue.State(state)); err != nil {
+		return nil, err
+	}
 	if key != nil {
 		holder, err := sc.lockUnique(q, *key)
 		if err != nil {
@@ -354,6 +358,21 @@ func (sc *sched) retry(id string, rid int64) (*queue.Job, error) {
 		return nil, err
 	}
 	return scanJob(sc.db.queryRow(sc.ctx, s.q.get, rid))
+}
+
+// parentsDone refuses to retry flow job id while a parent holds it back
+// (queue.Retrier).
+func (s *Store) parentsDone(ctx context.Context, db execer, id string, rid int64, st queue.State) error {
+	var pid int64
+	var state string
+	err := db.queryRow(ctx, s.q.retryParent, rid).Scan(&pid, &state)
+	if isNoRows(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return &queue.NotRetryableError{ID: id, State: st, Parent: strconv.FormatInt(pid, 10), ParentState: queue.State(state)}
 }
 
 // retryable returns a *queue.NotRetryableError unless a job in state and

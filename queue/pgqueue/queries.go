@@ -26,7 +26,7 @@ type queries struct {
 
 	get, cancel, stats, rescueSelect, rescueUpdate, cleanup, cleanupAll string
 
-	retryRow, retryReset string
+	retryRow, retryReset, retryParent string
 
 	scopes string
 }
@@ -215,6 +215,15 @@ func newQueries(schema string) *queries {
 		// The job keeps its state here; place moves it to pending or
 		// waiting, with its first fair tag if it never had one, so the
 		// state changes once and the state triggers fire once.
+		// A parent that holds the job back: one not completed, unless it
+		// ended and the job runs anyway; an ended one first, the way to
+		// bring the job back being to retry it. A completed parent stays
+		// completed, so reading the parents without locking them is safe.
+		retryParent: q(`SELECT p.id, p.state FROM __schema__.job_deps d
+			JOIN __schema__.jobs p ON p.id = d.parent JOIN __schema__.jobs c ON c.id = d.child
+			WHERE d.child = $1 AND p.state <> 'completed'
+			AND NOT (c.on_parent_failure = 'run' AND p.state IN ('failed', 'cancelled'))
+			ORDER BY p.state IN ('failed', 'cancelled') DESC, p.id LIMIT 1`),
 		retryReset: q(`UPDATE __schema__.jobs SET attempt = 0, stalls = 0, result = NULL,
 			cancel_requested = false, finished_at = 0, run_at = $1, updated_at = $1, ` + clearLease + `
 			WHERE id = $2 AND state = $3`),

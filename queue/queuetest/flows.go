@@ -14,7 +14,8 @@ import (
 )
 
 // RunFlows runs the flow tests: dependencies between jobs (chains, fan-out,
-// fan-in of 1,000 parents), a parent's failure and its retry by hand,
+// fan-in of 1,000 parents), a parent's failure and its retry by hand, a
+// child's retry refused while a parent holds it back,
 // cancelling a flow, bad graphs, groups holding flows. Run calls it; each
 // test needs queue.CapFlows.
 func RunFlows(t *testing.T, f Factory) {
@@ -26,6 +27,7 @@ func RunFlows(t *testing.T, f Factory) {
 		{"BadGraph", needs(queue.CapFlows, queue.CapList), testFlowBadGraph},
 		{"ParentFails", needs(queue.CapFlows), testFlowParentFails},
 		{"RetryParent", needs(queue.CapFlows, queue.CapRetry), testFlowRetryParent},
+		{"RetryChild", needs(queue.CapFlows, queue.CapRetry, queue.CapCancelPending), testFlowRetryChild},
 		{"Cancel", needs(queue.CapFlows, queue.CapCancelPending), testFlowCancel},
 		{"Stall", needs(queue.CapFlows), testFlowStall},
 		{"TenantLimit", needs(queue.CapFlows, queue.CapTenants), testFlowTenantLimit},

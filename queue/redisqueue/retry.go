@@ -32,6 +32,9 @@ func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 		return nil, &queue.NotRetryableError{ID: id, State: queue.State(asString(l[1]))}
 	case code == "group" && len(l) == 3:
 		return nil, &queue.NotRetryableError{ID: id, State: queue.State(asString(l[1])), Group: asString(l[2])}
+	case code == "parent" && len(l) == 4:
+		return nil, &queue.NotRetryableError{ID: id, State: queue.State(asString(l[1])),
+			Parent: asString(l[2]), ParentState: queue.State(asString(l[3]))}
 	case code == "dup" && len(l) == 3:
 		return nil, &queue.DuplicateError{ID: id, Holder: k.id(asString(l[1])), Queue: q, Key: asString(l[2])}
 	case code != codeOK || len(l) != 3:

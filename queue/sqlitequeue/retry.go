@@ -15,6 +15,13 @@ var (
 	// waiting, so the state changes once and the count triggers fire once.
 	qRetryReset = hot(`UPDATE jobs SET attempt = 0, stalls = 0, result = NULL, cancel_requested = 0,
 		finished_at = 0, run_at = ?1, updated_at = ?1, hold = '', wait_until = 0, ` + clearLease + ` WHERE id = ?2`)
+	// qRetryParent finds a parent that holds job ?1 back: one not
+	// completed, unless it ended and the job runs anyway; an ended one
+	// first, the way to bring the job back being to retry it.
+	qRetryParent = hot(`SELECT p.id, p.state FROM job_deps d JOIN jobs p ON p.id = d.parent JOIN jobs c ON c.id = d.child
+		WHERE d.child = ?1 AND p.state != 'completed'
+		AND NOT (c.on_parent_failure = 'run' AND p.state IN ('failed', 'cancelled'))
+		ORDER BY p.state IN ('failed', 'cancelled') DESC, p.id LIMIT 1`)
 )
 
 // Retry implements queue.Retrier. The job becomes ready through promote,
@@ -38,6 +45,9 @@ func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 			return err
 		}
 		if err := retryable(id, queue.State(state), grp); err != nil {
+			return err
+		}
+		if err := s.parentsDone(id, rid, queue.State(state)); err != nil {
 			return err
 		}
 		if key.Valid {
@@ -70,6 +80,21 @@ func retryable(id string, state queue.State, grp string) error {
 		return &queue.NotRetryableError{ID: id, State: state, Group: grp}
 	}
 	return nil
+}
+
+// parentsDone refuses to retry flow job id while a parent holds it back
+// (queue.Retrier).
+func (s *sched) parentsDone(id string, rid int64, st queue.State) error {
+	var pid int64
+	var state string
+	err := s.tx.queryRow(qRetryParent, rid).Scan(&pid, &state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return &queue.NotRetryableError{ID: id, State: st, Parent: strconv.FormatInt(pid, 10), ParentState: queue.State(state)}
 }
 
 // uniqueFree refuses to retry job id when another job holds its unique key.

@@ -7,6 +7,9 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strings"
+
+	"github.com/sluicehq/sluice/queue"
 )
 
 // ErrBadURL is matched (errors.Is) by CheckURL's errors for a URL that is
@@ -55,4 +58,37 @@ func (g Guard) CheckURL(ctx context.Context, raw string, resolve Resolver) error
 // systemResolve resolves host with the system resolver.
 func systemResolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
+
+// WebhookCheck returns the check a queue.Client runs on every webhook
+// given with a job, a flow's node, a schedule's job or a group
+// (queue.ClientConfig.CheckWebhook): CheckURL with resolve, its refusal
+// naming the webhook's URL field. Give the client the dispatcher's guard,
+// so that what is stored is what will be delivered.
+func (g Guard) WebhookCheck(resolve Resolver) queue.WebhookCheck {
+	return func(ctx context.Context, w *queue.Webhook, _ string) error {
+		if err := g.CheckURL(ctx, w.URL, resolve); err != nil {
+			return queue.RefuseWebhook("URL", URLRefusal(err, g.AllowSetting))
+		}
+		return nil
+	}
+}
+
+// URLRefusal says why CheckURL refused a URL, as the rule of a refused
+// field ("is refused: its host is a loopback address (127.0.0.1); …");
+// setting names where an operator allows an address (default
+// "Guard.Allow").
+func URLRefusal(err error, setting string) string {
+	if setting == "" {
+		setting = "Guard.Allow"
+	}
+	var re *RefusedError
+	switch {
+	case errors.As(err, &re):
+		return fmt.Sprintf("is refused: its host is a %s address (%s); an operator may allow it with %s",
+			re.Reason, re.Addr, setting)
+	case errors.Is(err, ErrBadURL):
+		return "must be an absolute http or https URL"
+	}
+	return "is refused: " + strings.TrimPrefix(err.Error(), "webhook: ")
 }

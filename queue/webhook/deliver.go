@@ -209,7 +209,8 @@ func (d *Dispatcher) postOnce(ctx context.Context, e queue.Event, s Subscription
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", "Sluice-Webhook/1")
 	h.Set(EventIDHeader, e.ID)
-	h.Set("Idempotency-Key", e.ID)
+	h.Set(DeliveryIDHeader, DeliveryID(e.ID, s.Name))
+	h.Set("Idempotency-Key", DeliveryID(e.ID, s.Name))
 	h.Set(EventTypeHeader, string(e.Type))
 	h.Set(AttemptHeader, strconv.Itoa(n))
 	if s.Secret != "" {

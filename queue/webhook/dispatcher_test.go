@@ -261,7 +261,13 @@ func TestHeaders(t *testing.T) {
 	signed := 0
 	for _, h := range srv.headers {
 		id := h.Get(webhook.EventIDHeader)
-		if !strings.HasPrefix(id, "evt_") || h.Get("Idempotency-Key") != id || h.Get("Content-Type") != "application/json" ||
+		sub := "unsigned"
+		if h.Get(webhook.SignatureHeader) != "" {
+			sub = "signed"
+		}
+		key := id + ":" + sub // one per event and subscription
+		if !strings.HasPrefix(id, "evt_") || h.Get("Idempotency-Key") != key || h.Get(webhook.DeliveryIDHeader) != key ||
+			h.Get("Content-Type") != "application/json" ||
 			h.Get(webhook.EventTypeHeader) != "job.completed" || h.Get(webhook.AttemptHeader) != "1" {
 			t.Errorf("headers = %v", h)
 		}

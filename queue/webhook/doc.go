@@ -15,14 +15,17 @@
 // the outbox, with exponential backoff and jitter; a dispatcher that
 // crashes loses nothing, because its claims expire and another dispatcher
 // picks the events up. Delivery is therefore at least once: receivers must
-// deduplicate by the event id.
+// deduplicate by the delivery id (Idempotency-Key), which is one per event
+// and subscription.
 //
 // # The request
 //
 // Each delivery is a POST with a JSON body (queue.Event) and these headers:
 //
 //	Content-Type:            application/json
-//	Sluice-Event-Id:         evt_5f0c…   (also Idempotency-Key; the same on every attempt)
+//	Sluice-Event-Id:         evt_5f0c…   (the event: the same for every subscription)
+//	Sluice-Delivery-Id:      evt_5f0c…:billing   (also Idempotency-Key: the event for this
+//	                         subscription, the same on every attempt; see DeliveryID)
 //	Sluice-Event-Type:       job.completed
 //	Sluice-Delivery-Attempt: 1
 //	Sluice-Signature:        t=1767225600,v1=5d41402abc4b2a76b9719d911017c592…
@@ -68,8 +71,10 @@
 // with the tenant's secret (queue.TenantSecrets) or JobHooks.Secret. They
 // go through the same claims, retries, guard and delivery log as the
 // subscriptions, under the names JobHookName and GroupHookName. Check a
-// caller's URL with Guard.CheckURL before storing it; the guard checks it
-// again on every connection.
+// caller's URL before storing it: give the queue.Client that stores the
+// jobs Guard.WebhookCheck (queue.ClientConfig.CheckWebhook), which checks
+// every job spec and group whatever call brings it; the guard checks the
+// address again on every connection.
 //
 // # Delivery through a job queue
 //

@@ -14,13 +14,26 @@ import (
 const (
 	// SignatureHeader carries t=<unix seconds>,v1=<hex HMAC-SHA256>.
 	SignatureHeader = "Sluice-Signature"
-	// EventIDHeader carries the event id, the receiver's idempotency key.
+	// EventIDHeader carries the event id: the same in every delivery of
+	// the event, to every subscription and webhook that wants it.
 	EventIDHeader = "Sluice-Event-Id"
+	// DeliveryIDHeader carries the delivery id (DeliveryID), the
+	// receiver's idempotency key, also sent as Idempotency-Key: one per
+	// event and subscription, the same on every attempt.
+	DeliveryIDHeader = "Sluice-Delivery-Id"
 	// EventTypeHeader carries the event type.
 	EventTypeHeader = "Sluice-Event-Type"
 	// AttemptHeader carries the attempt number, from 1.
 	AttemptHeader = "Sluice-Delivery-Attempt"
 )
+
+// DeliveryID identifies the delivery of event eventID to subscription
+// sub (a configured subscription's name, JobHookName or GroupHookName):
+// "<event id>:<subscription>", such as "evt_3f2a…:billing" or
+// "evt_3f2a…:@group". Two deliveries of one event never share it (a job's
+// webhook and its group's receive the same event); every attempt of one
+// delivery carries it. A receiver deduplicates by it, not by the event id.
+func DeliveryID(eventID, sub string) string { return eventID + ":" + sub }
 
 // DefaultTolerance is how far a signature's timestamp may be from the
 // receiver's clock when Verify is given no tolerance.
@@ -66,8 +79,9 @@ func mac(secret, ts string, body []byte) []byte {
 // now, before or after (DefaultTolerance when tolerance <= 0). It returns
 // nil or one of ErrSignatureMissing, ErrSignatureMismatch and
 // ErrSignatureExpired. Pass the body exactly as received, before any JSON
-// decoding. Verify does not remember event ids: to reject a replay within
-// the tolerance, also reject an Sluice-Event-Id already processed.
+// decoding. Verify does not remember deliveries: to reject a replay within
+// the tolerance, also reject an Idempotency-Key (Sluice-Delivery-Id)
+// already processed.
 func Verify(secret, header string, body []byte, tolerance time.Duration, now time.Time) error {
 	if tolerance <= 0 {
 		tolerance = DefaultTolerance

@@ -73,3 +73,51 @@ func TestBrowserFlowGraph(t *testing.T) {
 		t.Fatalf("page errors: %v", e)
 	}
 }
+
+// The job page of a finished job says why it ended: a failed job its
+// error; a flow's job cancelled by its failed parent the reason, with a
+// link to that parent, the job to retry.
+func TestBrowserJobEnding(t *testing.T) {
+	needBrowser(t)
+	srv := startSluice(t, browserConfig, adminToken)
+	ctx := browser(t, 1280, 900)
+	errs := pageErrors(ctx)
+
+	status, fl := srv.call("POST", "/v1/flows", map[string]any{
+		"nodes": []any{
+			map[string]any{"name": "crawl", "job": map[string]any{"queue": "web", "kind": "crawl", "max_attempts": 1}},
+			map[string]any{"name": "extract", "job": map[string]any{"queue": "web", "kind": "extract"}},
+		},
+		"edges": []any{map[string]any{"parent": "crawl", "child": "extract"}},
+	})
+	if status != http.StatusCreated {
+		t.Fatalf("POST /v1/flows: %d %v", status, fl)
+	}
+	jobs := fl["jobs"].([]any)
+	crawl, extract := jobs[0].(map[string]any)["id"].(string), jobs[1].(map[string]any)["id"].(string)
+	status, leased := srv.call("POST", "/v1/worker/lease", map[string]any{"queues": []string{"web"}, "worker_id": "w-1"})
+	if status != http.StatusOK {
+		t.Fatalf("lease: %d %v", status, leased)
+	}
+	token := leased["leases"].([]any)[0].(map[string]any)["token"].(string)
+	if status, out := srv.call("POST", "/v1/worker/jobs/"+crawl+"/fail", map[string]any{"token": token, "error": "site down"}); status != http.StatusOK {
+		t.Fatalf("fail: %d %v", status, out)
+	}
+	do(t, ctx, "cancelled child",
+		chromedp.Navigate(srv.url+"/?refresh=0.3"),
+		chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), adminToken),
+		chromedp.Click(chromedp.CSS(`#login-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#logout")),
+		chromedp.Navigate(srv.url+"/?refresh=0.3#/job/"+extract),
+		waitText("#job-state", "cancelled"),
+		waitContains("#job-ending", "It was cancelled: parent job "+crawl+" failed"),
+		waitContains("#job-ending-parent", "job "+crawl),
+		clickLive("#job-ending-parent"),
+		waitText("#job-state", "failed"),
+		waitContains("#job-ending", "It failed: site down"),
+	)
+	if e := errs(); len(e) > 0 {
+		t.Fatalf("page errors: %v", e)
+	}
+}

@@ -1,7 +1,8 @@
 -- retry: make a failed or cancelled job ready again, with fresh attempts
 -- and its error history kept. KEYS: queue group, job, errors. Own
 -- arguments: seq. Returns {'ok', job, woken}, {'nf'}, {'state', state},
--- {'group', state, group} or {'dup', holder seq, unique key}.
+-- {'group', state, group}, {'parent', state, parent id, parent state} or
+-- {'dup', holder seq, unique key}.
 
 -- holds reports whether job hseq of q still holds its unique key: inside
 -- its window, or, without a window, not yet final (enqueue's rule).
@@ -27,6 +28,25 @@ local function take_key(ukk, seq, ca, uf, now)
   end
 end
 
+-- holder returns the parent of job jk that holds it back, with its state:
+-- one not completed, unless it ended and the job runs anyway (opf); an
+-- ended one first, the way to bring the job back being to retry it.
+local function holder(jk, run)
+  local open
+  for _, pk in ipairs(redis.call('LRANGE', jk .. ':pa', 0, -1)) do
+    local pst = redis.call('HGET', pk, 'st')
+    if pst and pst ~= 'completed' and not (run and final(pst)) then
+      if pst == 'failed' or pst == 'cancelled' then
+        return pk, pst
+      end
+      open = open or {pk, pst}
+    end
+  end
+  if open then
+    return open[1], open[2]
+  end
+end
+
 local qs, a = queues()
 local q, jk, seq = qs[1], KEYS[NK + 1], ARGV[a]
 local now, snow = now_us()
@@ -40,6 +60,12 @@ if st ~= 'failed' and st ~= 'cancelled' then
 end
 if v[2] and v[2] ~= '' then
   return {'group', st, v[2]}
+end
+if P ~= '' then
+  local pk, pst = holder(jk, redis.call('HGET', jk, 'opf') == 'run')
+  if pk then
+    return {'parent', st, flows().idof(pk), pst}
+  end
 end
 local ukk = v[4]
 if ukk and ukk ~= '' then

@@ -41,7 +41,7 @@ export default {
       replace(head, h('span', { id: 'job-state' }, badge(j.state)),
         j.cancel_requested && !isFinal(j.state) ? h('span', { class: 'badge s-retrying' }, 'cancel requested') : null,
         actions(j, ctx));
-      replace(body, h('div', { class: 'cols' },
+      replace(body, ending(j), h('div', { class: 'cols' },
         h('section', { class: 'panel', 'aria-labelledby': 'job-details' }, h('h2', { id: 'job-details' }, 'Details'), details(j)),
         h('section', { class: 'panel', 'aria-labelledby': 'job-lease' }, h('h2', { id: 'job-lease' }, 'Lease'), lease(j))),
       j.progress ? h('section', { class: 'panel', 'aria-labelledby': 'job-progress-h' }, h('h2', { id: 'job-progress-h' }, 'Progress'), progress(j)) : null,
@@ -58,6 +58,29 @@ export default {
 };
 
 const isFinal = (s) => s === 'completed' || s === 'failed' || s === 'cancelled';
+
+// ending says why a finished job ended as it did, from its last_error:
+// the error of its last failed attempt, or the reason it was cancelled
+// (such as "parent job 25 failed" for a flow's job); for a job cancelled
+// by a parent, a link to that parent, the job to retry. Null while the
+// job is unfinished, and for a job that completed without errors.
+function ending(j) {
+  if (!isFinal(j.state)) return null;
+  const err = j.last_error || '';
+  if (j.state === 'completed' && !err) return null;
+  const lead = {
+    failed: err ? 'It failed: ' : 'It failed; no error was recorded.',
+    cancelled: err ? 'It was cancelled: ' : 'It was cancelled; no reason was recorded.',
+    completed: 'It completed after failed attempts; the last error: ',
+  }[j.state];
+  const parent = j.state === 'cancelled' && (j.parents || []).find((p) =>
+    (p.state === 'failed' || p.state === 'cancelled') && err.startsWith(`parent job ${p.id} `));
+  return h('div', { class: j.state === 'completed' ? 'note' : 'note warn', id: 'job-ending' },
+    h('p', {}, lead, err ? h('span', { id: 'job-last-error' }, err) : null),
+    parent ? h('p', {}, 'To run it again, retry its parent ',
+      h('a', { href: `#/job/${enc(parent.id)}`, id: 'job-ending-parent' }, `job ${parent.id}`),
+      ': that puts this job back to wait for it.') : null);
+}
 
 // flowPanel draws the job's flow (flowgraph.js), or nothing for a job
 // that waits for none and that none waits for.
