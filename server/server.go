@@ -74,6 +74,7 @@ type Server struct {
 	clock   clock.Clock           // rate-limit waits and override ages (Options.Clock)
 	// overrides is RunOptions.Overrides, applied to each reloaded config.
 	overrides func(*config.Config)
+	faults    logLimiter // store-fault lines, at most one per kind per faultLogEvery (faultlog.go)
 }
 
 // New returns a Server for opts. It fails when opts.Limits is nil or the
