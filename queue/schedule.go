@@ -21,10 +21,14 @@ type Schedule struct {
 	// Cron is a cron expression of 5 fields (minute hour day-of-month
 	// month day-of-week, as crontab(5)) or a descriptor: @yearly,
 	// @monthly, @weekly, @daily, @hourly or @every <duration> such as
-	// "@every 30s". Exactly one of Cron and Every is set.
+	// "@every 30s". "@every D" means exactly Every: D (D as
+	// time.ParseDuration reads it, not rounded), under the same bounds.
+	// An expression that matches no date (February 30) is refused.
+	// Exactly one of Cron and Every is set.
 	Cron string
-	// Every is a fixed interval between ticks, at least a second; the
-	// first tick is Every after the schedule is set (or resumed).
+	// Every is a fixed interval between ticks, from MinEvery (a second) to
+	// MaxDuration; the first tick is Every after the schedule is set (or
+	// resumed).
 	Every time.Duration
 	// TimeZone is the IANA time zone the cron fields are read in, such as
 	// "Europe/Berlin"; default UTC. Daylight saving is handled by wall

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -34,29 +35,67 @@ func compileSchedule(s Schedule) (*ticker, error) {
 		loc = l
 	}
 	switch {
-	case (s.Cron == "") == (s.Every == 0):
-		return nil, invalid(Field("Schedule", "Cron"), "exactly one of a cron expression and an interval (every) must be set")
+	case s.Cron != "" && s.Every != 0:
+		return nil, invalid(Field("Schedule", "Cron"), "must not be set together with Every: set exactly one of Cron and Every")
+	case s.Cron == "" && s.Every == 0:
+		return nil, invalid(Field("Schedule", "Cron"), "is missing: set exactly one of Cron and Every")
 	case s.Every != 0:
-		if s.Every < MinEvery || s.Every > MaxDuration {
-			return nil, invalid(Field("Schedule", "Every"), "must be between 1s and 100 years, got %s", s.Every)
+		if err := validEvery(s.Every); err != "" {
+			return nil, invalid(Field("Schedule", "Every"), "%s", err)
 		}
 		return &ticker{every: s.Every, loc: loc}, nil
 	}
-	expr := strings.TrimSpace(s.Cron)
+	return compileCron(s.Cron, loc)
+}
+
+// validEvery says what is wrong with an interval, or "" when nothing is.
+func validEvery(d time.Duration) string {
+	if d < MinEvery || d > MaxDuration {
+		return fmt.Sprintf("must be between 1s and 100 years, got %s", d)
+	}
+	return ""
+}
+
+// everyPrefix starts the interval descriptor. robfig's parser rounds its
+// duration down to whole seconds and lifts anything shorter to a second,
+// so it is read here instead: "@every D" ticks exactly as Every: D does,
+// under the same bounds.
+const everyPrefix = "@every "
+
+// neverRef is the instant from which an expression is searched for a first
+// tick: robfig looks five years ahead, so any date that recurs at all
+// (even February 29) is found.
+var neverRef = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// compileCron parses a cron expression or descriptor, refusing one that
+// can never tick.
+func compileCron(cronExpr string, loc *time.Location) (*ticker, error) {
+	expr := strings.TrimSpace(cronExpr)
 	if strings.HasPrefix(expr, "TZ=") || strings.HasPrefix(expr, "CRON_TZ=") {
-		return nil, invalid(Field("Schedule", "Cron"), "must not name a time zone; set the time zone field instead, got %q", s.Cron)
+		return nil, invalid(Field("Schedule", "Cron"), "must not name a time zone; set the time zone field instead, got %q", cronExpr)
+	}
+	if rest, ok := strings.CutPrefix(expr, everyPrefix); ok {
+		d, err := time.ParseDuration(strings.TrimSpace(rest))
+		if err != nil {
+			return nil, invalid(Field("Schedule", "Cron"), "\"@every D\" needs a duration such as 30s or 1.5m, got %q", rest)
+		}
+		if msg := validEvery(d); msg != "" {
+			return nil, invalid(Field("Schedule", "Cron"), "\"@every D\": D %s", msg)
+		}
+		return &ticker{every: d, loc: loc}, nil
 	}
 	sched, err := cronParser.Parse(expr)
 	if err != nil {
 		return nil, invalid(Field("Schedule", "Cron"), "must be 5 fields (minute hour day month weekday) or a descriptor such as @hourly or \"@every 30s\": %v", err)
 	}
-	if d, ok := sched.(cron.ConstantDelaySchedule); ok {
-		return &ticker{every: d.Delay, loc: loc}, nil
-	}
 	if spec, ok := sched.(*cron.SpecSchedule); ok {
 		spec.Location = time.UTC
 	}
-	return &ticker{spec: sched, loc: loc}, nil
+	k := &ticker{spec: sched, loc: loc}
+	if k.next(neverRef).IsZero() {
+		return nil, invalid(Field("Schedule", "Cron"), "never matches a date, so it would never run (such as February 30), got %q", cronExpr)
+	}
+	return k, nil
 }
 
 // maxWalk bounds the ticks stepped through in one search; a cron

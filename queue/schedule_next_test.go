@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -113,6 +114,13 @@ func TestScheduleValidate(t *testing.T) {
 		{"six fields", Schedule{Name: "n", Cron: "0 */5 * * * *", Job: job}, "Schedule.Cron"},
 		{"tz in cron", Schedule{Name: "n", Cron: "CRON_TZ=UTC 0 * * * *", Job: job}, "Schedule.Cron"},
 		{"short interval", Schedule{Name: "n", Every: time.Millisecond, Job: job}, "Schedule.Every"},
+		{"@every below the minimum", Schedule{Name: "n", Cron: "@every 1ms", Job: job}, "Schedule.Cron"},
+		{"@every zero", Schedule{Name: "n", Cron: "@every 0s", Job: job}, "Schedule.Cron"},
+		{"@every negative", Schedule{Name: "n", Cron: "@every -1s", Job: job}, "Schedule.Cron"},
+		{"@every not a duration", Schedule{Name: "n", Cron: "@every soon", Job: job}, "Schedule.Cron"},
+		{"@every fractional", Schedule{Name: "n", Cron: "@every 1.5s", Job: job}, ""},
+		{"never matches", Schedule{Name: "n", Cron: "0 0 30 2 *", Job: job}, "Schedule.Cron"},
+		{"leap day", Schedule{Name: "n", Cron: "0 0 29 2 *", Job: job}, ""},
 		{"bad zone", Schedule{Name: "n", Cron: "@daily", TimeZone: "Mars/Olympus", Job: job}, "Schedule.TimeZone"},
 		{"bad overlap", Schedule{Name: "n", Cron: "@daily", Overlap: "queue", Job: job}, "Schedule.Overlap"},
 		{"bad missed", Schedule{Name: "n", Cron: "@daily", Missed: "all", Job: job}, "Schedule.Missed"},
@@ -134,5 +142,53 @@ func TestScheduleValidate(t *testing.T) {
 				t.Errorf("Validate names %q (%v), want %q", got, err, tc.field)
 			}
 		})
+	}
+}
+
+// "@every D" ticks exactly as Every: D does, fractions of a second
+// included.
+func TestScheduleEveryDescriptorMatchesEvery(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, d := range []string{"1.5s", "2500ms", "1m30s"} {
+		dur, _ := time.ParseDuration(d)
+		byCron, err := compileSchedule(Schedule{Cron: "@every " + d})
+		if err != nil {
+			t.Fatalf("@every %s: %v", d, err)
+		}
+		byEvery, err := compileSchedule(Schedule{Every: dur})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := byCron.upcoming(base, 4), byEvery.upcoming(base, 4)
+		for i := range want {
+			if !got[i].Equal(want[i]) {
+				t.Errorf("@every %s tick %d = %v, want %v", d, i, got[i], want[i])
+			}
+		}
+		if n := len(byCron.due(base, base.Add(3*time.Second), 100)); d == "1.5s" && n != 2 {
+			t.Errorf("@every 1.5s over 3s: %d ticks, want 2", n)
+		}
+	}
+}
+
+// The refusals say why, naming both fields when both are set.
+func TestScheduleValidateMessages(t *testing.T) {
+	t.Parallel()
+	job := JobSpec{Queue: "q", Kind: "k"}
+	cases := []struct {
+		s    Schedule
+		want string
+	}{
+		{Schedule{Name: "n", Cron: "@hourly", Every: time.Hour, Job: job}, "set exactly one of Cron and Every"},
+		{Schedule{Name: "n", Job: job}, "set exactly one of Cron and Every"},
+		{Schedule{Name: "n", Cron: "@every 1ms", Job: job}, "must be between 1s and 100 years, got 1ms"},
+		{Schedule{Name: "n", Cron: "0 0 30 2 *", Job: job}, "never"},
+	}
+	for _, tc := range cases {
+		err := tc.s.Validate(0)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate(%q, %v) = %v, want it to say %q", tc.s.Cron, tc.s.Every, err, tc.want)
+		}
 	}
 }

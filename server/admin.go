@@ -60,11 +60,11 @@ func (s *Server) handlePauseQueue(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p, nil)
 		return
 	}
-	d, p := millis("duration_ms", body.DurationMS)
-	if p != nil {
+	if p := pauseBound.check("duration_ms", body.DurationMS); p != nil {
 		writeProblem(w, p, nil)
 		return
 	}
+	d := time.Duration(body.DurationMS) * time.Millisecond
 	if d == 0 {
 		d = PauseIndefinitely
 	}

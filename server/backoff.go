@@ -50,8 +50,8 @@ func (s *Server) backOff(w http.ResponseWriter, r *http.Request, scope queue.Sco
 		writeProblem(w, badRequest("duration_ms is required: how long the %s's jobs start no more, in milliseconds (0 resumes at once)", pathField), nil)
 		return
 	}
-	// Checked against the plain 100-year bound: duration_ms's entry in
-	// fieldBounds describes the queue pause, where 0 means "until resumed".
+	// The plain 100-year bound: 0 resumes here (a queue pause's 0 means
+	// "until resumed", pauseBound).
 	if p := msBound.check("duration_ms", *body.DurationMS); p != nil {
 		writeProblem(w, p, nil)
 		return

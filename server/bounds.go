@@ -12,13 +12,19 @@ import (
 // become a time.Duration that a larger number would overflow.
 var msBound = intBound{min: 0, max: queue.MaxDuration.Milliseconds(), note: " (100 years)"}
 
+// pauseBound is a queue pause's duration_ms, whose 0 means "until
+// resumed". Other routes' duration_ms (a tenant's or a group's back-off,
+// where 0 resumes) take msBound, and so does a number too large to decode:
+// the note belongs to this route alone.
+var pauseBound = intBound{min: 0, max: msBound.max, note: " (100 years; 0 or absent pauses until resumed)"}
+
 // fieldBounds are the ranges of the API's integer fields by JSON name, so
 // that a number too large to decode is refused with the same words as
 // one that decodes but is out of range.
 var fieldBounds = map[string]intBound{
 	"delay_ms": msBound, "retry_in_ms": msBound, "lease_ms": msBound, "timeout_ms": msBound,
 	"unique_for_ms": msBound, "max_wait_ms": msBound, "ttl_ms": msBound, "min_interval_ms": msBound,
-	"duration_ms":  {min: 0, max: msBound.max, note: " (100 years; 0 or absent pauses until resumed)"},
+	"duration_ms":  msBound, // a queue pause says more: pauseBound
 	"wait_ms":      {min: 0, max: MaxLeaseWait.Milliseconds()},
 	"max":          {min: 1, max: MaxLeaseBatch},
 	"priority":     {min: 0, max: queue.MaxPriority},

@@ -43,7 +43,10 @@ func eventFilter(r *http.Request) (queue.EventFilter, *problem) {
 		var ia *queue.InvalidArgumentError
 		if errors.As(err, &ia) {
 			name := map[string]string{"Queue": "queue", "Tenant": "tenant", "Group": "group", "JobID": "job", "Kind": "kind", "Types": "type"}[ia.Path.Name]
-			return f, badRequest("%s %s (event types: %s)", name, ia.Rule, eventTypeList())
+			if name == "type" { // the list helps only with a type
+				return f, badRequest("%s %s (event types: %s)", name, ia.Rule, eventTypeList())
+			}
+			return f, badRequest("%s %s", name, ia.Rule)
 		}
 		return f, badRequest("%s", err.Error())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -44,6 +45,16 @@ func hookGuard(cfg *config.Config) webhook.Guard {
 	g := webhookGuard
 	g.Allow = append(slices.Clip(g.Allow), cfg.Webhooks.AllowedPrefixes()...)
 	g.AllowSetting = "webhooks.allow_networks" // a refusal names the key that allows it (URLRefusal)
+	return g
+}
+
+// liveHookGuard is the dispatcher's guard: it reads webhooks.allow_networks
+// from the config in force at each connection, so a reload of the file
+// applies to deliveries as it does to the check at enqueue.
+func (s *Server) liveHookGuard() webhook.Guard {
+	g := webhookGuard
+	g.AllowSetting = "webhooks.allow_networks"
+	g.Allowed = func() []netip.Prefix { return s.Config().Webhooks.AllowedPrefixes() }
 	return g
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -188,7 +189,7 @@ func (s *Server) jobError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", "1")
 		p = &problem{Status: http.StatusServiceUnavailable, Detail: "job queue unavailable"}
 	default:
-		s.log.ErrorContext(r.Context(), "server: job store fault", "route", r.Pattern, "error", err)
+		s.logFault(r.Context(), slog.LevelError, "server: job store fault", "route", r.Pattern, "error", err)
 		w.Header().Set("Retry-After", "1")
 		p = &problem{Status: http.StatusServiceUnavailable, Detail: "job store unavailable, retry later"}
 	}

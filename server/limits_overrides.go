@@ -1,7 +1,9 @@
 package server
 
 import (
+	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/ratelimit"
@@ -85,7 +87,10 @@ type overrideRequest struct {
 }
 
 // override checks the path and body and builds the override they name.
-func (st *state) override(r *http.Request, optional bool) (ratelimit.Override, *problem) {
+// del is for DELETE, whose body holds only the subject: it must be given,
+// {} for the policy's own override, so that a forgotten body is not a
+// silent no-op.
+func (st *state) override(r *http.Request, del bool) (ratelimit.Override, *problem) {
 	sc, ok := st.scenes[r.PathValue("scene")]
 	if !ok {
 		return ratelimit.Override{}, notFound("unknown scene %q", r.PathValue("scene"))
@@ -95,8 +100,11 @@ func (st *state) override(r *http.Request, optional bool) (ratelimit.Override, *
 		return ratelimit.Override{}, notFound("unknown policy %q in scene %q", r.PathValue("policy"), sc.name)
 	}
 	var req overrideRequest
-	if p := decodeJSON(r, &req, optional); p != nil {
+	if p := decodeJSON(r, &req, del); p != nil {
 		return ratelimit.Override{}, p
+	}
+	if del && req.Subject == nil {
+		return ratelimit.Override{}, badRequest(`subject is required: the subject's fields, such as {"subject":{%q:"42"}}, or {"subject":{}} for the policy's own override`, sc.subject[0])
 	}
 	o := ratelimit.Override{Scene: sc.name, Policy: pol.name, Unlimited: req.Unlimited}
 	if len(req.Subject) > 0 {
@@ -106,19 +114,11 @@ func (st *state) override(r *http.Request, optional bool) (ratelimit.Override, *
 		}
 		o.Subject = pairs
 	}
-	for i, l := range req.Limits {
-		alg, err := ratelimit.ParseAlgorithm(l.Algorithm)
-		if err != nil {
-			return o, badRequest("limits[%d].algorithm: %v", i, err)
-		}
-		window := time.Duration(l.WindowMS) * time.Millisecond
-		if l.Window != "" {
-			if window, err = time.ParseDuration(l.Window); err != nil {
-				return o, badRequest("limits[%d].window must be a duration such as 60s, got %q", i, l.Window)
-			}
-		}
-		o.Limits = append(o.Limits, ratelimit.Limit{Quota: l.Quota, Window: window, Algorithm: alg, Burst: l.Burst})
+	limits, p := overrideLimits(req.Limits)
+	if p != nil {
+		return o, p
 	}
+	o.Limits = limits
 	if req.InFlight != nil {
 		o.InFlight = &ratelimit.InFlight{Max: req.InFlight.Max, TTL: time.Duration(req.InFlight.TTLMS) * time.Millisecond}
 		if o.InFlight.TTL == 0 {
@@ -126,6 +126,51 @@ func (st *state) override(r *http.Request, optional bool) (ratelimit.Override, *
 		}
 	}
 	return o, nil
+}
+
+// overrideLimits reads the limits of an override by the rules the config
+// file's limits follow (config.LimitsProblems), naming the API field of
+// the first problem: limits[0].burst.
+func overrideLimits(specs []limitSpec) ([]ratelimit.Limit, *problem) {
+	ls := make([]config.Limit, len(specs))
+	for i, l := range specs {
+		window := time.Duration(l.WindowMS) * time.Millisecond
+		if l.Window != "" {
+			var err error
+			if window, err = time.ParseDuration(l.Window); err != nil {
+				return nil, badRequest("limits[%d].window must be a duration such as 60s, got %q", i, l.Window)
+			}
+		}
+		ls[i] = config.Limit{Quota: l.Quota, Window: config.Duration(window), Algorithm: l.Algorithm, Burst: l.Burst}
+	}
+	if probs := config.LimitsProblems(ls); len(probs) > 0 {
+		return nil, badRequest("%s %s", probs[0].Path, probs[0].Message)
+	}
+	out := make([]ratelimit.Limit, len(ls))
+	for i, l := range ls {
+		out[i] = l.Limit()
+	}
+	return out, nil
+}
+
+// overrideRule names, in an override's refusal from package ratelimit,
+// the API's field instead of the Go one.
+func overrideRule(err error) string {
+	var ia *ratelimit.InvalidArgumentError
+	if !errors.As(err, &ia) {
+		return err.Error()
+	}
+	names := map[string]string{
+		"Override.Subject": "subject", "Override.Unlimited": "unlimited", "InFlight.Max": "in_flight.max",
+		"InFlight.TTL": "in_flight.ttl_ms", "Override.Scene": "scene", "Override.Policy": "policy",
+	}
+	if ia.Field == "Override" {
+		return "the body " + ia.Rule
+	}
+	if n, ok := names[ia.Field]; ok {
+		return n + " " + ia.Rule
+	}
+	return strings.TrimPrefix(err.Error(), "ratelimit: ")
 }
 
 func (s *Server) handleSetOverride(w http.ResponseWriter, r *http.Request) {
@@ -136,7 +181,7 @@ func (s *Server) handleSetOverride(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := o.Validate(); err != nil {
-		writeProblem(w, badRequest("%v", err), nil)
+		writeProblem(w, badRequest("%s", overrideRule(err)), nil)
 		return
 	}
 	if err := st.overrides.Set(r.Context(), o); err != nil {

@@ -36,6 +36,11 @@ func (s *Server) handleProgress(w http.ResponseWriter, r *http.Request) {
 	if len(body.Data) > 0 && string(body.Data) != "null" {
 		p.Data = body.Data
 	}
+	if p.Percent == nil && p.Data == nil {
+		// The queue package names its Go fields (Percent, Data).
+		writeProblem(w, badRequest("percent or data must be set: a progress report carries at least one"), nil)
+		return
+	}
 	if err := p.Validate(); err != nil {
 		s.jobError(w, r, err)
 		return

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -161,7 +162,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := s.ready(ctx); err != nil {
-			s.log.Warn("server: not ready", "error", err)
+			s.logFault(r.Context(), slog.LevelWarn, "server: not ready", "error", err)
 			w.Header().Set("Retry-After", "1")
 			writeProblem(w, &problem{Status: http.StatusServiceUnavailable, Detail: "store unreachable"}, nil)
 			return

@@ -33,6 +33,10 @@ type RunOptions struct {
 	// Listening, when set, is called with the HTTP (and gRPC, or "")
 	// addresses once both accept connections.
 	Listening func(httpAddr, grpcAddr string)
+	// Overrides, when set, is applied to each new version of the watched
+	// file before it is checked and applied, so that settings taken from
+	// flags and the environment (sluice serve's) outlive a reload.
+	Overrides func(*config.Config)
 	// TracerProvider, when set, is used instead of the one telemetry
 	// configures (for tests and programs that set up OpenTelemetry
 	// themselves); Run does not shut it down.
@@ -78,6 +82,7 @@ func Run(ctx context.Context, opts RunOptions) error {
 	if err != nil {
 		return err
 	}
+	srv.overrides = opts.Overrides
 	if err := srv.applyTenantSecrets(ctx, cfg); err != nil {
 		return err
 	}
@@ -220,6 +225,12 @@ func (s *Server) background(ctx context.Context, wg *sync.WaitGroup, path string
 // bound at start: changes to them are kept as running and logged.
 func (s *Server) onConfigChange(next *config.Config) error {
 	cur := s.Config()
+	if s.overrides != nil {
+		s.overrides(next)
+		if err := next.Validate(); err != nil {
+			return err
+		}
+	}
 	next = keepPlacement(cur, next, s.log)
 	if next.Server != cur.Server || next.Storage != cur.Storage {
 		s.log.Warn("server: server.* and storage.* changes take effect at the next start")

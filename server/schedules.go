@@ -194,7 +194,7 @@ func (s *Server) scheduleError(w http.ResponseWriter, r *http.Request, err error
 		writeProblem(w, &problem{Status: http.StatusConflict, Detail: fmt.Sprintf(
 			"schedule %q is defined in the server's config file (schedules:), which wins: change or remove it there", clip(r.PathValue("name")))}, nil)
 	case errors.As(err, &ia) && ia.Path.Type == "Schedule":
-		writeProblem(w, badRequest("%s %s", scheduleAPIField(ia.Path.Name), ia.Rule), nil)
+		writeProblem(w, badRequest("%s %s", scheduleAPIField(ia.Path.Name), scheduleRule(ia.Rule, scheduleAPIField)), nil)
 	case errors.As(err, &ue) && ue.Feature == queue.CapSchedules:
 		writeProblem(w, &problem{Status: http.StatusNotImplemented, Detail: fmt.Sprintf(
 			"the job store (%s) does not keep schedules: run them on SQLite, Postgres or Redis", ue.Backend)}, nil)
@@ -203,6 +203,16 @@ func (s *Server) scheduleError(w http.ResponseWriter, r *http.Request, err error
 	default:
 		s.jobError(w, r, err)
 	}
+}
+
+// scheduleRule names, in a rule of the queue package, the fields it
+// refers to as the caller's surface does (field maps each of Cron and
+// Every): "set exactly one of cron and every_ms".
+func scheduleRule(rule string, field func(string) string) string {
+	if !strings.Contains(rule, "Cron and Every") {
+		return rule
+	}
+	return strings.NewReplacer("Cron", field("Cron"), "Every", field("Every")).Replace(rule)
 }
 
 // scheduleAPIField names a field of queue.Schedule as the API does.

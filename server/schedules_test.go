@@ -36,7 +36,13 @@ func TestScheduleRoutes(t *testing.T) {
 		detail     string
 	}{
 		{"bad cron", `{"cron":"* * *","job":{"queue":"q","kind":"k"}}`, 400, "cron must be 5 fields"},
-		{"both", `{"cron":"@daily","every_ms":60000,"job":{"queue":"q","kind":"k"}}`, 400, "cron exactly one of"},
+		{"both", `{"cron":"@daily","every_ms":60000,"job":{"queue":"q","kind":"k"}}`, 400, "cron must not be set together with every_ms: set exactly one of cron and every_ms"},
+		{"neither", `{"job":{"queue":"q","kind":"k"}}`, 400, "cron is missing: set exactly one of cron and every_ms"},
+		{"@every below the minimum", `{"cron":"@every 1ms","job":{"queue":"q","kind":"k"}}`, 400, "cron \"@every D\": D must be between 1s and 100 years, got 1ms"},
+		{"@every zero", `{"cron":"@every 0s","job":{"queue":"q","kind":"k"}}`, 400, "cron \"@every D\": D must be between 1s"},
+		{"@every negative", `{"cron":"@every -1s","job":{"queue":"q","kind":"k"}}`, 400, "cron \"@every D\": D must be between 1s"},
+		{"never runs", `{"cron":"0 0 30 2 *","job":{"queue":"q","kind":"k"}}`, 400, "cron never matches a date"},
+		{"every_ms below the minimum", `{"every_ms":999,"job":{"queue":"q","kind":"k"}}`, 400, "every_ms must be between 1s"},
 		{"short every", `{"every_ms":10,"job":{"queue":"q","kind":"k"}}`, 400, "every_ms must be between 1s"},
 		{"zone", `{"cron":"@daily","time_zone":"Nowhere/Land","job":{"queue":"q","kind":"k"}}`, 400, "time_zone must be an IANA"},
 		{"job field", `{"cron":"@daily","job":{"queue":"q"}}`, 400, "job.kind must not be empty"},

@@ -72,6 +72,9 @@ type Server struct {
 	qo      *queueOptions         // start rates, priority, overload, per-queue maintenance (queue_options.go)
 	tracer  trace.TracerProvider  // nil when tracing is off (tracing.go)
 	clock   clock.Clock           // rate-limit waits and override ages (Options.Clock)
+	// overrides is RunOptions.Overrides, applied to each reloaded config.
+	overrides func(*config.Config)
+	faults    logLimiter // store-fault lines, at most one per kind per faultLogEvery (faultlog.go)
 }
 
 // New returns a Server for opts. It fails when opts.Limits is nil or the

@@ -56,7 +56,7 @@ func (s *Server) startWebhooks(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		return
 	}
-	wc := webhook.Config{Subscriptions: webhookSubscriptions(cfg.Webhooks), Guard: hookGuard(cfg), Logger: s.log,
+	wc := webhook.Config{Subscriptions: webhookSubscriptions(cfg.Webhooks), Guard: s.liveHookGuard(), Logger: s.log,
 		OnDelivery: s.metrics.observeDelivery, Jobs: s.jobHooks(cfg), TracerProvider: s.tracer, Resolve: webhookResolve}
 	tuneWebhooks(&wc, cfg.Webhooks.Delivery) // webhooks.delivery: webhooks_tuning.go
 	d, err := webhook.New(ob, wc)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/testutil"
+	"github.com/sluicehq/sluice/server/config"
 )
 
 // The end-to-end tests build the real binary once and start it as a
@@ -69,7 +70,7 @@ func start(t *testing.T, dir string, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data")}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = serveEnv(env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +112,26 @@ func start(t *testing.T, dir string, env []string, args ...string) *proc {
 		}
 	}()
 	return p
+}
+
+// serveEnv is the test's environment without the variables sluice serve
+// reads (the suite's own SLUICE_REDIS_URL would move every server to
+// Redis), plus extra.
+func serveEnv(extra ...string) []string {
+	drop := map[string]bool{}
+	for _, s := range config.ServeSettings {
+		drop[s.Env] = true
+	}
+	for _, t := range config.EnvTokens {
+		drop[t.Env] = true
+	}
+	var out []string
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !drop[name] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, extra...)
 }
 
 // stop sends SIGTERM and waits for a clean exit.
@@ -314,6 +335,7 @@ func TestServeRefusesOpenNonLoopback(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(binary, "serve", "--listen", "0.0.0.0:0", "--data-dir", filepath.Join(dir, "data"))
 	cmd.Dir = dir
+	cmd.Env = serveEnv()
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "no auth tokens configured") {
 		t.Fatalf("want a refusal, got %v:\n%s", err, out)

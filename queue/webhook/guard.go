@@ -37,6 +37,12 @@ type Guard struct {
 	// range, such as 10.20.0.0/16 for receivers inside the network.
 	// Allowing a prefix that holds a metadata endpoint exposes it.
 	Allow []netip.Prefix
+	// Allowed, when set, is called on every check and its prefixes are
+	// allowed as Allow's are: for a program whose allowed networks change
+	// while it runs (the server reloads webhooks.allow_networks). A
+	// change applies to the next connection; one already open is kept
+	// until it closes (idle connections close after 90s).
+	Allowed func() []netip.Prefix
 	// AllowAll turns the guard off. Meant for tests whose receivers listen
 	// on 127.0.0.1; never set it for URLs from users.
 	AllowAll bool
@@ -96,6 +102,13 @@ func (g Guard) Check(a netip.Addr) error {
 	for _, p := range g.Allow {
 		if p.Contains(a) {
 			return nil
+		}
+	}
+	if g.Allowed != nil {
+		for _, p := range g.Allowed() {
+			if p.Contains(a) {
+				return nil
+			}
 		}
 	}
 	if !a.IsValid() {

@@ -97,9 +97,7 @@ func (v *validator) overrides(l *Limits) {
 			v.add(p(base, "policy"), "unknown policy %q in scene %q", o.Policy, o.Scene)
 		}
 		v.overrideSubject(base, sc, o)
-		for j, lim := range o.Limits {
-			v.limit(p(base, "limits", j), lim)
-		}
+		v.limitList(p(base, "limits"), o.Limits)
 		v.inFlight(p(base, "in_flight"), o.InFlight)
 		switch {
 		case o.Unlimited && (len(o.Limits) > 0 || o.InFlight != nil):

@@ -111,7 +111,11 @@ func (v *validator) schedules(list []Schedule) {
 		var ia *queue.InvalidArgumentError
 		switch {
 		case errors.As(err, &ia):
-			v.add(scheduleField(base, ia.Path.Name), "%s", ia.Rule)
+			rule := ia.Rule
+			if strings.Contains(rule, "Cron and Every") { // name both as the file does
+				rule = strings.NewReplacer("Cron", "cron", "Every", "every").Replace(rule)
+			}
+			v.add(scheduleField(base, ia.Path.Name), "%s", rule)
 		case err != nil:
 			v.add(p(base, "job", "payload"), "%s", err)
 		}

@@ -18,7 +18,10 @@ func TestScheduleProblems(t *testing.T) {
 		msg  string
 	}{
 		{"bad cron", head + "    cron: \"61 * * * *\"\n    job: {queue: q, kind: k}\n", 3, "schedules[0].cron", "must be 5 fields"},
-		{"no timing", head + "    job: {queue: q, kind: k}\n", 2, "schedules[0].cron", "exactly one of"},
+		{"no timing", head + "    job: {queue: q, kind: k}\n", 2, "schedules[0].cron", "is missing: set exactly one of cron and every"},
+		{"both", head + "    cron: \"@daily\"\n    every: 1m\n    job: {queue: q, kind: k}\n", 3, "schedules[0].cron", "must not be set together with every: set exactly one of cron and every"},
+		{"@every too short", head + "    cron: \"@every 1ms\"\n    job: {queue: q, kind: k}\n", 3, "schedules[0].cron", "must be between 1s and 100 years, got 1ms"},
+		{"never runs", head + "    cron: \"0 0 30 2 *\"\n    job: {queue: q, kind: k}\n", 3, "schedules[0].cron", "never matches a date"},
 		{"bad zone", head + "    cron: \"@daily\"\n    time_zone: Mars/Base\n    job: {queue: q, kind: k}\n", 4, "schedules[0].time_zone", "IANA"},
 		{"bad overlap", head + "    every: 1m\n    overlap: sometimes\n    job: {queue: q, kind: k}\n", 4, "schedules[0].overlap", `must be "allow"`},
 		{"no kind", head + "    every: 1m\n    job:\n      queue: q\n", 4, "schedules[0].job.kind", "must not be empty"},

@@ -275,17 +275,32 @@ func (v *validator) policy(base []any, name string, pol Policy) {
 		v.add(p(base, "limits"), "must hold at least one limit, such as {quota: 10, window: 60s}")
 	}
 	v.policyExtras(base, pol) // overrides.go
+	v.limitList(p(base, "limits"), pol.Limits)
+}
+
+// limitList checks each limit at base[i], and that no two share a counter.
+func (v *validator) limitList(base []any, ls []Limit) {
 	ids := map[string]int{}
-	for i, l := range pol.Limits {
-		lim, ok := v.limit(p(base, "limits", i), l)
+	for i, l := range ls {
+		lim, ok := v.limit(p(base, i), l)
 		if !ok {
 			continue
 		}
 		if j, dup := ids[lim.ID()]; dup {
-			v.add(p(base, "limits", i), "same algorithm and window as limits[%d]: they would share one counter", j)
+			v.add(p(base, i), "has the same algorithm and window as limits[%d]: they would share one counter", j)
 		}
 		ids[lim.ID()] = i
 	}
+}
+
+// LimitsProblems checks limits by the rules of the file's limits (a
+// policy's or an override's), for callers that take limits from elsewhere,
+// such as the API's overrides: one rule for both. Each problem's Path is
+// "limits[i].field" and its Line 0.
+func LimitsProblems(ls []Limit) []Problem {
+	v := validator{}
+	v.limitList([]any{"limits"}, ls)
+	return v.problems
 }
 
 // limit checks one limit and returns it as a ratelimit.Limit.
