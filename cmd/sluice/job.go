@@ -147,7 +147,12 @@ func enqueueFile(cmd *cobra.Command, cf *clientFlags, path string, wait bool) er
 	if err != nil {
 		return err
 	}
-	bar := newBar(cmd.ErrOrStderr(), len(specs), "enqueue")
+	w := cmd.ErrOrStderr()
+	tty := isTerminal(w) // elsewhere one line per batch instead of a bar
+	var bar *progressbar.ProgressBar
+	if tty {
+		bar = newBar(w, len(specs), "enqueue")
+	}
 	c := cf.client()
 	ids := make([]string, 0, len(specs))
 	for start := 0; start < len(specs); start += 500 {
@@ -163,9 +168,15 @@ func enqueueFile(cmd *cobra.Command, cf *clientFlags, path string, wait bool) er
 		for _, r := range res.Jobs {
 			ids = append(ids, r.Job.ID)
 		}
+		if !tty {
+			fmt.Fprintf(w, "enqueue: %d/%d\n", len(ids), len(specs))
+			continue
+		}
 		_ = bar.Add(len(batch))
 	}
-	_ = bar.Finish()
+	if tty {
+		_ = bar.Finish()
+	}
 	fmt.Fprintf(cmd.OutOrStdout(), "enqueued %d jobs\n", len(ids))
 	if wait {
 		return waitJobs(cmd, cf, ids)

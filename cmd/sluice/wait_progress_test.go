@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -142,6 +143,28 @@ func TestEnqueueWaitShowsProgressAtOnce(t *testing.T) {
 	if !strings.Contains(r.stderr.String(), "wait: completed 1") {
 		t.Errorf("final counts not shown:\n%s", r.stderr)
 	}
+}
+
+// `job enqueue --file --wait` writes lines, no bar, where standard error
+// is not a terminal: one per batch enqueued, then the wait's.
+func TestEnqueueFileWaitWritesLines(t *testing.T) {
+	t.Parallel()
+	s := newInProcess(t)
+	file := filepath.Join(t.TempDir(), "jobs.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Repeat(`{"queue":"q","kind":"k"}`+"\n", 3)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := s.cli("job", "enqueue", "--file", file, "--wait")
+	r.showed(t, "enqueue: 3/3\n")
+	r.showed(t, "wait: pending 3\n")
+	for range 3 {
+		_, complete := s.lease("q")
+		complete()
+	}
+	if code := r.exited(t); code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", code, r.stdout, r.stderr)
+	}
+	noRedraws(t, r.stderr.String())
 }
 
 // `job wait` shows every job's state from the first poll on.
