@@ -95,15 +95,16 @@ func (v *waitView) counts() map[string]int64 {
 // draw redraws the terminal bar.
 func (v *waitView) draw() {
 	v.drawn = time.Now()
-	max, done := len(v.ids), int(v.counts()["completed"]+v.counts()["failed"]+v.counts()["cancelled"])
+	counts := v.counts()
+	size, done := len(v.ids), int(counts["completed"]+counts["failed"]+counts["cancelled"])
 	if len(v.ids) == 1 {
-		max, done = 100, 0
+		size, done = 100, 0
 		if p := v.jobs[v.ids[0]].Progress; p != nil && p.Percent != nil {
 			done = int(*p.Percent)
 		}
 	}
 	if v.bar == nil {
-		v.bar = progressbar.NewOptions(max, progressbar.OptionSetWriter(v.w), progressbar.OptionSetWidth(30),
+		v.bar = progressbar.NewOptions(size, progressbar.OptionSetWriter(v.w), progressbar.OptionSetWidth(30),
 			progressbar.OptionShowCount(), progressbar.OptionOnCompletion(func() { fmt.Fprintln(v.w) }))
 	}
 	v.bar.Describe(v.describe())
