@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Runs the TypeScript and Python client suites against a real `sluice serve`
 # built once from this repository. Node packages come from the lockfile
-# (npm ci); nothing else is fetched.
+# (npm ci); nothing else is fetched. Besides the suites:
+# - TypeScript: every ```ts snippet of the Markdown (README.md, docs/,
+#   clients/typescript/README.md) compiles against the built package under
+#   `strict` with tsc --noEmit (test/snippets.test.mjs);
+# - Python: the package installs into fresh virtual environments with
+#   PIP_NO_INDEX=1 and no other package source, from the tree, from its
+#   sdist and editable (tests/test_install.py).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -11,8 +17,8 @@ echo "-- building sluice for the client tests"
 (cd .. && go build -o "$bin_dir/sluice" ./cmd/sluice)
 export SLUICE_BIN="$bin_dir/sluice"
 
-echo "-- TypeScript client (Node $(node --version))"
+echo "-- TypeScript client (Node $(node --version)): suites and the docs' snippets under strict"
 (cd typescript && npm ci --no-audit --no-fund --loglevel=error && npm test)
 
-echo "-- Python client ($(python3 --version))"
+echo "-- Python client ($(python3 --version)): suites and the offline install"
 (cd python && python3 -m unittest discover -s tests -t tests -v)

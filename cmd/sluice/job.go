@@ -75,7 +75,7 @@ func newJobCmd(cf *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "job", Short: "Enqueue, inspect, cancel and retry jobs on a running server"}
 	cmd.AddCommand(newEnqueueCmd(cf), newGetCmd(cf), newCancelCmd(cf), newRetryCmd(cf), newListCmd(cf), &cobra.Command{
 		Use:   "wait ID...",
-		Short: "Wait until the jobs finish, with a progress bar (exit code 1 unless all completed)",
+		Short: "Wait until the jobs finish, showing each job's progress (exit code 1 unless all completed)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return waitJobs(cmd, cf, args) },
 	})
@@ -147,7 +147,12 @@ func enqueueFile(cmd *cobra.Command, cf *clientFlags, path string, wait bool) er
 	if err != nil {
 		return err
 	}
-	bar := newBar(cmd.ErrOrStderr(), len(specs), "enqueue")
+	w := cmd.ErrOrStderr()
+	tty := isTerminal(w) // elsewhere one line per batch instead of a bar
+	var bar *progressbar.ProgressBar
+	if tty {
+		bar = newBar(w, len(specs), "enqueue")
+	}
 	c := cf.client()
 	ids := make([]string, 0, len(specs))
 	for start := 0; start < len(specs); start += 500 {
@@ -163,9 +168,15 @@ func enqueueFile(cmd *cobra.Command, cf *clientFlags, path string, wait bool) er
 		for _, r := range res.Jobs {
 			ids = append(ids, r.Job.ID)
 		}
+		if !tty {
+			fmt.Fprintf(w, "enqueue: %d/%d\n", len(ids), len(specs))
+			continue
+		}
 		_ = bar.Add(len(batch))
 	}
-	_ = bar.Finish()
+	if tty {
+		_ = bar.Finish()
+	}
 	fmt.Fprintf(cmd.OutOrStdout(), "enqueued %d jobs\n", len(ids))
 	if wait {
 		return waitJobs(cmd, cf, ids)
@@ -211,48 +222,57 @@ func newBar(w io.Writer, n int, what string) *progressbar.ProgressBar {
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
 }
 
-// waitJobs polls until every job is final, showing progress (counts by
-// state from the first job read on), and fails when any did not complete.
+// waitJobs waits until every job is final, showing each job's own state
+// and progress from its first read on (waitView), and fails when any did
+// not complete. One job is long-polled, so its end is seen at once;
+// several are read in turn every half second.
 func waitJobs(cmd *cobra.Command, cf *clientFlags, ids []string) error {
-	if len(ids) == 1 {
-		return waitOne(cmd, cf, ids[0]) // a bar of the job's own progress
-	}
 	c := cf.client()
-	p := newProgress(cmd.ErrOrStderr(), "wait")
-	total := int64(len(ids))
-	seen := make(map[string]string, len(ids)) // each job's state when last read
-	counts := map[string]int64{}
-	pending := append([]string(nil), ids...)
-	for len(pending) > 0 {
+	ids = distinct(ids) // a job named twice is waited for once
+	v := newWaitView(cmd.ErrOrStderr(), ids)
+	path := func(id string) string { return "/v1/jobs/" + pathEscape(id) }
+	if len(ids) == 1 {
+		path = func(id string) string { return fmt.Sprintf("/v1/jobs/%s?wait=%s", pathEscape(id), waitPoll) }
+	}
+	for pending := ids; len(pending) > 0; {
 		var still []string
 		for _, id := range pending {
 			var j job
-			if _, err := c.callJSON(cmd.Context(), "GET", "/v1/jobs/"+pathEscape(id), nil, &j); err != nil {
+			if _, err := c.callJSON(cmd.Context(), "GET", path(id), nil, &j); err != nil {
 				return err
 			}
-			if old, ok := seen[id]; ok {
-				counts[old]--
-			}
-			counts[j.State]++
-			seen[id] = j.State
+			v.update(j)
 			if !j.final() {
 				still = append(still, id)
 			}
-			p.show(total, counts)
 		}
-		p.draw(total, counts)
-		if pending = still; len(pending) > 0 {
+		v.flush()
+		if pending = still; len(pending) > 0 && len(ids) > 1 {
 			if err := sleep(cmd.Context(), 500*time.Millisecond); err != nil {
 				return err
 			}
 		}
 	}
-	p.finish(total, counts)
+	v.finish()
+	counts := v.counts()
 	fmt.Fprintf(cmd.OutOrStdout(), "completed %d, failed %d, cancelled %d\n", counts["completed"], counts["failed"], counts["cancelled"])
-	if counts["completed"] != total {
+	if counts["completed"] != int64(len(ids)) {
 		return &exitError{code: 1, msg: "not every job completed"}
 	}
 	return nil
+}
+
+// distinct is ids without repeats, in their first order.
+func distinct(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

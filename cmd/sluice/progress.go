@@ -14,30 +14,27 @@ import (
 // finished ones, then those still to run.
 var stateOrder = []string{"completed", "failed", "cancelled", "active", "retrying", "waiting", "pending", "scheduled"}
 
-// progressEvery bounds how often show redraws; draw always does.
+// progressEvery bounds how often a terminal bar is redrawn while the jobs
+// of one round are read.
 const progressEvery = 100 * time.Millisecond
 
-// progress is what `job wait`, `job enqueue --wait` and `group wait` show
-// on standard error while they poll: a bar of the finished jobs over the
-// total and the number of jobs in each state, drawn from the first poll
-// on, so a wait for jobs that have not started yet says so at once.
+// progress is what `group wait` shows on standard error while it polls:
+// the number of jobs in each state from the first poll on, so a wait for
+// jobs that have not started yet says so at once. On a terminal it is a
+// bar of the finished jobs over the total, redrawn in place; elsewhere
+// one line each time the counts change.
 type progress struct {
 	w     io.Writer
 	what  string
+	tty   bool
 	bar   *progressbar.ProgressBar
 	desc  string
 	max   int64
 	drawn time.Time
 }
 
-func newProgress(w io.Writer, what string) *progress { return &progress{w: w, what: what} }
-
-// show draws like draw, unless it drew less than progressEvery ago: for
-// callers that update after every job they read.
-func (p *progress) show(total int64, counts map[string]int64) {
-	if time.Since(p.drawn) >= progressEvery {
-		p.draw(total, counts)
-	}
+func newProgress(w io.Writer, what string) *progress {
+	return &progress{w: w, what: what, tty: isTerminal(w)}
 }
 
 // draw shows counts (jobs by state; unknown states are listed last) out
@@ -46,6 +43,13 @@ func (p *progress) draw(total int64, counts map[string]int64) {
 	p.drawn = time.Now()
 	total = max(total, 1) // a bar needs a positive length
 	desc := describeCounts(p.what, counts)
+	if !p.tty {
+		if desc != p.desc {
+			p.desc = desc
+			fmt.Fprintln(p.w, desc)
+		}
+		return
+	}
 	if p.bar == nil {
 		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(p.w), progressbar.OptionSetDescription(desc),
 			progressbar.OptionShowCount(), progressbar.OptionSetWidth(30),
@@ -66,7 +70,9 @@ func (p *progress) draw(total int64, counts map[string]int64) {
 // finish draws the final counts and ends the bar's line.
 func (p *progress) finish(total int64, counts map[string]int64) {
 	p.draw(total, counts)
-	_ = p.bar.Finish()
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
 }
 
 // describeCounts is "what: completed 3, active 1, pending 6": the states

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -144,6 +145,28 @@ func TestEnqueueWaitShowsProgressAtOnce(t *testing.T) {
 	}
 }
 
+// `job enqueue --file --wait` writes lines, no bar, where standard error
+// is not a terminal: one per batch enqueued, then the wait's.
+func TestEnqueueFileWaitWritesLines(t *testing.T) {
+	t.Parallel()
+	s := newInProcess(t)
+	file := filepath.Join(t.TempDir(), "jobs.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Repeat(`{"queue":"q","kind":"k"}`+"\n", 3)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := s.cli("job", "enqueue", "--file", file, "--wait")
+	r.showed(t, "enqueue: 3/3\n")
+	r.showed(t, "wait: pending 3\n")
+	for range 3 {
+		_, complete := s.lease("q")
+		complete()
+	}
+	if code := r.exited(t); code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", code, r.stdout, r.stderr)
+	}
+	noRedraws(t, r.stderr.String())
+}
+
 // `job wait` shows every job's state from the first poll on.
 func TestJobWaitShowsCountsByState(t *testing.T) {
 	t.Parallel()
@@ -177,5 +200,128 @@ func TestGroupWaitShowsCountsByState(t *testing.T) {
 	}
 	if code := r.exited(t); code != 0 || !strings.Contains(r.stdout.String(), "group crawl: done, 2/2 finished") {
 		t.Fatalf("exit %d:\n%s\n%s", code, r.stdout, r.stderr)
+	}
+	noRedraws(t, r.stderr.String())
+}
+
+// noRedraws fails when out, written to something that is not a terminal,
+// holds a carriage return or an escape sequence: a bar redrawn in place.
+func noRedraws(t *testing.T, out string) {
+	t.Helper()
+	if strings.ContainsAny(out, "\r\x1b") {
+		t.Errorf("a bar redrawn in place where standard error is not a terminal:\n%q", out)
+	}
+}
+
+// countLines is how many lines of out are exactly line.
+func countLines(out, line string) int {
+	n := 0
+	for _, l := range strings.Split(out, "\n") {
+		if l == line {
+			n++
+		}
+	}
+	return n
+}
+
+// progress reports a percent for a leased job.
+func (s *inProcess) progress(id, token string, percent int) {
+	s.post("/v1/worker/jobs/"+id+"/progress", fmt.Sprintf(`{"token":%q,"percent":%d}`, token, percent), nil)
+}
+
+// leaseAll takes n jobs of queue q: their ids and tokens.
+func (s *inProcess) leaseAll(q string, n int) (ids, tokens []string) {
+	s.t.Helper()
+	var res struct {
+		Leases []struct {
+			Job   job    `json:"job"`
+			Token string `json:"token"`
+		} `json:"leases"`
+	}
+	s.post("/v1/worker/lease", fmt.Sprintf(`{"queues":[%q],"worker_id":"w","max":%d}`, q, n), &res)
+	if len(res.Leases) != n {
+		s.t.Fatalf("lease %s: %d leases, want %d", q, len(res.Leases), n)
+	}
+	for _, l := range res.Leases {
+		ids, tokens = append(ids, l.Job.ID), append(tokens, l.Token)
+	}
+	return ids, tokens
+}
+
+// `job wait` on several jobs shows each job's own percent, not one shared.
+func TestJobWaitShowsEachJobsOwnPercent(t *testing.T) {
+	t.Parallel()
+	s := newInProcess(t)
+	s.enqueue(`{"queue":"q","kind":"k"}`)
+	s.enqueue(`{"queue":"q","kind":"k"}`)
+	ids, tokens := s.leaseAll("q", 2)
+	r := s.cli("job", "wait", ids[0], ids[1])
+	r.showed(t, "wait: active 2")
+	s.progress(ids[0], tokens[0], 30)
+	s.progress(ids[1], tokens[1], 70)
+	r.showed(t, "job "+ids[0]+": active 30%\n")
+	r.showed(t, "job "+ids[1]+": active 70%\n")
+	s.progress(ids[1], tokens[1], 80)
+	r.showed(t, "job "+ids[1]+": active 80%\n")
+	for i := range ids {
+		s.post("/v1/worker/jobs/"+ids[i]+"/complete", fmt.Sprintf(`{"token":%q}`, tokens[i]), nil)
+	}
+	if code := r.exited(t); code != 0 || !strings.Contains(r.stdout.String(), "completed 2, failed 0, cancelled 0") {
+		t.Fatalf("exit %d:\n%s\n%s", code, r.stdout, r.stderr)
+	}
+	out := r.stderr.String()
+	if n := countLines(out, "job "+ids[0]+": active 30%"); n != 1 {
+		t.Errorf("job %s's 30%% shown %d times, want once (one line per change):\n%s", ids[0], n, out)
+	}
+	noRedraws(t, out)
+}
+
+// Where standard error is not a terminal, `job wait` on one job writes one
+// line per change, never the same line twice in a row and no bar.
+func TestJobWaitWritesOneLinePerChange(t *testing.T) {
+	t.Parallel()
+	s := newInProcess(t)
+	id := s.enqueue(`{"queue":"q","kind":"k"}`)
+	r := s.cli("job", "wait", id)
+	r.showed(t, "job "+id+": pending\nwait: pending 1\n")
+	_, tokens := s.leaseAll("q", 1)
+	r.showed(t, "job "+id+": active\nwait: active 1\n")
+	s.progress(id, tokens[0], 10)
+	r.showed(t, "job "+id+": active 10%\n")
+	s.progress(id, tokens[0], 20) // the wait has read the job again since 10%
+	r.showed(t, "job "+id+": active 20%\n")
+	s.post("/v1/worker/jobs/"+id+"/complete", fmt.Sprintf(`{"token":%q}`, tokens[0]), nil)
+	if code := r.exited(t); code != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", code, r.stdout, r.stderr)
+	}
+	out := r.stderr.String()
+	for _, line := range []string{"job " + id + ": pending", "job " + id + ": active", "job " + id + ": active 10%", "wait: active 1"} {
+		if n := countLines(out, line); n != 1 {
+			t.Errorf("%q written %d times, want once:\n%s", line, n, out)
+		}
+	}
+	if !strings.HasSuffix(out, "job "+id+": completed 20%\nwait: completed 1\n") {
+		t.Errorf("the end is not the job's last line and the counts:\n%s", out)
+	}
+	noRedraws(t, out)
+}
+
+// On a terminal, the bar of a wait for several jobs lists each running
+// job's own percent after the counts.
+func TestWaitViewDescribesEachRunningJob(t *testing.T) {
+	t.Parallel()
+	pct := func(f float64) *jobProgress { return &jobProgress{Percent: &f} }
+	v := newWaitView(&syncBuffer{}, []string{"7", "8", "9", "10"})
+	v.update(job{ID: "7", State: "active", Progress: pct(30)})
+	v.update(job{ID: "8", State: "active", Progress: pct(72.5)})
+	v.update(job{ID: "9", State: "completed", Progress: pct(100)})
+	v.update(job{ID: "10", State: "pending"})
+	if got, want := v.describe(), "wait: completed 1, active 2, pending 1 · 7 30%, 8 72.5%"; got != want {
+		t.Errorf("describe() = %q, want %q", got, want)
+	}
+	one := newWaitView(&syncBuffer{}, []string{"7"})
+	one.update(job{ID: "7", State: "active", Progress: &jobProgress{Percent: pct(5).Percent, Data: []byte(`{"pages":2}`)}})
+	if got, want := one.describe(), `wait: active 1 {"pages":2}`; got != want {
+		t.Errorf("describe() of one job = %q, want %q", got, want)
 	}
 }

@@ -14,10 +14,10 @@ async function produce(sluice: Sluice, queue: string, log: (s: string) => void):
       queue, kind: "render-invoice", payload: inv, tenant: inv.split("-")[0], priority: i % 2,
       max_attempts: 3, unique_key: `${queue}:invoice:${inv}`,
     });
-    ids.push(job!.id!);
+    ids.push(job.id);
   }
   const dup = await sluice.jobs.enqueue({ queue, kind: "render-invoice", payload: "ACME-1", unique_key: `${queue}:invoice:ACME-1` });
-  log(`enqueued ${ids.length} invoices; enqueuing ACME-1 again: duplicate=${dup.duplicate} (job ${dup.job?.id})`);
+  log(`enqueued ${ids.length} invoices; enqueuing ACME-1 again: duplicate=${dup.duplicate} (job ${dup.job.id})`);
   return ids;
 }
 

@@ -46,8 +46,8 @@ export class Jobs {
 
   /** batch stores up to 1000 jobs, all or nothing. */
   async batch(specs: JobSpec[], signal?: AbortSignal): Promise<Enqueued[]> {
-    const r = await this.#t.request<{ jobs?: Enqueued[] }>("POST", "/v1/jobs/batch", { body: { jobs: specs }, signal });
-    return r.body.jobs ?? [];
+    const r = await this.#t.request<{ jobs: Enqueued[] }>("POST", "/v1/jobs/batch", { body: { jobs: specs }, signal });
+    return r.body.jobs;
   }
 
   async get(id: string, signal?: AbortSignal): Promise<Job> {
@@ -77,7 +77,7 @@ export class Jobs {
     let cursor: string | undefined;
     do {
       const page = await this.list({ ...opts, cursor });
-      yield* page.jobs ?? [];
+      yield* page.jobs;
       cursor = page.next;
     } while (cursor);
   }
@@ -90,7 +90,7 @@ export class Jobs {
   async wait(id: string, opts: WaitOptions = {}): Promise<Job> {
     const read = async (waitMs: number) =>
       (await this.#t.request<Job>("GET", `/v1/jobs/${seg(id)}`, longPollRequest(waitMs, opts.signal))).body;
-    return longPoll(read, (j) => FINISHED_STATES.includes(j.state!), opts);
+    return longPoll(read, (j) => FINISHED_STATES.includes(j.state), opts);
   }
 
   /** stats counts jobs per queue and state. */

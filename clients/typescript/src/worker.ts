@@ -285,17 +285,16 @@ export class Worker {
 
   async #lease(max: number): Promise<Lease[]> {
     const wait = Math.min(this.#opts.pollMs ?? 5000, 60_000);
-    const r = await this.client.transport.request<{ leases?: Lease[] }>("POST", "/v1/worker/lease", {
+    const r = await this.client.transport.request<{ leases: Lease[] }>("POST", "/v1/worker/lease", {
       body: { queues: this.#opts.queues, worker_id: this.id, max, wait_ms: wait, lease_ms: this.#opts.leaseMs },
       signal: this.#stop.signal,
       timeoutMs: wait + 30_000,
     });
-    return r.body.leases ?? [];
+    return r.body.leases;
   }
 
   #start(lease: Lease): void {
-    const job = lease.job!;
-    const run: Running = { lease, id: job.id!, token: lease.token!, abort: new AbortController(), done: Promise.resolve() };
+    const run: Running = { lease, id: lease.job.id, token: lease.token, abort: new AbortController(), done: Promise.resolve() };
     run.slot = this.#handlerSlots?.enter(); // here, in lease order
     this.#running.set(run.id, run);
     run.done = this.#execute(run).finally(() => {
@@ -307,7 +306,7 @@ export class Worker {
   }
 
   async #execute(run: Running): Promise<void> {
-    const job = run.lease.job!;
+    const job = run.lease.job;
     const stopBeat = this.#heartbeat(run); // renews the lease while the job waits, too
     if (run.slot && !(await this.#awaitSlot(run, run.slot))) {
       stopBeat();
@@ -400,7 +399,7 @@ export class Worker {
       const left = Number.isNaN(until) ? (this.#opts.leaseMs ?? 30_000) : until - Date.now();
       return Math.max(50, Math.floor(left / 3));
     };
-    let interval = every(run.lease.job?.lease_until);
+    let interval = every(run.lease.job.lease_until);
     const beat = async () => {
       try {
         const r = await this.client.transport.request<{ lease_until?: string; cancel_requested?: boolean }>(
@@ -464,6 +463,6 @@ export class Worker {
 
   // giveBack requeues a job at once without spending its attempt.
   async #giveBack(lease: Lease): Promise<void> {
-    await this.#settle(`/v1/worker/jobs/${seg(lease.job!.id!)}/requeue`, { token: lease.token, delay_ms: 0 });
+    await this.#settle(`/v1/worker/jobs/${seg(lease.job.id)}/requeue`, { token: lease.token, delay_ms: 0 });
   }
 }
