@@ -24,6 +24,7 @@ const (
 	crashEnv    = "SLUICE_QUEUETEST_CRASH_WORKER" // set to "1" in worker processes
 	crashDSN    = "SLUICE_QUEUETEST_CRASH_DSN"
 	crashRunLog = "SLUICE_QUEUETEST_CRASH_RUNLOG"
+	crashRole   = "SLUICE_QUEUETEST_CRASH_ROLE" // "first" (killed) or "second"
 )
 
 // crashKind is the job kind the crash test runs.
@@ -96,14 +97,7 @@ func crashWorker(open OpenFunc) error {
 	defer log.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	// A lease of 3 s, renewed every second: short enough that the killed
-	// worker's jobs come back soon, long enough that a heartbeat delayed
-	// on a loaded machine does not lose a live job's lease (which would
-	// run it twice while its worker lives, and fail the test for nothing).
-	w := queue.NewWorker(b, queue.WorkerConfig{
-		Queues: []string{"crash"}, Concurrency: 8, LeaseFor: 3 * time.Second,
-		RescueEvery: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond, Logger: quiet,
-	})
+	w := queue.NewWorker(b, crashWorkerConfig(os.Getenv(crashRole)))
 	w.Handle(crashKind, queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		// One write(2) on an O_APPEND file: lines from concurrent
 		// handlers never interleave, and the kernel keeps the line even
@@ -124,6 +118,23 @@ func crashWorker(open OpenFunc) error {
 		}
 	}))
 	return w.Run(ctx)
+}
+
+// crashWorkerConfig is the configuration of a crash-test worker. The
+// first worker, the one killed, leases for 3 s, so that its jobs come back
+// soon after the kill, and rescues nothing: while it lives nobody rescues
+// a lease of its, so a heartbeat delayed on a loaded machine cannot make
+// a live job run twice. The second worker rescues the first's jobs once
+// their leases ran out, and leases its own for longer than any delay.
+func crashWorkerConfig(role string) queue.WorkerConfig {
+	cfg := queue.WorkerConfig{
+		Queues: []string{"crash"}, Concurrency: 8, LeaseFor: 3 * time.Second,
+		RescueEvery: time.Hour, PollInterval: 10 * time.Millisecond, Logger: quiet,
+	}
+	if role == "second" {
+		cfg.LeaseFor, cfg.RescueEvery = testutil.Patience, 100*time.Millisecond
+	}
+	return cfg
 }
 
 // Crash is the crash test: a worker process is killed with SIGKILL in the
@@ -157,7 +168,7 @@ func Crash(t *testing.T, cfg CrashConfig) {
 	}
 	runLog := t.TempDir() + "/runs.log"
 
-	first := startCrashWorker(t, cfg.DSN, runLog)
+	first := startCrashWorker(t, cfg.DSN, runLog, "first")
 	killAt := cfg.Jobs / 4
 	if cfg.Flow {
 		killAt = cfg.Jobs / 2 // past the roots: the kill lands among dependents
@@ -176,7 +187,7 @@ func Crash(t *testing.T, cfg CrashConfig) {
 		t.Fatal("no job was in flight at the kill: the test proved nothing")
 	}
 
-	second := startCrashWorker(t, cfg.DSN, runLog)
+	second := startCrashWorker(t, cfg.DSN, runLog, "second")
 	defer func() {
 		if t.Failed() {
 			logUnfinished(t, b)
@@ -238,10 +249,10 @@ type crashProc struct {
 	out *bytes.Buffer
 }
 
-func startCrashWorker(t *testing.T, dsn, runLog string) crashProc {
+func startCrashWorker(t *testing.T, dsn, runLog, role string) crashProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"=1", crashDSN+"="+dsn, crashRunLog+"="+runLog)
+	cmd.Env = append(os.Environ(), crashEnv+"=1", crashDSN+"="+dsn, crashRunLog+"="+runLog, crashRole+"="+role)
 	out := &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
