@@ -121,14 +121,15 @@ func crashWorker(open OpenFunc) error {
 }
 
 // crashWorkerConfig is the configuration of a crash-test worker. The
-// first worker, the one killed, leases for 3 s, so that its jobs come back
-// soon after the kill, and rescues nothing: while it lives nobody rescues
-// a lease of its, so a heartbeat delayed on a loaded machine cannot make
-// a live job run twice. The second worker rescues the first's jobs once
-// their leases ran out, and leases its own for longer than any delay.
+// first worker, the one killed, leases for a second, so that its jobs come
+// back soon after the kill, and rescues nothing: while it lives nobody
+// rescues a lease of its, so a heartbeat delayed on a loaded machine
+// cannot make a live job run twice. The second worker rescues the first's
+// jobs once their leases ran out, and leases its own for longer than any
+// delay.
 func crashWorkerConfig(role string) queue.WorkerConfig {
 	cfg := queue.WorkerConfig{
-		Queues: []string{"crash"}, Concurrency: 8, LeaseFor: 3 * time.Second,
+		Queues: []string{"crash"}, Concurrency: 8, LeaseFor: time.Second,
 		RescueEvery: time.Hour, PollInterval: 10 * time.Millisecond, Logger: quiet,
 	}
 	if role == "second" {
