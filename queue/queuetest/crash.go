@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +26,7 @@ const (
 	crashDSN    = "SLUICE_QUEUETEST_CRASH_DSN"
 	crashRunLog = "SLUICE_QUEUETEST_CRASH_RUNLOG"
 	crashRole   = "SLUICE_QUEUETEST_CRASH_ROLE" // "first" (killed) or "second"
+	crashHold   = "SLUICE_QUEUETEST_CRASH_HOLD" // the first worker's start from which jobs hold until the kill
 )
 
 // crashKind is the job kind the crash test runs.
@@ -98,6 +100,8 @@ func crashWorker(open OpenFunc) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	w := queue.NewWorker(b, crashWorkerConfig(os.Getenv(crashRole)))
+	hold, _ := strconv.ParseInt(os.Getenv(crashHold), 10, 64)
+	var started atomic.Int64
 	w.Handle(crashKind, queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		// One write(2) on an O_APPEND file: lines from concurrent
 		// handlers never interleave, and the kernel keeps the line even
@@ -108,7 +112,13 @@ func crashWorker(open OpenFunc) error {
 		if err := checkParents(j); err != nil {
 			return nil, queue.Permanent(err)
 		}
-		t := time.NewTimer(5 * time.Millisecond) // the work: long enough to be caught mid-job
+		if hold > 0 && started.Add(1) >= hold {
+			// The first worker's jobs from its hold-th start on run until
+			// the kill, which the test sends once hold jobs started: jobs
+			// are in flight at the kill however the machine schedules.
+			select {}
+		}
+		t := time.NewTimer(5 * time.Millisecond) // the work
 		defer t.Stop()
 		select {
 		case <-t.C:
@@ -169,11 +179,11 @@ func Crash(t *testing.T, cfg CrashConfig) {
 	}
 	runLog := t.TempDir() + "/runs.log"
 
-	first := startCrashWorker(t, cfg.DSN, runLog, "first")
 	killAt := cfg.Jobs / 4
 	if cfg.Flow {
 		killAt = cfg.Jobs / 2 // past the roots: the kill lands among dependents
 	}
+	first := startCrashWorker(t, cfg.DSN, runLog, "first", crashHold+"="+strconv.Itoa(killAt))
 	testutil.Eventually(t, "the first worker to start its share of the jobs", func() bool {
 		return len(readRunLog(t, runLog)) >= killAt
 	})
@@ -250,10 +260,11 @@ type crashProc struct {
 	out *bytes.Buffer
 }
 
-func startCrashWorker(t *testing.T, dsn, runLog, role string) crashProc {
+func startCrashWorker(t *testing.T, dsn, runLog, role string, env ...string) crashProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashEnv+"=1", crashDSN+"="+dsn, crashRunLog+"="+runLog, crashRole+"="+role)
+	cmd.Env = append(cmd.Env, env...)
 	out := &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
