@@ -17,16 +17,16 @@ import (
 
 func ExampleNewBudget() {
 	// One budget per upstream, created once and shared by every caller in
-	// the process: 3 calls per second, starting full.
-	budget, err := flow.NewBudget(3, time.Second)
+	// the process: 3 calls per minute, starting full.
+	budget, err := flow.NewBudget(3, time.Minute)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(budget.TryTake(1), budget.TryTake(1), budget.TryTake(1), budget.TryTake(1))
 
-	// The next call is a third of a second away: a caller with 10ms left
-	// is told at once instead of waiting in vain.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	// The next call is 20 seconds away: a caller with 5 seconds left is
+	// told at once instead of waiting in vain.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err = budget.Wait(ctx, 1)
 	fmt.Println(errors.Is(err, flow.ErrWouldExceedDeadline))

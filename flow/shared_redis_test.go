@@ -91,7 +91,7 @@ func TestSharedBudgetOnRedisTime(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 					defer cancel()
 					switch err := clients[i%2].Wait(ctx, 1); {
 					case err == nil:

@@ -71,10 +71,12 @@ func TestSharedBudgetBasics(t *testing.T) {
 	if err := b.Wait(context.Background(), 0); err != nil {
 		t.Errorf("Wait(0) = %v, want nil", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	hourly := sharedBudget(t, memStore(t, fc), fc, "report api", 1, time.Hour)
+	hourly.TryTake(1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := b.Wait(ctx, 1); !errors.Is(err, flow.ErrWouldExceedDeadline) {
-		t.Fatalf("Wait needing 1s with 100ms left = %v, want ErrWouldExceedDeadline", err)
+	if err := hourly.Wait(ctx, 1); !errors.Is(err, flow.ErrWouldExceedDeadline) {
+		t.Fatalf("Wait needing 1h with 1m left = %v, want ErrWouldExceedDeadline", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- b.Wait(context.Background(), 2) }()

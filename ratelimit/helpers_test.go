@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
 )
@@ -90,9 +91,14 @@ func (r *recorder) last(t *testing.T) ratelimit.Event {
 	return ev[len(ev)-1]
 }
 
+// generous is a store timeout no load reaches: a decision a test checks
+// must not turn into the failure mode because the machine is busy. A test
+// of the timeout passes its own WithTimeout after it.
+var generous = ratelimit.WithTimeout(testutil.Patience)
+
 func mustDefine[T any](t *testing.T, s ratelimit.Store, def ratelimit.Definition[T], opts ...ratelimit.Option) *ratelimit.Limiter[T] {
 	t.Helper()
-	l, err := ratelimit.Define(s, def, append([]ratelimit.Option{quiet}, opts...)...)
+	l, err := ratelimit.Define(s, def, append([]ratelimit.Option{quiet, generous}, opts...)...)
 	if err != nil {
 		t.Fatalf("Define: %v", err)
 	}

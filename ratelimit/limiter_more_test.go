@@ -20,7 +20,7 @@ type team struct {
 func teamLimiter(t *testing.T, clk *clock.Fake, limits []ratelimit.Limit, ov *ratelimit.Overrides) (*ratelimit.Limiter[team], *memlimit.Store) {
 	t.Helper()
 	store := memlimit.New(memlimit.Options{Clock: clk, SweepInterval: -1})
-	opts := []ratelimit.Option{ratelimit.WithClock(clk)}
+	opts := []ratelimit.Option{ratelimit.WithClock(clk), generous}
 	if ov != nil {
 		opts = append(opts, ratelimit.WithOverrides(ov))
 	}

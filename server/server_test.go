@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
@@ -73,6 +74,9 @@ func newHarness(t *testing.T, doc string, withQueue bool) *harness {
 
 func newHarnessCfg(t *testing.T, cfg *config.Config, withQueue bool) *harness {
 	t.Helper()
+	// A store timeout no load reaches: with the default 100ms a busy
+	// machine could turn a decision a test checks into the failure mode.
+	cfg.Limits.Timeout = config.Duration(testutil.Patience)
 	clk := clock.NewFake(clock.Real.Now())
 	store := memlimit.New(memlimit.Options{Clock: clk, SweepInterval: -1})
 	t.Cleanup(func() { store.Close() })

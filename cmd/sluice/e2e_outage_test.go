@@ -15,6 +15,7 @@ import (
 
 const outageConfig = `
 limits:
+  timeout: 2m # refused dials fail at once; no load turns a decision after recovery into the failure mode
   scenes:
     chat:
       subject: [team]

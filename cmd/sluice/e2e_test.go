@@ -90,7 +90,7 @@ func start(t *testing.T, dir string, env []string, args ...string) *proc {
 	}()
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() { p.stop() })
-	timeout := time.After(30 * time.Second)
+	timeout := time.After(testutil.Patience)
 	for p.url == "" || (contains(args, "--grpc") && p.grpcAddr == "") {
 		select {
 		case line, ok := <-lines:
@@ -144,7 +144,7 @@ func (p *proc) stop() error {
 	case err := <-p.done:
 		p.done <- err
 		return err
-	case <-time.After(30 * time.Second):
+	case <-time.After(testutil.Patience):
 		_ = p.cmd.Process.Kill()
 		return fmt.Errorf("sluice did not stop on SIGTERM:\n%s", p.stderr)
 	}
@@ -196,6 +196,7 @@ limits:
       subject: [member]
       policies:
         export-usage: {limits: [{quota: 1, window: 60s}]}
+  timeout: 2m # no load turns a decision into the failure mode
 `
 
 func TestServeLimitAllowThenDeny(t *testing.T) {

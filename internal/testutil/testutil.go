@@ -1,7 +1,8 @@
 // Package testutil holds what the module's tests share: waiting on a
 // condition with a generous deadline (Eventually), running a background
-// component for the length of a test (Start), and a log buffer several
-// goroutines may write to (Buffer).
+// component for the length of a test (Start), a log buffer several
+// goroutines may write to (Buffer), and the switch between the default run
+// and the full test matrix (Full, NeedFull, Size).
 package testutil
 
 import (

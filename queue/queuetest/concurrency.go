@@ -13,19 +13,17 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
-// ConcurrencyJobs is how many jobs the concurrency test runs: 10,000, or
-// 2,000 with -short or under the race detector (which checks the same
-// interleavings at a fraction of the volume).
+// ConcurrencyJobs is how many jobs the concurrency test runs in the full
+// matrix (SLUICE_TEST_FULL=1) without the race detector: 10,000. Otherwise
+// it runs 2,000, which checks the same interleavings at a fraction of the
+// volume.
 const ConcurrencyJobs = 10000
 
 // testConcurrency runs 4 workers × concurrency 16 over 10,000 jobs on the
 // real clock: every job must complete exactly once, none lost, none left
 // active.
 func testConcurrency(t *testing.T, f Factory) {
-	n := ConcurrencyJobs
-	if testing.Short() || raceEnabled {
-		n = 2000
-	}
+	n := testutil.Size(2000, ConcurrencyJobs)
 	b := f(t, clock.Real)
 	ctx := context.Background()
 	c := queue.NewClient(b)

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +25,8 @@ const (
 	crashEnv    = "SLUICE_QUEUETEST_CRASH_WORKER" // set to "1" in worker processes
 	crashDSN    = "SLUICE_QUEUETEST_CRASH_DSN"
 	crashRunLog = "SLUICE_QUEUETEST_CRASH_RUNLOG"
+	crashRole   = "SLUICE_QUEUETEST_CRASH_ROLE" // "first" (killed) or "second"
+	crashHold   = "SLUICE_QUEUETEST_CRASH_HOLD" // the first worker's start from which jobs hold until the kill
 )
 
 // crashKind is the job kind the crash test runs.
@@ -96,14 +99,9 @@ func crashWorker(open OpenFunc) error {
 	defer log.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	// A lease of 3 s, renewed every second: short enough that the killed
-	// worker's jobs come back soon, long enough that a heartbeat delayed
-	// on a loaded machine does not lose a live job's lease (which would
-	// run it twice while its worker lives, and fail the test for nothing).
-	w := queue.NewWorker(b, queue.WorkerConfig{
-		Queues: []string{"crash"}, Concurrency: 8, LeaseFor: 3 * time.Second,
-		RescueEvery: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond, Logger: quiet,
-	})
+	w := queue.NewWorker(b, crashWorkerConfig(os.Getenv(crashRole)))
+	hold, _ := strconv.ParseInt(os.Getenv(crashHold), 10, 64)
+	var started atomic.Int64
 	w.Handle(crashKind, queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		// One write(2) on an O_APPEND file: lines from concurrent
 		// handlers never interleave, and the kernel keeps the line even
@@ -114,7 +112,13 @@ func crashWorker(open OpenFunc) error {
 		if err := checkParents(j); err != nil {
 			return nil, queue.Permanent(err)
 		}
-		t := time.NewTimer(5 * time.Millisecond) // the work: long enough to be caught mid-job
+		if hold > 0 && started.Add(1) >= hold {
+			// The first worker's jobs from its hold-th start on run until
+			// the kill, which the test sends once hold jobs started: jobs
+			// are in flight at the kill however the machine schedules.
+			select {}
+		}
+		t := time.NewTimer(5 * time.Millisecond) // the work
 		defer t.Stop()
 		select {
 		case <-t.C:
@@ -124,6 +128,24 @@ func crashWorker(open OpenFunc) error {
 		}
 	}))
 	return w.Run(ctx)
+}
+
+// crashWorkerConfig is the configuration of a crash-test worker. The
+// first worker, the one killed, leases for a second, so that its jobs come
+// back soon after the kill, and rescues nothing: while it lives nobody
+// rescues a lease of its, so a heartbeat delayed on a loaded machine
+// cannot make a live job run twice. The second worker rescues the first's
+// jobs once their leases ran out, and leases its own for longer than any
+// delay.
+func crashWorkerConfig(role string) queue.WorkerConfig {
+	cfg := queue.WorkerConfig{
+		Queues: []string{"crash"}, Concurrency: 8, LeaseFor: time.Second,
+		RescueEvery: time.Hour, PollInterval: 10 * time.Millisecond, Logger: quiet,
+	}
+	if role == "second" {
+		cfg.LeaseFor, cfg.RescueEvery = testutil.Patience, 100*time.Millisecond
+	}
+	return cfg
 }
 
 // Crash is the crash test: a worker process is killed with SIGKILL in the
@@ -157,11 +179,11 @@ func Crash(t *testing.T, cfg CrashConfig) {
 	}
 	runLog := t.TempDir() + "/runs.log"
 
-	first := startCrashWorker(t, cfg.DSN, runLog)
 	killAt := cfg.Jobs / 4
 	if cfg.Flow {
 		killAt = cfg.Jobs / 2 // past the roots: the kill lands among dependents
 	}
+	first := startCrashWorker(t, cfg.DSN, runLog, "first", crashHold+"="+strconv.Itoa(killAt))
 	testutil.Eventually(t, "the first worker to start its share of the jobs", func() bool {
 		return len(readRunLog(t, runLog)) >= killAt
 	})
@@ -176,7 +198,7 @@ func Crash(t *testing.T, cfg CrashConfig) {
 		t.Fatal("no job was in flight at the kill: the test proved nothing")
 	}
 
-	second := startCrashWorker(t, cfg.DSN, runLog)
+	second := startCrashWorker(t, cfg.DSN, runLog, "second")
 	defer func() {
 		if t.Failed() {
 			logUnfinished(t, b)
@@ -238,10 +260,11 @@ type crashProc struct {
 	out *bytes.Buffer
 }
 
-func startCrashWorker(t *testing.T, dsn, runLog string) crashProc {
+func startCrashWorker(t *testing.T, dsn, runLog, role string, env ...string) crashProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"=1", crashDSN+"="+dsn, crashRunLog+"="+runLog)
+	cmd.Env = append(os.Environ(), crashEnv+"=1", crashDSN+"="+dsn, crashRunLog+"="+runLog, crashRole+"="+role)
+	cmd.Env = append(cmd.Env, env...)
 	out := &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
 // NoisyNeighbourJobs is how many jobs the flooding tenant enqueues in the
-// fairness tests: 10,000, or 2,000 with -short or under the race detector.
+// fairness tests in the full matrix (SLUICE_TEST_FULL=1) without the race
+// detector: 10,000. Otherwise it enqueues 2,000.
 const NoisyNeighbourJobs = 10000
 
 // NoisyNeighbourBound is the fairness figure the suite asserts: after a
@@ -25,12 +27,7 @@ const (
 	AgingBound = 5*AgingStep + 2*10
 )
 
-func noisyJobs() int {
-	if testing.Short() || raceEnabled {
-		return 2000
-	}
-	return NoisyNeighbourJobs
-}
+func noisyJobs() int { return testutil.Size(2000, NoisyNeighbourJobs) }
 
 func testFairness(t *testing.T, f Factory) {
 	runTests(t, f, []test{

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/sched"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 )
 
@@ -108,7 +109,8 @@ func modelSeed(t *testing.T) uint64 {
 }
 
 // modelSteps is SLUICE_MODEL_STEPS, or a length that runs in a few
-// seconds under the race detector.
+// seconds under the race detector: 100 steps, 500 in the full matrix
+// without it.
 func modelSteps(t *testing.T) int {
 	if s := os.Getenv("SLUICE_MODEL_STEPS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -117,10 +119,7 @@ func modelSteps(t *testing.T) int {
 		}
 		return n
 	}
-	if raceEnabled || testing.Short() {
-		return 100
-	}
-	return 500
+	return testutil.Size(100, 500)
 }
 
 // modelRun is one run: the backend, the model, and how their ids and

@@ -71,10 +71,7 @@ func testOutboxWorker(t *testing.T, f Factory) {
 	t.Parallel()
 	h := newOutboxHarness(t, f)
 	ctx := context.Background()
-	n := 300
-	if testing.Short() || raceEnabled {
-		n = 100
-	}
+	n := testutil.Size(100, 300)
 	specs := make([]queue.JobSpec, n)
 	for i := range specs {
 		specs[i] = queue.JobSpec{Queue: QueueW, Kind: "k", Payload: []byte(strconv.Itoa(i))}

@@ -82,10 +82,7 @@ func (h *outboxHarness) completedJobs(t *testing.T) int64 {
 func testWebhookTwoDispatchers(t *testing.T, f Factory) {
 	t.Parallel()
 	h := newOutboxHarness(t, f)
-	n := 200
-	if testing.Short() || raceEnabled {
-		n = 60
-	}
+	n := testutil.Size(60, 200)
 	rc := newReceiver(t, nil)
 	var stops []func()
 	for i := 0; i < 2; i++ {

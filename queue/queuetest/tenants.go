@@ -414,8 +414,8 @@ func testBackOff(t *testing.T, f Factory) {
 }
 
 // LimitTenants is how many tenants the limit test runs, with limits 1 to
-// 5; each enqueues LimitJobsPerTenant jobs (8 with -short or under the
-// race detector).
+// 5; each enqueues LimitJobsPerTenant jobs in the full matrix
+// (SLUICE_TEST_FULL=1) without the race detector, 8 otherwise.
 const (
 	LimitTenants       = 50
 	LimitJobsPerTenant = 20
@@ -430,10 +430,7 @@ func testTenantLimitNeverExceeded(t *testing.T, f Factory) {
 	h := &Harness{Backend: b, Client: queue.NewClient(b)}
 	h.needTenants(t)
 	ctx := context.Background()
-	per := LimitJobsPerTenant
-	if testing.Short() || raceEnabled {
-		per = 8
-	}
+	per := testutil.Size(8, LimitJobsPerTenant)
 	limit := func(i int) int { return i%5 + 1 }
 	name := func(i int) string { return fmt.Sprintf("t%02d", i) }
 	var specs []queue.JobSpec

@@ -4,16 +4,18 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
 // TestConformance runs the shared suite on miniredis, and on real Redis
-// when SLUICE_REDIS_URL is set, with calls batched into pipelines and one
-// by one, and on a Redis Cluster client (miniredis as a one-node cluster).
-// Calls one by one run the full scripts only: the other modes take the
-// lean path for jobs that need no scheduler (lean.go).
+// when SLUICE_REDIS_URL is set, with calls batched into pipelines; the
+// full matrix (SLUICE_TEST_FULL=1) runs it also with calls one by one and
+// on a Redis Cluster client (miniredis as a one-node cluster). Calls one
+// by one run the full scripts only: the other modes take the lean path
+// for jobs that need no scheduler (lean.go).
 func TestConformance(t *testing.T) {
 	modes := []struct {
 		name          string
@@ -25,8 +27,11 @@ func TestConformance(t *testing.T) {
 		{"cluster", redisqueue.Options{}, true, false},
 	}
 	for _, srv := range servers {
-		for _, m := range modes {
+		for i, m := range modes {
 			t.Run(srv.name+"/"+m.name, func(t *testing.T) {
+				if i > 0 {
+					testutil.NeedFull(t, "the "+m.name+" mode")
+				}
 				queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
 					opts := m.opts
 					opts.Clock = clk

@@ -15,14 +15,17 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/redistest"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
+// TestMain keeps go-redis's log of the dials that outage tests refuse on
+// purpose out of a passing run's output (redistest.HoldLogs).
 func TestMain(m *testing.M) {
 	queuetest.CrashWorkerMain(openDSN) // returns at once unless this is a TestCrash worker
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(redistest.HoldLogs()))
 }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

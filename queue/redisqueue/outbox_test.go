@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/queuetest"
@@ -22,10 +23,11 @@ import (
 
 // TestOutboxConformance runs the outbox suite (which includes webhook
 // deliveries through queue/webhook's Dispatcher) on miniredis, and on real
-// Redis when SLUICE_REDIS_URL is set, batched and unbatched.
+// Redis when SLUICE_REDIS_URL is set, batched, and in the full matrix
+// (SLUICE_TEST_FULL=1) unbatched too.
 func TestOutboxConformance(t *testing.T) {
 	for _, srv := range servers {
-		for _, m := range []struct {
+		for i, m := range []struct {
 			name string
 			opts redisqueue.Options
 		}{
@@ -33,6 +35,9 @@ func TestOutboxConformance(t *testing.T) {
 			{"unbatched", redisqueue.Options{Outbox: true, DisableBatching: true}},
 		} {
 			t.Run(srv.name+"/"+m.name, func(t *testing.T) {
+				if i > 0 {
+					testutil.NeedFull(t, "the "+m.name+" mode")
+				}
 				queuetest.RunOutbox(t, func(t *testing.T, clk clock.Clock) queue.Backend {
 					opts := m.opts
 					opts.Clock = clk

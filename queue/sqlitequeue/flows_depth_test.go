@@ -7,24 +7,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
-// TestFlowDepthLimit: a chain as deep as MaxFlowDepth is cancelled in the
-// one step that cancels its root and put back by the one retry of that
-// root; a job that would be one generation deeper is refused at enqueue,
-// whether in a flow or by DependsOn, and nothing of its call is stored.
+// TestFlowDepthLimit: a chain as deep as MaxFlowDepth is stored, and a job
+// that would be one generation deeper is refused at enqueue, whether in a
+// flow or by DependsOn, and nothing of its call is stored.
 func TestFlowDepthLimit(t *testing.T) {
 	t.Parallel()
 	b := open(t, nil)
 	ctx := context.Background()
 	c := queue.NewClient(b)
 	n := sqlitequeue.MaxFlowDepth + 1 // the last job has MaxFlowDepth generations of parents
-	fl := queuetest.DeepChain(t, b, n)
+	fl, err := c.EnqueueFlow(ctx, queuetest.DeepChainSpec(n))
+	if err != nil {
+		t.Fatalf("EnqueueFlow(%d deep): %v", n, err)
+	}
 	var ie *queue.InvalidArgumentError
-	_, err := c.EnqueueFlow(ctx, queuetest.DeepChainSpec(n+1))
+	_, err = c.EnqueueFlow(ctx, queuetest.DeepChainSpec(n+1))
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "DependsOn") || !strings.Contains(err.Error(), fmt.Sprintf("nodes[%d]", n)) {
 		t.Fatalf("EnqueueFlow(%d deep) = %v; want an *InvalidArgumentError naming nodes[%d] and DependsOn", n+1, err, n)
 	}
@@ -35,6 +38,15 @@ func TestFlowDepthLimit(t *testing.T) {
 	if got := count(t, b, queue.StateBlocked); got != int64(n-1) {
 		t.Fatalf("%d jobs blocked after the refusals, want %d (the refused calls stored nothing)", got, n-1)
 	}
+}
+
+// TestFlowDeepestChainSettles: a chain as deep as MaxFlowDepth is
+// cancelled in the one step that cancels its root and put back by the one
+// retry of that root, its triggers nested as deep as the bound allows.
+func TestFlowDeepestChainSettles(t *testing.T) {
+	testutil.NeedFull(t, "settling a chain as deep as MaxFlowDepth")
+	t.Parallel()
+	queuetest.DeepChain(t, open(t, nil), sqlitequeue.MaxFlowDepth+1)
 }
 
 // count is how many jobs of queue "deep" are in state st.

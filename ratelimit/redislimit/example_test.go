@@ -3,6 +3,7 @@ package redislimit_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -35,7 +36,7 @@ func Example() {
 		Limits: func(string) []ratelimit.Limit {
 			return []ratelimit.Limit{ratelimit.PerMinute(2).With(ratelimit.TokenBucket)}
 		},
-	})
+	}, ratelimit.WithTimeout(time.Minute)) // in production the default 100ms; generous here, where the example is a test on a busy machine
 	if err != nil {
 		panic(err)
 	}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"go.uber.org/goleak"
+
+	"github.com/sluicehq/sluice/internal/testutil"
 )
 
 // The browser tests build the real sluice binary, start it on a free port
@@ -50,7 +52,9 @@ func TestMain(m *testing.M) {
 
 // needBrowser skips the test when Chromium is not installed: `go test
 // ./...` must pass on a fresh machine; .ci/setup-browser.sh installs it
-// for CI.
+// for CI. Where it is installed, the default run drives one browser test
+// (TestBrowser: sign-in, overview, limits); the others, a minute more on
+// a 2-core machine, run with the full matrix (SLUICE_TEST_FULL=1).
 func needBrowser(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
@@ -58,6 +62,9 @@ func needBrowser(t *testing.T) {
 	}
 	if testing.Short() {
 		t.Skip("skipping the browser test in -short mode")
+	}
+	if t.Name() != "TestBrowser" {
+		testutil.NeedFull(t, "this browser test")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/amqptest"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/mux/internal/routertest"
@@ -23,9 +24,12 @@ var laneQueues = []string{
 }
 
 // TestConformanceLane runs the suite on a router over SQLite (the default)
-// and the RabbitMQ lane. The suite skips the tests that need what the lane
+// and the RabbitMQ lane, in the full matrix (SLUICE_TEST_FULL=1): the
+// default run takes the suite through a router once, over two SQLite
+// stores (queue/mux). The suite skips the tests that need what the lane
 // lacks (it asks what every routed backend has).
 func TestConformanceLane(t *testing.T) {
+	testutil.NeedFull(t, "the router over SQLite and the RabbitMQ lane")
 	amqptest.URL(t, "the tests on the RabbitMQ lane")
 	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
 		return routertest.NewMux(t, routertest.OpenSQLite(t, clk, sqlitequeue.Options{}), mux.Route{

@@ -1,5 +1,0 @@
-//go:build !race
-
-package queuetest
-
-const raceEnabled = false
