@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -17,15 +16,13 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 )
 
 // The tests of this file run several worker processes' worth of stores
 // on one database of their own, so that the server's count of deadlocks
 // there (pg_stat_database.deadlocks) is theirs alone.
-
-// fullEnv asks for the full-size versions of the slow tests.
-const fullEnv = "SLUICE_TEST_FULL"
 
 // contention is one run of workers over tenants at a limit.
 type contention struct {
@@ -46,9 +43,10 @@ type contentionResult struct {
 	overLimit []string // tenants seen running more than their limit
 }
 
-// size picks the full or the default version of a run.
+// size picks the full or the default version of a run: the full one
+// with the full matrix and without the race detector (testutil.Size).
 func size(full, small contention) contention {
-	if os.Getenv(fullEnv) == "1" {
+	if testutil.Size(0, 1) == 1 {
 		return full
 	}
 	return small
@@ -79,7 +77,7 @@ func TestTenantsAcrossWorkers(t *testing.T) {
 	})
 	r := runContention(t, c)
 	checkContention(t, c, r)
-	if os.Getenv(fullEnv) == "1" {
+	if testutil.Size(0, 1) == 1 {
 		oc := contention{stores: 1, concurrency: c.stores * c.concurrency, tenants: c.tenants, limit: c.limit, jobs: c.jobs}
 		one := runContention(t, oc)
 		checkContention(t, oc, one)
