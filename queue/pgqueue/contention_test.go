@@ -15,8 +15,8 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/pgtest"
-	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/internal/testutil"
+	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 )
 
