@@ -132,7 +132,7 @@ func (d *Dispatcher) send(ctx context.Context, c queue.ClaimedEvent, s Subscript
 		Outcome: d.outcome(status, err, n),
 	}
 	if err != nil {
-		dl.Error = err.Error()
+		dl.Error = queue.StorableError(err.Error())
 	}
 	if rerr := d.ob.RecordDelivery(context.WithoutCancel(ctx), dl); rerr != nil {
 		d.cfg.Logger.Error("webhook: recording a delivery failed", "event", c.Event.ID, "subscription", s.Name, "err", rerr)
