@@ -16,6 +16,11 @@ trap 'rm -rf "$bin_dir"' EXIT
 echo "-- building sluice for the client tests"
 (cd .. && go build -o "$bin_dir/sluice" ./cmd/sluice)
 export SLUICE_BIN="$bin_dir/sluice"
+# The suites' servers run on their own temp SQLite store: sluice serve
+# would take these variables (set for the Go tests) as its settings.
+unset SLUICE_LISTEN SLUICE_GRPC SLUICE_REDIS_URL SLUICE_REDIS_MODE SLUICE_POSTGRES_URL SLUICE_DATA_DIR \
+  SLUICE_AMQP_URL SLUICE_LOG_FORMAT SLUICE_LOG_LEVEL SLUICE_METRICS_TOKEN \
+  SLUICE_ADMIN_TOKEN SLUICE_API_TOKEN SLUICE_WORKER_TOKEN
 
 echo "-- TypeScript client (Node $(node --version)): suites and the docs' snippets under strict"
 (cd typescript && npm ci --no-audit --no-fund --loglevel=error && npm test)

@@ -29,13 +29,14 @@ var badTexts = []badText{
 // document that takes one, holding every string field of its schema
 // (textCoverage checks they do). {job} is a job's id.
 var textWriteBodies = map[string]string{
-	"POST /v1/limits/{scene}/{policy}":         `{"subject":{"member":"m"},"cost":0,"lease_id":"l"}`,
-	"POST /v1/limits/{scene}/{policy}/peek":    `{"subject":{"member":"m"},"lease_id":"l"}`,
-	"POST /v1/limits/{scene}/{policy}/acquire": `{"subject":{"member":"m"},"lease_id":"l"}`,
-	"POST /v1/limits/{scene}/{policy}/release": `{"subject":{"member":"m"},"lease_id":"l"}`,
-	"POST /v1/limits/{scene}/{policy}/inspect": `{"subject":{"member":"m"},"lease_id":"l"}`,
-	"POST /v1/limits/{scene}/{policy}/reset":   `{"subject":{"member":"m"},"lease_id":"l"}`,
-	"PUT /v1/limit-overrides/{scene}/{policy}": `{"subject":{"member":"m"},"limits":[{"quota":5,"window":"60s","algorithm":"fixed-window"}]}`,
+	"POST /v1/limits/{scene}/{policy}":            `{"subject":{"member":"m"},"cost":0,"lease_id":"l"}`,
+	"POST /v1/limits/{scene}/{policy}/peek":       `{"subject":{"member":"m"},"lease_id":"l"}`,
+	"POST /v1/limits/{scene}/{policy}/acquire":    `{"subject":{"member":"m"},"lease_id":"l"}`,
+	"POST /v1/limits/{scene}/{policy}/release":    `{"subject":{"member":"m"},"lease_id":"l"}`,
+	"POST /v1/limits/{scene}/{policy}/inspect":    `{"subject":{"member":"m"},"lease_id":"l"}`,
+	"POST /v1/limits/{scene}/{policy}/reset":      `{"subject":{"member":"m"},"lease_id":"l"}`,
+	"PUT /v1/limit-overrides/{scene}/{policy}":    `{"subject":{"member":"m"},"limits":[{"quota":5,"window":"60s","algorithm":"fixed-window"}]}`,
+	"DELETE /v1/limit-overrides/{scene}/{policy}": `{"subject":{"member":"m"}}`,
 	"POST /v1/jobs":                           textJob,
 	"POST /v1/jobs/batch":                     `{"jobs":[` + textJob + `]}`,
 	"POST /v1/queues/{queue}/pause":           `{"duration_ms":1000}`,

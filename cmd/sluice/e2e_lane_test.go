@@ -25,10 +25,10 @@ queues:
     scrape: rabbitmq
     report: embedded
   rabbitmq:
-    url: ${SLUICE_AMQP_URL}
+    url: %q
     prefix: %q
     prefetch: 50
-`, prefix))
+`, u, prefix))
 	p := start(t, dir, nil)
 	testutil.Eventually(t, "the log to say jobs on embedded+rabbitmq", func() bool {
 		return strings.Contains(p.stderr.String(), "jobs on embedded+rabbitmq")
