@@ -118,20 +118,7 @@ func start(t *testing.T, dir string, env []string, args ...string) *proc {
 // reads (the suite's own SLUICE_REDIS_URL would move every server to
 // Redis), plus extra.
 func serveEnv(extra ...string) []string {
-	drop := map[string]bool{}
-	for _, s := range config.ServeSettings {
-		drop[s.Env] = true
-	}
-	for _, t := range config.EnvTokens {
-		drop[t.Env] = true
-	}
-	var out []string
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); !drop[name] {
-			out = append(out, kv)
-		}
-	}
-	return append(out, extra...)
+	return append(config.WithoutServeEnv(os.Environ()), extra...)
 }
 
 // stop sends SIGTERM and waits for a clean exit.

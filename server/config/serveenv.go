@@ -56,6 +56,27 @@ var EnvTokens = []EnvToken{
 	{Env: "SLUICE_WORKER_TOKEN", Name: "workers", Roles: []Role{RoleWorker}},
 }
 
+// WithoutServeEnv returns environ (as os.Environ gives it) without the
+// variables sluice serve reads as settings (ServeSettings, EnvTokens):
+// for a program that starts a server whose settings are its own flags
+// and file, whatever its own environment holds.
+func WithoutServeEnv(environ []string) []string {
+	drop := map[string]bool{}
+	for _, s := range ServeSettings {
+		drop[s.Env] = true
+	}
+	for _, t := range EnvTokens {
+		drop[t.Env] = true
+	}
+	var out []string
+	for _, kv := range environ {
+		if name, _, _ := strings.Cut(kv, "="); !drop[name] {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 // Origin says where the value of one setting came from.
 type Origin struct {
 	// Key is the file's key ("storage.postgres_url", "auth.tokens[ops]").

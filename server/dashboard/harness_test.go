@@ -19,7 +19,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/sluicehq/sluice/server/config"
+	srvconfig "github.com/sluicehq/sluice/server/config"
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/internal/testutil"
@@ -135,7 +135,7 @@ func startSluice(t *testing.T, config, token string, extra ...string) *instance 
 	}
 	cmd := exec.Command(sluiceBinary(t), args...)
 	cmd.Dir = dir
-	cmd.Env = serveEnv()
+	cmd.Env = srvconfig.WithoutServeEnv(os.Environ())
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -343,24 +343,4 @@ func waitJS(expr string) chromedp.Action[chromedp.Void] {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
-}
-
-// serveEnv is this process's environment without the SLUICE_* variables
-// that sluice serve reads as settings: a test's server runs on what its
-// flags and config say, not on the test run's own SLUICE_REDIS_URL.
-func serveEnv() []string {
-	drop := map[string]bool{}
-	for _, s := range config.ServeSettings {
-		drop[s.Env] = true
-	}
-	for _, t := range config.EnvTokens {
-		drop[t.Env] = true
-	}
-	var out []string
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); !drop[name] {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
