@@ -222,7 +222,7 @@ func (b *Backend) Fail(_ context.Context, id, token string, f queue.Failure) (qu
 		return "", err
 	}
 	now := b.clk.Now()
-	e.record(f.Error, now)
+	e.record(queue.StorableError(f.Error), now) // the text every store keeps (Backend.Fail)
 	switch {
 	case e.job.CancelRequested:
 		b.finish(e, queue.StateCancelled, now)
