@@ -61,6 +61,11 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Reserve", testReserve},
 		{"Reset", testReset},
 		{"OverrideStore", testOverrideStore},
+		{"AdmitAllOrNothing", testAdmitAllOrNothing},
+		{"AdmitFallback", testAdmitFallback},
+		{"AdmitExactness", testAdmitExactness},
+		{"Charge", testCharge},
+		{"CloseUntil", testCloseUntil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -62,6 +62,7 @@ type Store struct {
 	done      chan struct{}
 	closeOnce sync.Once
 
+	gates     gateTable     // closed gates (admit.go)
 	leases    leaseTable    // in-flight leases (leases.go)
 	overrides overrideTable // dynamic overrides (overrides.go)
 }

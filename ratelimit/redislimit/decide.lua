@@ -8,6 +8,8 @@
 -- ARGV[1]  the time in microseconds, or "" to read the server's TIME.
 -- ARGV[2]  the least key lifetime in milliseconds (0 unless time is injected).
 -- ARGV[3]  D, the number of decisions; ARGV[4 .. 3+D] their request counts.
+--          A negative count -n judges n requests without counting any: the
+--          results say whether each admits its cost, and nothing moves.
 -- Then five arguments per request: algorithm (0 fixed window, 1 sliding
 --          window, 2 token bucket), quota, window in microseconds,
 --          capacity, cost.
@@ -55,6 +57,8 @@ local base = decisions - 1 -- so that ARGV[5 * i + base] is request i's algorith
 
 for d = 1, decisions do
   local n = tonumber(ARGV[3 + d])
+  local judge = n < 0
+  if judge then n = -n end
   local all = true
   local bad = false -- the request whose counter holds something else
 
@@ -146,7 +150,7 @@ for d = 1, decisions do
     after[j], after[j + 1], after[j + 2], after[j + 3] = ua, ra, val, ttl
   end
 
-  if bad then all = false end
+  if bad or judge then all = false end
   for i = first + 1, first + n do
     local j, k = 5 * i - 4, 4 * i - 3
     if all then

@@ -36,3 +36,16 @@ var (
 	refundScript  = redis.NewScript(refundSource)
 	resetScript   = redis.NewScript(resetSource)
 )
+
+var (
+	//go:embed admit.lua
+	admitSource string
+	//go:embed charge.lua
+	chargeSource string
+	//go:embed gate.lua
+	gateSource string
+
+	admitScript  = withDecide(admitSource)
+	chargeScript = withDecide(chargeSource)
+	gateScript   = redis.NewScript(gateSource)
+)
