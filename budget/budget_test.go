@@ -124,7 +124,7 @@ func TestInFlightAndTenantLimits(t *testing.T) {
 		if h.Limit != budget.LimitInFlight || h.Scope != budget.ScopeTotal || h.RetryAfter != budget.DefaultLeaseTTL {
 			t.Errorf("hold = %+v, want in-flight (total) until the lease TTL", h)
 		}
-		settle(t, other, first, nil) // settled elsewhere: the ticket is plain data
+		settle(t, other, first, nil)          // settled elsewhere: the ticket is plain data
 		settle(t, b, mustAdmit(t, b, c), nil) // a's second request this minute
 		h = mustHold(t, b, c)
 		if h.Limit != budget.Requests || h.Scope != budget.ScopeTenant || h.RetryAfter != 30*time.Second {
