@@ -35,6 +35,9 @@ type Config struct {
 	Schedules []Schedule `yaml:"schedules"`
 	// Telemetry configures tracing with OpenTelemetry; off by default.
 	Telemetry Telemetry `yaml:"telemetry"`
+	// Budgets are the shared upstream budgets jobs spend and the claims
+	// jobs make by default (see Budgets); hot-reloaded.
+	Budgets Budgets `yaml:"budgets"`
 }
 
 // Server configures the listeners and logging.

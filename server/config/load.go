@@ -234,7 +234,13 @@ func yamlFields(t reflect.Type) map[string]reflect.StructField {
 	out := map[string]reflect.StructField{}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "" && opts == "inline" && f.Type.Kind() == reflect.Struct {
+			for k, sub := range yamlFields(f.Type) { // an inlined struct's keys are the outer one's
+				out[k] = sub
+			}
+			continue
+		}
 		if name != "" && name != "-" {
 			out[name] = f
 		}

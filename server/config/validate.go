@@ -124,6 +124,7 @@ func (v *validator) config(c *Config) {
 	v.webhookDelivery(c.Webhooks.Delivery)
 	v.schedules(c.Schedules)
 	v.telemetry(&c.Telemetry)
+	v.budgets(&c.Budgets) // budgets.go
 }
 
 func (v *validator) server(s *Server) {

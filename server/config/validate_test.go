@@ -20,7 +20,7 @@ func TestValidationErrors(t *testing.T) {
 		msg  string
 	}{
 		{"syntax", "server: [\n", 1, "", "did not find expected node content"},
-		{"unknown top", "servr: {}\n", 1, "servr", `unknown field "servr" (known: auth, limits, metrics, queues, schedules, server, storage, telemetry, webhooks)`},
+		{"unknown top", "servr: {}\n", 1, "servr", `unknown field "servr" (known: auth, budgets, limits, metrics, queues, schedules, server, storage, telemetry, webhooks)`},
 		{"unknown close", "server:\n  log-format: json\n", 2, "server.log-format", `unknown field "log-format" (did you mean "log_format"?)`},
 		{"not int", "server:\n  max_body_bytes: lots\n", 2, "server.max_body_bytes", `must be an integer, got "lots"`},
 		{"not list", sceneHead + "        p: {limits: 5}\n", 6, "limits.scenes.s.policies.p.limits", `must be a list, got "5"`},
