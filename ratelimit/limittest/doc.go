@@ -137,6 +137,20 @@
 // such as p × (W - e), or a quotient of two, lose precision (Lua numbers
 // are doubles, exact only up to 2^53) or overflow.
 //
+// # Admissions, charges and gates (ratelimit.Admitter)
+//
+// Admit judges every request of every group for its cost on the counters
+// as they stand (as a decision that counts nothing would), chooses each
+// group's first choice when it admits, else its fallback when that
+// admits, else whichever would admit sooner (ratelimit.ChooseGroup), and
+// counts the chosen requests and takes the leases only when every gate is
+// open, every lease key has room and every group admits. Charge counts
+// with no ceiling: a token bucket's tat' = max(tat, t) + n × T (the debt
+// drains at the bucket's rate); a fixed window adds n to its current
+// window, starting one at t if none; a sliding window adds n to its
+// current sub-window. A gate closed until u holds every admission naming
+// it while t < u; a close never moves u earlier.
+//
 // # Stores in several processes
 //
 // When Harness.Second is set, it is a second store instance (a second
