@@ -143,7 +143,7 @@ func (b *Budgets) Admit(ctx context.Context, c Claim) (Admission, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	cfgs, err := b.lookup(names)
+	cfgs, err := b.lookupEffective(names)
 	if err != nil {
 		return Admission{}, err
 	}

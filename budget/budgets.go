@@ -32,6 +32,8 @@ type Budgets struct {
 	clock clock.Clock
 	mu    sync.RWMutex
 	defs  map[string]Config
+	amu   sync.Mutex       // guards adapt
+	adapt map[string]*aimd // adaptation per budget (adapt.go)
 }
 
 // New returns an empty set of budgets on opts.Store.
@@ -132,6 +134,19 @@ func (b *Budgets) lookup(names []string) ([]Config, error) {
 		out[i] = c
 	}
 	return out, nil
+}
+
+// lookupEffective is lookup with each budget's rates as adapted (see
+// Adaptive).
+func (b *Budgets) lookupEffective(names []string) ([]Config, error) {
+	cfgs, err := b.lookup(names)
+	if err != nil {
+		return nil, err
+	}
+	for i, n := range names {
+		cfgs[i] = b.effective(n, cfgs[i])
+	}
+	return cfgs, nil
 }
 
 func (c Config) clone() Config {

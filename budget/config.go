@@ -222,6 +222,9 @@ type Config struct {
 	PerTenant Limits
 	// Share sets each tenant's floor and ceiling of the total.
 	Share Share
+	// Adaptive lets the total rates follow the upstream (AIMD); the zero
+	// value keeps them as configured.
+	Adaptive Adaptive
 	// LeaseTTL is how long an admitted claim holds its in-flight places
 	// unless settled first: longer than the work it guards, so that a
 	// crashed holder cannot keep a place for ever. 0 means
@@ -261,6 +264,12 @@ func (c Config) Validate() error {
 				return invalid("Share.Reserve", "leaves no shared capacity of %s (%s)", ur.unit, ur.rate)
 			}
 		}
+	}
+	if err := c.Adaptive.Validate(); err != nil {
+		return err
+	}
+	if c.Adaptive.on() && c.Limits.Requests.IsZero() && len(c.Limits.Units) == 0 {
+		return invalid("Adaptive", "needs total rates to adapt")
 	}
 	if c.LeaseTTL < 0 || c.LeaseTTL%time.Millisecond != 0 {
 		return invalid("LeaseTTL", "must be a non-negative whole number of milliseconds, got %s", c.LeaseTTL)

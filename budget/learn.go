@@ -26,9 +26,14 @@ func (b *Budgets) Close(ctx context.Context, name string, until time.Time) (time
 // budget until h.Until() when that is later than now (a Retry-After, or a
 // unit with nothing remaining until its reset), and for
 // DefaultLimitedPause when h is a refusal that says nothing of when to
-// come back. It reports when the budget opens (zero when Learn closed
-// nothing).
+// come back. A refusal also slows an adaptive budget (see Adaptive). It
+// reports when the budget opens (zero when Learn closed nothing).
 func (b *Budgets) Learn(ctx context.Context, name string, h Hint) (time.Time, error) {
+	if h.Limited {
+		if _, err := b.Adapt(name, true); err != nil {
+			return time.Time{}, err
+		}
+	}
 	now := b.clock.Now()
 	until := h.Until()
 	if h.Limited && !until.After(now) {
@@ -57,7 +62,7 @@ type TransportOptions struct {
 // (http.DefaultTransport when nil) and learns from every response
 // (FromResponse, then Learn on the request's budget), so that one 429
 // closes the budget for every caller in the fleet until the upstream's
-// reset. Put it inside flow.Transport, so that each retry's response is
+// reset; a 2xx response counts as a success for an adaptive budget. Put it inside flow.Transport, so that each retry's response is
 // learned from too:
 //
 //	client := &http.Client{Transport: flow.Transport(budget.Transport(nil, b, opts), flow.WithRetry(p))}
@@ -87,6 +92,12 @@ func (l *learner) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	h := FromResponse(resp, l.b.clock.Now())
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		// A success lets an adaptive budget speed up again.
+		if _, aerr := l.b.Adapt(name, false); aerr != nil && l.opts.OnError != nil {
+			l.opts.OnError(req, aerr)
+		}
+	}
 	if h.IsZero() {
 		return resp, nil
 	}

@@ -49,7 +49,7 @@ func (b *Budgets) Settle(ctx context.Context, t Ticket, actual map[string]Cost) 
 	var charge, refund []ratelimit.Request
 	var chargeLabels []label
 	for _, name := range names {
-		cfgs, err := b.lookup([]string{name})
+		cfgs, err := b.lookupEffective([]string{name})
 		if err != nil {
 			continue // removed: nothing to settle against
 		}

@@ -17,6 +17,9 @@ type Status struct {
 	Tenant string `json:"tenant,omitempty"`
 	// ClosedFor is how long the budget stays closed (0 when open).
 	ClosedFor time.Duration `json:"closed_for"`
+	// Factor is the fraction of the configured total rates in effect in
+	// this process: below 1 while an adaptive budget is slowed down.
+	Factor float64 `json:"factor"`
 	// Limits has one entry per limit: the totals first, then the tenant's.
 	Limits []LimitStatus `json:"limits"`
 }
@@ -45,12 +48,12 @@ type LimitStatus struct {
 // when tenant is not empty, the tenant's own limits, ceiling and floor. It
 // reads without counting, in a few store operations (not one snapshot).
 func (b *Budgets) Status(ctx context.Context, name, tenant string) (Status, error) {
-	cfgs, err := b.lookup([]string{name})
+	cfgs, err := b.lookupEffective([]string{name})
 	if err != nil {
 		return Status{}, err
 	}
 	cfg := cfgs[0]
-	st := Status{Budget: name, Tenant: tenant}
+	st := Status{Budget: name, Tenant: tenant, Factor: b.Factor(name)}
 	if st.ClosedFor, err = b.store.ClosedFor(ctx, gateKey(name)); err != nil {
 		return Status{}, err
 	}

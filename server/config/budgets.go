@@ -49,6 +49,9 @@ type BudgetDef struct {
 	// Share sets each tenant's floor and ceiling of the total; default
 	// none (see budget.Share for the floor rule).
 	Share BudgetShare `yaml:"share"`
+	// Adaptive lets the total rates follow the upstream (decrease on 429,
+	// increase slowly on success); default off (see budget.Adaptive).
+	Adaptive BudgetAdaptive `yaml:"adaptive"`
 	// Lease is how long an admitted job holds its in-flight place unless
 	// it settles first; default 10m.
 	Lease Duration `yaml:"lease"`
@@ -87,6 +90,20 @@ type BudgetShare struct {
 	Reserve float64 `yaml:"reserve"`
 }
 
+// BudgetAdaptive bounds and paces a budget's adaptation.
+type BudgetAdaptive struct {
+	// Min is the least fraction of the configured rates; 0 (default)
+	// turns adaptation off.
+	Min float64 `yaml:"min"`
+	// Decrease multiplies the rates on a refusal; default 0.5.
+	Decrease float64 `yaml:"decrease"`
+	// Increase is the fraction added back per success; default 0.05.
+	Increase float64 `yaml:"increase"`
+	// Every is the least time between two changes in one direction;
+	// default 1s.
+	Every Duration `yaml:"every"`
+}
+
 func (r BudgetRate) rate() budget.Rate {
 	return budget.Rate{Quota: r.Quota, Window: r.Window.D(), Burst: r.Burst}
 }
@@ -114,7 +131,9 @@ func (d BudgetDef) Config() budget.Config {
 		Limits:    d.BudgetLimits.limits(),
 		PerTenant: d.PerTenant.limits(),
 		Share:     budget.Share{Floor: d.Share.Floor, Ceiling: d.Share.Ceiling, Reserve: d.Share.Reserve},
-		LeaseTTL:  d.Lease.D(),
+		Adaptive: budget.Adaptive{Min: d.Adaptive.Min, Decrease: d.Adaptive.Decrease,
+			Increase: d.Adaptive.Increase, Every: d.Adaptive.Every.D()},
+		LeaseTTL: d.Lease.D(),
 	}
 }
 
@@ -217,6 +236,7 @@ var budgetFields = map[string]string{
 	"Limits": "", "PerTenant": "per_tenant", "Requests": "requests", "Units": "units",
 	"InFlight": "in_flight", "Quota": "quota", "Window": "window", "Burst": "burst",
 	"Share": "share", "Floor": "floor", "Ceiling": "ceiling", "Reserve": "reserve", "LeaseTTL": "lease",
+	"Adaptive": "adaptive", "Min": "min", "Decrease": "decrease", "Increase": "increase", "Every": "every",
 }
 
 // budgetPath turns a budget.ConfigError field, such as

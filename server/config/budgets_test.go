@@ -19,6 +19,7 @@ const budgetsDoc = `budgets:
       per_tenant:
         requests: {quota: 60, window: 1m}
       share: {floor: 0.05, ceiling: 0.5}
+      adaptive: {min: 0.25, every: 2s}
       lease: 5m
     search:
       requests: {quota: 10, window: 1s}
@@ -40,11 +41,12 @@ func TestBudgetsParse(t *testing.T) {
 			Units: map[string]budget.Rate{"tokens": {Quota: 200000, Window: time.Minute, Burst: 50000}}, InFlight: 50},
 		PerTenant: budget.Limits{Requests: budget.PerMinute(60)},
 		Share:     budget.Share{Floor: 0.05, Ceiling: 0.5},
+		Adaptive:  budget.Adaptive{Min: 0.25, Every: 2 * time.Second},
 		LeaseTTL:  5 * time.Minute,
 	}
 	got := defs["openai"]
 	if got.Limits.Requests != want.Limits.Requests || got.Limits.Units["tokens"] != want.Limits.Units["tokens"] ||
-		got.Limits.InFlight != 50 || got.PerTenant.Requests != want.PerTenant.Requests || got.Share != want.Share || got.LeaseTTL != want.LeaseTTL {
+		got.Limits.InFlight != 50 || got.PerTenant.Requests != want.PerTenant.Requests || got.Share != want.Share || got.LeaseTTL != want.LeaseTTL || got.Adaptive != want.Adaptive {
 		t.Errorf("openai = %+v, want %+v", got, want)
 	}
 	if len(defs) != 2 || defs["search"].Limits.Requests != budget.PerSecond(10) {
@@ -89,6 +91,7 @@ func TestBudgetsProblems(t *testing.T) {
 		{"in flight", def("      in_flight: -2\n"), 4, "budgets.definitions.api.in_flight", "must not be negative"},
 		{"floor", def("      requests: {quota: 5, window: 1s}\n      share: {floor: 2}\n"), 5, "budgets.definitions.api.share.floor", "must be a fraction"},
 		{"ceiling", def("      requests: {quota: 5, window: 1s}\n      share: {floor: 0.5, ceiling: 0.1}\n"), 5, "budgets.definitions.api.share.ceiling", "must be at least share.floor"},
+		{"adaptive", def("      requests: {quota: 5, window: 1s}\n      adaptive: {min: 0.1, decrease: 1}\n"), 5, "budgets.definitions.api.adaptive.decrease", "must be a fraction in (0, 1)"},
 		{"lease", def("      in_flight: 2\n      lease: 1500us\n"), 5, "budgets.definitions.api.lease", "whole number of milliseconds"},
 		{"unknown key", def("      request: {quota: 5, window: 1s}\n"), 4, "budgets.definitions.api.request", "unknown field"},
 		{"bad name", "budgets:\n  definitions:\n    \"a b\":\n      in_flight: 1\n", 3, "budgets.definitions.a b", "budget name"},
