@@ -81,7 +81,10 @@ type Hold struct {
 	// ScopeCeiling or ScopeFloor; empty for LimitClosed.
 	Scope string `json:"scope,omitempty"`
 	// RetryAfter is how long until this limit has room for the claim,
-	// given no other traffic and no early release.
+	// given no other traffic and no early release. For LimitInFlight it
+	// is when the earliest lease expires: room usually returns sooner,
+	// when a holder settles, so a waiter held by it should also be woken
+	// by Settle.
 	RetryAfter time.Duration `json:"retry_after"`
 	// Until is when that is: the decision's time plus RetryAfter.
 	Until time.Time `json:"until"`

@@ -32,6 +32,8 @@ type env struct {
 	// second is another store on the same state (another process), or
 	// store itself for memlimit.
 	second ratelimit.Admitter
+	// open returns one more store on the same state.
+	open func() ratelimit.Admitter
 }
 
 func (e env) budgets(t testing.TB, defs map[string]budget.Config) *budget.Budgets {
@@ -58,7 +60,7 @@ func forEachStore(t *testing.T, fn func(t *testing.T, e env)) {
 		clk := clock.NewFake(epoch)
 		s := memlimit.New(memlimit.Options{Clock: clk, SweepInterval: -1})
 		t.Cleanup(func() { _ = s.Close() })
-		fn(t, env{store: s, clk: clk, second: s})
+		fn(t, env{store: s, clk: clk, second: s, open: func() ratelimit.Admitter { return s }})
 	})
 	t.Run("miniredis", func(t *testing.T) {
 		m := miniredis.RunT(t)
@@ -86,7 +88,7 @@ func redisEnv(t testing.TB, opts *redis.Options, prefix keyspace.Prefix) env {
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	}
-	return env{store: open(), second: open(), clk: clk}
+	return env{store: open(), second: open(), clk: clk, open: func() ratelimit.Admitter { return open() }}
 }
 
 func admit(t testing.TB, b *budget.Budgets, c budget.Claim) budget.Admission {
