@@ -3,7 +3,7 @@ package ratelimit
 // Wrapper is a Store that adds behaviour around another (TraceStore's
 // tracing, say) and hands back the one it wraps, so the optional parts of
 // the store beneath (Acquirer, Reserver, PartialConsumer, Resetter,
-// OverrideStore) stay reachable through the wrapper.
+// OverrideStore, Admitter) stay reachable through the wrapper.
 type Wrapper interface {
 	Store
 	// Unwrap returns the store this one wraps.

@@ -12,8 +12,9 @@ import (
 // BenchmarkDecisionKinds compares, in one run, the cost per decision of a
 // plain window decision, an in-flight acquire and release (with the same
 // window limit in the decision), a reservation (a token bucket that never
-// needs a delay, so the wait's bookkeeping is measured, not a sleep) and a
-// partial grant, over 1024 keys. Report the ratios to "window".
+// needs a delay, so the wait's bookkeeping is measured, not a sleep), a
+// budget's admission (with the release of its lease) and a partial grant,
+// over 1024 keys. Report the ratios to "window".
 func BenchmarkDecisionKinds(b *testing.B) {
 	keys := benchKeys(1024)
 	win := ratelimit.PerSecond(1 << 40)
@@ -37,6 +38,25 @@ func BenchmarkDecisionKinds(b *testing.B) {
 	b.Run("wait", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			s.Reserve(ctx, time.Second, ratelimit.Request{Key: keys[i&1023], Limit: bucket, Cost: 1})
+		}
+	})
+	b.Run("admit", func(b *testing.B) {
+		// A budget's shape: a gate, a lease and a group of two buckets
+		// with a fallback on the same counter.
+		lim := ratelimit.InFlight{Max: 1 << 30, TTL: time.Minute}
+		shared := bucket
+		shared.Burst = 1 << 39
+		for i := 0; b.Loop(); i++ {
+			k := keys[i&1023]
+			a, _ := s.Admit(ctx, ratelimit.AdmitRequest{
+				Gates:  []string{k},
+				Leases: []ratelimit.LeaseRequest{{Key: k, InFlight: lim}},
+				Groups: []ratelimit.RequestGroup{{
+					Requests: []ratelimit.Request{{Key: k, Limit: bucket, Cost: 1}, {Key: k + ":t", Limit: bucket, Cost: 1}},
+					Fallback: []ratelimit.Request{{Key: k, Limit: shared, Cost: 1}},
+				}},
+			})
+			s.Release(ctx, a.Leases[0])
 		}
 	})
 	b.Run("at-most", func(b *testing.B) {
