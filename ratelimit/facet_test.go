@@ -26,6 +26,9 @@ func TestTracedStoreKeepsFacets(t *testing.T) {
 	if _, ok := ratelimit.Facet[ratelimit.PartialConsumer](traced); !ok {
 		t.Error("PartialConsumer hidden by the tracing wrapper")
 	}
+	if _, ok := ratelimit.Facet[ratelimit.Admitter](traced); !ok {
+		t.Error("Admitter hidden by the tracing wrapper")
+	}
 	lim := ratelimit.Per(3, time.Minute)
 	d, cerr := traced.Consume(context.Background(), ratelimit.Request{Key: "k", Limit: lim, Cost: 1})
 	if cerr != nil || !d.Allowed {
