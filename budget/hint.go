@@ -70,6 +70,8 @@ func (h *Hint) reset(unit string, at time.Time) {
 //     ("x-ratelimit-remaining-tokens: 0", "x-ratelimit-reset-tokens:
 //     6m0s"; resets are Go-style durations such as "1s", "20ms" or
 //     "1m30.5s", or plain seconds);
+//   - anthropic-ratelimit-<unit>-{limit,remaining,reset} (resets as RFC
+//     3339 times);
 //   - GitHub's x-ratelimit-limit, x-ratelimit-remaining and
 //     x-ratelimit-reset (unix seconds; a value below 10^9 is read as
 //     seconds from now, as some APIs send it), for the unit "requests".
@@ -95,7 +97,40 @@ func FromResponse(resp *http.Response, now time.Time) Hint {
 	ietfFields(&h, hd, now)
 	ietfStructured(&h, hd, now)
 	xRateLimit(&h, hd, now)
+	anthropic(&h, hd)
 	return h
+}
+
+// anthropic reads anthropic-ratelimit-<unit>-{limit,remaining,reset},
+// the reset an RFC 3339 time.
+func anthropic(h *Hint, hd http.Header) {
+	for name, vals := range hd {
+		rest, ok := strings.CutPrefix(strings.ToLower(name), "anthropic-ratelimit-")
+		if !ok || len(vals) == 0 {
+			continue
+		}
+		i := strings.LastIndexByte(rest, '-')
+		if i <= 0 {
+			continue
+		}
+		unit, kind, v := rest[:i], rest[i+1:], strings.TrimSpace(vals[0])
+		switch kind {
+		case "limit", "remaining":
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				continue
+			}
+			if kind == "limit" {
+				h.set(&h.Limit, unit, n)
+			} else {
+				h.set(&h.Remaining, unit, n)
+			}
+		case "reset":
+			if at, err := time.Parse(time.RFC3339, v); err == nil {
+				h.reset(unit, at)
+			}
+		}
+	}
 }
 
 // retryAfter reads Retry-After: delay seconds or an HTTP date.
