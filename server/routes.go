@@ -47,6 +47,10 @@ func (s *Server) routeTable() []route {
 		{method: "PUT", path: "/v1/limit-overrides/{scene}/{policy}", role: config.RoleAdmin, handler: s.handleSetOverride},
 		{method: "DELETE", path: "/v1/limit-overrides/{scene}/{policy}", role: config.RoleAdmin, handler: s.handleDeleteOverride},
 
+		{method: "GET", path: "/v1/budgets", role: config.RoleLimiter, handler: s.handleBudgets},
+		{method: "GET", path: "/v1/budgets/{budget}", role: config.RoleLimiter, handler: s.handleBudget},
+		{method: "POST", path: "/v1/budgets/{budget}/close", role: config.RoleWorker, handler: s.handleCloseBudget},
+
 		{method: "POST", path: "/v1/jobs", role: config.RoleProducer, job: true, handler: s.handleEnqueue},
 		{method: "POST", path: "/v1/jobs/batch", role: config.RoleProducer, job: true, handler: s.handleEnqueueBatch},
 		{method: "GET", path: "/v1/jobs", role: config.RoleProducer, job: true, handler: s.handleListJobs},

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/sluicehq/sluice/budget"
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/ratelimit"
@@ -74,7 +75,8 @@ type Server struct {
 	clock   clock.Clock           // rate-limit waits and override ages (Options.Clock)
 	// overrides is RunOptions.Overrides, applied to each reloaded config.
 	overrides func(*config.Config)
-	faults    logLimiter // store-fault lines, at most one per kind per faultLogEvery (faultlog.go)
+	faults    logLimiter      // store-fault lines, at most one per kind per faultLogEvery (faultlog.go)
+	budgets   *budget.Budgets // nil when the limit store keeps no budgets (budgets.go)
 }
 
 // New returns a Server for opts. It fails when opts.Limits is nil or the
@@ -95,6 +97,7 @@ func New(opts Options) (*Server, error) {
 	if cfg == nil {
 		cfg = config.Default()
 	}
+	s.budgets = newBudgets(s.limits, s.clock)
 	s.metrics = newMetrics(opts.Registry)
 	s.metrics.activity = dashboard.NewActivity(dashboard.ActivityOptions{Now: s.now})
 	if opts.Queue != nil {
@@ -132,6 +135,9 @@ func (s *Server) Config() *config.Config { return s.state.Load().cfg }
 func (s *Server) Apply(cfg *config.Config) error {
 	st, err := s.build(cfg)
 	if err != nil {
+		return err
+	}
+	if err := s.applyBudgets(cfg); err != nil { // budgets.go: all or nothing
 		return err
 	}
 	s.state.Store(st)

@@ -53,6 +53,7 @@ var textWriteBodies = map[string]string{
 	"POST /v1/groups": `{"id":"g2","tenant":"t","completion_kind":"k","completion_queue":"q",` +
 		`"webhook":{"url":"https://203.0.113.7/h","events":["group.completed"],"headers":{"X-A":"b"}}}`,
 	"POST /v1/groups/{group}/backoff": `{"duration_ms":1000}`,
+	"POST /v1/budgets/{budget}/close": `{"until":"2030-01-02T03:04:05Z"}`,
 	"PUT /v1/schedules/{name}": `{"cron":"@hourly","time_zone":"UTC","overlap":"allow","missed":"once",` +
 		`"job":{"queue":"q","kind":"k","tenant":"t","group":"g","on_parent_failure":"run","payload":{"a":"b"},` +
 		`"webhook":{"url":"https://203.0.113.7/h","events":["job.completed"],"headers":{"X-A":"b"}}}}`,
@@ -82,7 +83,7 @@ var textBaseQuery = map[string]string{"GET /v1/queues/counts": "?by=queue"}
 // textPathValues are valid values of the path parameters.
 var textPathValues = map[string]string{
 	"scene": "member", "policy": "chat", "queue": "q", "tenant": "t", "group": "g", "name": "s",
-	"flow": "f", "subscription": "sub", "file": "app.js",
+	"flow": "f", "subscription": "sub", "file": "app.js", "budget": "b",
 }
 
 const textTestConfig = `
