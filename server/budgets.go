@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/budget"
 	"github.com/sluicehq/sluice/clock"
@@ -172,4 +175,55 @@ func (s *Server) handleCloseBudget(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"budget": r.PathValue("budget"), "closed_until": opens.UTC()})
+}
+
+// budgetCollector exports every budget's totals, read from the store at
+// scrape time: sluice_budget_capacity, _used, _room and
+// _next_room_seconds by budget and limit, and sluice_budget_closed_seconds
+// by budget. Labels come from the config (budget and unit names), never
+// from tenants.
+type budgetCollector struct {
+	b                                  *budget.Budgets
+	capacity, used, room, next, closed *prometheus.Desc
+}
+
+func (m *metrics) watchBudgets(b *budget.Budgets) {
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	m.reg.MustRegister(&budgetCollector{b: b,
+		capacity: desc("sluice_budget_capacity", "A budget limit's capacity (burst, or in-flight maximum), by budget and limit (a unit or in-flight).", "budget", "limit"),
+		used:     desc("sluice_budget_used", "What a budget limit holds now; above its capacity while in debt.", "budget", "limit"),
+		room:     desc("sluice_budget_room", "What a budget limit could admit now.", "budget", "limit"),
+		next:     desc("sluice_budget_next_room_seconds", "How long until a full budget limit has room for one more unit; 0 with room.", "budget", "limit"),
+		closed:   desc("sluice_budget_closed_seconds", "How long a budget stays closed (after an upstream's 429); 0 when open.", "budget"),
+	})
+}
+
+func (c *budgetCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.capacity, c.used, c.room, c.next, c.closed} {
+		ch <- d
+	}
+}
+
+func (c *budgetCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, name := range c.b.Names() {
+		st, err := c.b.Status(ctx, name, "")
+		if errors.Is(err, budget.ErrUnknownBudget) {
+			continue // removed by a reload meanwhile
+		}
+		if err != nil {
+			ch <- prometheus.NewInvalidMetric(c.used, err)
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(c.closed, prometheus.GaugeValue, st.ClosedFor.Seconds(), name)
+		for _, l := range st.Limits {
+			ch <- prometheus.MustNewConstMetric(c.capacity, prometheus.GaugeValue, float64(l.Capacity), name, l.Limit)
+			ch <- prometheus.MustNewConstMetric(c.used, prometheus.GaugeValue, float64(l.Used), name, l.Limit)
+			ch <- prometheus.MustNewConstMetric(c.room, prometheus.GaugeValue, float64(l.Room), name, l.Limit)
+			ch <- prometheus.MustNewConstMetric(c.next, prometheus.GaugeValue, l.NextRoom.Seconds(), name, l.Limit)
+		}
+	}
 }

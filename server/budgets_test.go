@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/budget"
@@ -44,6 +45,14 @@ func TestBudgetRoutes(t *testing.T) {
 	}
 	if got["total/tokens"] != 1200 || got["total/requests"] != 1 || got["tenant/requests"] != 1 || got["total/in-flight"] != 1 {
 		t.Errorf("used = %v, want 1200 tokens, 1 request (total and tenant), 1 in flight", got)
+	}
+
+	metrics := h.do("GET", "/metrics", "", "").raw
+	for _, want := range []string{`sluice_budget_used{budget="openai",limit="tokens"} 1200`,
+		`sluice_budget_room{budget="openai",limit="in-flight"} 49`, `sluice_budget_closed_seconds{budget="openai"} 0`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 
 	c.call("POST", "/v1/budgets/{budget}/close", 200, `{"retry_after_ms": 2000}`, "openai")

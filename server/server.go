@@ -100,6 +100,9 @@ func New(opts Options) (*Server, error) {
 	s.budgets = newBudgets(s.limits, s.clock)
 	s.metrics = newMetrics(opts.Registry)
 	s.metrics.activity = dashboard.NewActivity(dashboard.ActivityOptions{Now: s.now})
+	if s.budgets != nil {
+		s.metrics.watchBudgets(s.budgets) // budgets.go
+	}
 	if opts.Queue != nil {
 		s.jobs = queue.NewClient(opts.Queue, queue.ClientConfig{
 			MaxPayload: int(cfg.Queues.MaxPayloadBytes),
