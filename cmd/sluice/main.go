@@ -68,7 +68,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	// Not defaulted from the environment here: help output would print it.
 	pf.StringVar(&cf.token, "token", "", "bearer token for client commands (default $SLUICE_TOKEN)")
 	pf.BoolVar(&cf.json, "json", false, "print the server's JSON instead of a summary")
-	root.AddCommand(newServe(), newMigrateCmd(), newConfigCmd(), newLimitCmd(cf), newJobCmd(cf), newQueueCmd(cf), newTenantCmd(cf), newGroupCmd(cf), newFlowCmd(cf), newScheduleCmd(cf), newEventsCmd(cf))
+	root.AddCommand(newServe(), newMigrateCmd(), newConfigCmd(), newLimitCmd(cf), newJobCmd(cf), newQueueCmd(cf), newTenantCmd(cf), newGroupCmd(cf), newFlowCmd(cf), newScheduleCmd(cf), newEventsCmd(cf), newBudgetCmd(cf))
 	return root
 }
 
