@@ -24,6 +24,7 @@ type ConfigError struct {
 	Rule  string // such as "must be a positive integer, got 0"
 }
 
+// Error reads "budget: FIELD RULE".
 func (e *ConfigError) Error() string { return "budget: " + e.Field + " " + e.Rule }
 
 // Is makes errors.Is match ErrInvalidConfig and ratelimit.ErrInvalidArgument.
