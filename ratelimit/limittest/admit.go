@@ -207,6 +207,18 @@ func testCharge(t *testing.T, s *suite) {
 	if got := s.consume(t, req("charge:fw", fw, 10)); !got.Allowed {
 		t.Errorf("fixed window in the next window: denied, want the excess forgotten")
 	}
+	sw := ratelimit.PerMinute(10).With(ratelimit.SlidingWindow)
+	s.align(t, time.Minute)
+	if _, err := a.Charge(ctx, req("charge:sw", sw, 14)); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.consume(t, req("charge:sw", sw, 1)); got.Allowed || got.Results[0].Used != 14 {
+		t.Errorf("sliding window after charging 14 of 10: %+v, want denied with Used 14", got)
+	}
+	s.h.Advance(2 * time.Minute) // the charged sub-window has left the sliding window
+	if got := s.consume(t, req("charge:sw", sw, 10)); !got.Allowed {
+		t.Errorf("sliding window two windows later: denied, want the excess forgotten")
+	}
 	if _, err := a.Charge(ctx, req("charge:bad", fw, -1)); err == nil {
 		t.Errorf("Charge with a negative cost: no error, want ErrInvalidArgument")
 	}
