@@ -13,7 +13,9 @@ func TestAdmitRequestValidate(t *testing.T) {
 	t.Parallel()
 	lim := ratelimit.PerMinute(5)
 	in := ratelimit.InFlight{Max: 1, TTL: time.Second}
-	r := func(key string, cost int64) ratelimit.Request { return ratelimit.Request{Key: key, Limit: lim, Cost: cost} }
+	r := func(key string, cost int64) ratelimit.Request {
+		return ratelimit.Request{Key: key, Limit: lim, Cost: cost}
+	}
 	tests := []struct {
 		name string
 		req  ratelimit.AdmitRequest
