@@ -279,3 +279,38 @@ func TestErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestSettleTenantCounters: a settlement moves every counter the claim
+// was charged on: the total, the tenant's own, its ceiling and, when the
+// claim was under it, its floor.
+func TestSettleTenantCounters(t *testing.T) {
+	forEachStore(t, func(t *testing.T, e env) {
+		cfg := budget.Config{
+			Limits:    budget.Limits{Units: map[string]budget.Rate{"tokens": budget.PerMinute(10_000)}},
+			PerTenant: budget.Limits{Units: map[string]budget.Rate{"tokens": budget.PerMinute(5_000)}},
+			Share:     budget.Share{Floor: 0.2, Ceiling: 0.5},
+		}
+		b := e.budgets(t, map[string]budget.Config{"llm": cfg})
+		tk := mustAdmit(t, b, claim("acme", map[string]budget.Cost{"llm": {"tokens": 1000}}))
+		if len(tk.Floors) != 1 {
+			t.Fatalf("claim within the floor: Floors = %v, want [llm]", tk.Floors)
+		}
+		settle(t, b, tk, map[string]budget.Cost{"llm": {"tokens": 1500}})
+		for _, scope := range []string{budget.ScopeTotal, budget.ScopeTenant, budget.ScopeCeiling, budget.ScopeFloor} {
+			if n := used(t, b, "llm", "acme", scope, "tokens"); n != 1500 {
+				t.Errorf("%s tokens used after settling 1500 = %d, want 1500", scope, n)
+			}
+		}
+		tk = mustAdmit(t, b, claim("acme", map[string]budget.Cost{"llm": {"tokens": 1000}})) // past the floor: shared
+		if len(tk.Floors) != 0 {
+			t.Fatalf("claim past the floor: Floors = %v, want none", tk.Floors)
+		}
+		settle(t, b, tk, map[string]budget.Cost{"llm": {"tokens": 0}})
+		if n := used(t, b, "llm", "acme", budget.ScopeTotal, "tokens"); n != 1500 {
+			t.Errorf("total tokens after refunding the second claim = %d, want 1500", n)
+		}
+		if n := used(t, b, "llm", "acme", budget.ScopeFloor, "tokens"); n != 1500 {
+			t.Errorf("floor tokens after a claim not charged on it = %d, want 1500 (untouched)", n)
+		}
+	})
+}
