@@ -5,39 +5,17 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"time"
 
 	rules "github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var _ queue.GroupBackend = (*Backend)(nil)
-
-// groupRow is a row of job_groups.
-type groupRow struct {
-	spec          queue.GroupSpec
-	maxConc       int
-	minInterval   int64
-	deadline      int64
-	createdAt     int64
-	cancelReq     bool
-	doneAt        int64
-	completionJob int64
-	lastStart     int64
-	pausedUntil   int64
-}
-
-// limits is what the scheduler's decisions read of the group.
-func (g *groupRow) limits() rules.GroupLimits {
-	return rules.GroupLimits{MaxConcurrency: g.maxConc, MinInterval: time.Duration(g.minInterval),
-		PausedUntil: fromNanos(g.pausedUntil), LastStart: fromNanos(g.lastStart)}
-}
-
-// blockedUntil is when the group may start a job again: the end of a
-// pause, or its last start plus its interval (rules.GroupLimits).
-func (g *groupRow) blockedUntil() int64 { return nanosOf(g.limits().BlockedUntil()) }
 
 // nanosOf is fromNanos's inverse: 0 for the zero time.
 func nanosOf(t time.Time) int64 {
@@ -71,40 +49,33 @@ var (
 		WHERE grp = ?2 AND grp != '' AND state = 'active'`)
 )
 
-func scanGroup(row rowScanner) (*groupRow, error) {
-	g := &groupRow{}
+func scanGroup(row rowScanner) (*sqlstore.GroupRow, error) {
+	g := &sqlstore.GroupRow{}
 	var minInterval, ttl int64
 	var cancel int
 	var webhook string
-	err := row.Scan(&g.spec.ID, &g.spec.Tenant, &g.maxConc, &minInterval, &ttl, &g.deadline,
-		&g.spec.CompletionKind, &g.spec.CompletionQueue, &g.spec.CompletionPayload, &g.createdAt,
-		&cancel, &g.doneAt, &g.completionJob, &g.lastStart, &g.pausedUntil, &webhook)
+	err := row.Scan(&g.Spec.ID, &g.Spec.Tenant, &g.Spec.MaxConcurrency, &minInterval, &ttl, &g.Deadline,
+		&g.Spec.CompletionKind, &g.Spec.CompletionQueue, &g.Spec.CompletionPayload, &g.CreatedAt,
+		&cancel, &g.DoneAt, &g.CompletionJob, &g.LastStart, &g.PausedUntil, &webhook)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, queue.ErrGroupNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	g.minInterval = minInterval
-	g.spec.MaxConcurrency = g.maxConc
-	g.spec.MinInterval = time.Duration(minInterval)
-	g.spec.TTL = time.Duration(ttl)
-	g.cancelReq = cancel != 0
-	if g.spec.Webhook, err = queue.DecodeWebhook(webhook); err != nil {
+	g.Spec.MinInterval = time.Duration(minInterval)
+	g.Spec.TTL = time.Duration(ttl)
+	g.CancelRequested = cancel != 0
+	if g.Spec.Webhook, err = queue.DecodeWebhook(webhook); err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
-// group reads a group's row in the operation; ErrGroupNotFound when none.
-func (s *sched) group(id string) (*groupRow, error) {
-	return scanGroup(s.tx.queryRow(qGroup, id))
-}
-
 // joinGroup is called for each job enqueued into group id: it creates a
 // group never created (with no limits), and refuses a closed one.
 func (s *sched) joinGroup(id string) error {
-	g, err := s.group(id)
+	g, err := s.Group(id)
 	if errors.Is(err, queue.ErrGroupNotFound) {
 		_, err = s.tx.exec(qInsertGroup, id, "", 0, 0, 0, 0, "", "", nil, s.now)
 		return err
@@ -112,7 +83,7 @@ func (s *sched) joinGroup(id string) error {
 	if err != nil {
 		return err
 	}
-	if g.cancelReq || g.doneAt > 0 {
+	if g.Closed() {
 		return errorf(queue.ErrGroupClosed, "group %s", id)
 	}
 	return nil
@@ -120,7 +91,7 @@ func (s *sched) joinGroup(id string) error {
 
 // progress reads a group's row and counts through q (a read or the write
 // transaction), as they are at now: a pause that has ended is not reported.
-func progress(row rowScanner, q func(string, ...any) (*sql.Rows, error), id string, now int64) (*queue.GroupProgress, *groupRow, error) {
+func progress(row rowScanner, q func(string, ...any) (*sql.Rows, error), id string, now int64) (*queue.GroupProgress, *sqlstore.GroupRow, error) {
 	g, err := scanGroup(row)
 	if err != nil {
 		return nil, nil, err
@@ -130,17 +101,17 @@ func progress(row rowScanner, q func(string, ...any) (*sql.Rows, error), id stri
 		return nil, nil, err
 	}
 	p := &queue.GroupProgress{
-		GroupSpec: g.spec, CancelRequested: g.cancelReq, Done: g.doneAt > 0,
-		CreatedAt: fromNanos(g.createdAt), FinishedAt: fromNanos(g.doneAt),
+		GroupSpec: g.Spec, CancelRequested: g.CancelRequested, Done: g.DoneAt > 0,
+		CreatedAt: fromNanos(g.CreatedAt), FinishedAt: fromNanos(g.DoneAt),
 	}
 	for st, n := range c {
 		backend.AddGroupCount(p, st, n)
 	}
-	if g.pausedUntil > now {
-		p.PausedUntil = fromNanos(g.pausedUntil)
+	if g.PausedUntil > now {
+		p.PausedUntil = fromNanos(g.PausedUntil)
 	}
-	if g.completionJob > 0 {
-		p.CompletionJobID = strconv.FormatInt(g.completionJob, 10)
+	if g.CompletionJob > 0 {
+		p.CompletionJobID = strconv.FormatInt(g.CompletionJob, 10)
 	}
 	if len(p.CompletionPayload) == 0 {
 		p.CompletionPayload = nil
@@ -192,11 +163,11 @@ func (s *sched) emitGroupCompleted(p *queue.GroupProgress) error {
 
 // cancelGroup cancels group id's idle jobs and flags its active ones.
 func (s *sched) cancelGroup(id string) error {
-	g, err := s.group(id)
+	g, err := s.Group(id)
 	if err != nil {
 		return err
 	}
-	if g.cancelReq || g.doneAt > 0 {
+	if g.Closed() {
 		return nil
 	}
 	if _, err := s.tx.exec(qGroupCancel, id); err != nil {
@@ -207,7 +178,7 @@ func (s *sched) cancelGroup(id string) error {
 		return err
 	}
 	var ids []int64
-	tenants := map[string]bool{}
+	var tenants []string
 	for rows.Next() {
 		var jid int64
 		var t string
@@ -216,7 +187,9 @@ func (s *sched) cancelGroup(id string) error {
 			return err
 		}
 		ids = append(ids, jid)
-		tenants[t] = t != ""
+		if t != "" && !slices.Contains(tenants, t) {
+			tenants = append(tenants, t)
+		}
 	}
 	if err := rows.Close(); err != nil {
 		return err
@@ -229,11 +202,9 @@ func (s *sched) cancelGroup(id string) error {
 	if _, err := s.tx.exec(qCancelGroupActive, s.now, id); err != nil {
 		return err
 	}
-	for t, ok := range tenants {
-		if ok {
-			if err := s.fillTenant(t); err != nil {
-				return err
-			}
+	for _, t := range tenants {
+		if err := s.FillTenant(t); err != nil {
+			return err
 		}
 	}
 	return s.groupSettle(id)

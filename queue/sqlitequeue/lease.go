@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var (
@@ -55,27 +56,38 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 	var out []queue.Lease
 	err := b.writeSched(ctx, "lease", func(s *sched) error {
 		out = out[:0]
-		if err := s.maintain(req.Queues); err != nil {
-			return err
-		}
-		picked, ls, err := s.pick(req.Queues, req.Max)
-		if err != nil || len(picked) == 0 {
-			return err
-		}
-		ids := make([]int64, len(picked))
-		for i, c := range picked {
-			ids[i] = c.id
-		}
-		if out, err = activateJobs(s.tx, ids, req, s.now); err != nil {
-			return err
-		}
-		return ls.started(picked)
+		return s.Lease(req.Queues, req.Max, func(picked []sqlstore.Cand) error {
+			if len(picked) == 0 {
+				return nil
+			}
+			ids := make([]int64, len(picked))
+			v := map[string]int64{} // each queue's virtual time: its largest start leased
+			for i, c := range picked {
+				ids[i] = c.ID
+				if cur, ok := v[c.Queue]; !ok || c.Start > cur {
+					v[c.Queue] = c.Start
+				}
+			}
+			var err error
+			if out, err = activateJobs(s.tx, ids, req, s.now); err != nil {
+				return err
+			}
+			for q, start := range v {
+				if _, err := s.tx.exec(qAdvanceV, q, start); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
+
+var qAdvanceV = hot(`INSERT INTO queue_sched (queue, vtime) VALUES (?1, ?2)
+	ON CONFLICT DO UPDATE SET vtime = max(vtime, ?2)`)
 
 // activateJobs leases the jobs ids and reads them back.
 func activateJobs(tx *wtx, ids []int64, req queue.LeaseRequest, now int64) ([]queue.Lease, error) {
@@ -115,20 +127,6 @@ type scanPlus struct {
 
 func (p scanPlus) Scan(dest ...any) error { return p.s.Scan(append(dest, p.extra)...) }
 
-func dedupe(qs []string) []string {
-	if len(qs) == 1 {
-		return qs
-	}
-	seen := make(map[string]bool, len(qs))
-	out := qs[:0:0]
-	for _, q := range qs {
-		if !seen[q] {
-			seen[q] = true
-			out = append(out, q)
-		}
-	}
-	return out
-}
 
 func newToken() (string, error) {
 	var b [16]byte

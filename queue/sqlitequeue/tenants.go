@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var _ queue.TenantBackend = (*Backend)(nil)
@@ -28,6 +30,7 @@ var (
 		RETURNING paused_until`)
 	qHoldTenantPending = hot(`UPDATE jobs SET state = 'waiting', hold = 'tenant', wait_until = ?1, updated_at = ?2
 		WHERE tenant = ?3 AND tenant != '' AND state = 'pending' RETURNING grp`)
+	qTenantRow    = hot(`SELECT lim, weight, backlog, max_wait, paused_until FROM tenants WHERE tenant = ?`)
 	qGroupPending = hot(`SELECT id, queue, tenant FROM jobs WHERE grp = ? AND grp != '' AND state = 'pending'
 		ORDER BY band, vrank, id LIMIT ?`)
 )
@@ -38,17 +41,17 @@ func (b *Backend) SetTenant(ctx context.Context, tenant string, cfg queue.Tenant
 		if _, err := s.tx.exec(qSetTenant, tenant, cfg.Limit, cfg.Weight, cfg.Backlog, int64(cfg.MaxWait)); err != nil {
 			return err
 		}
-		s.forget()
+		s.Forget()
 		if tenant != "" {
-			return s.fillTenant(tenant)
+			return s.FillTenant(tenant)
 		}
 		// New defaults: every tenant with waiting jobs may have room now.
-		names, err := s.names(qTenantsWaiting)
+		names, err := s.Names(qTenantsWaiting)
 		if err != nil {
 			return err
 		}
 		for _, n := range names {
-			if err := s.fillTenant(n); err != nil {
+			if err := s.FillTenant(n); err != nil {
 				return err
 			}
 		}
@@ -140,25 +143,25 @@ func (s *sched) pauseTenant(name string, end int64) (int64, error) {
 	if err := s.tx.queryRow(qPauseTenant, name, end).Scan(&until); err != nil {
 		return 0, err
 	}
-	s.forget()
+	s.Forget()
 	if until <= s.now {
-		return until, s.fillTenant(name)
+		return until, s.FillTenant(name)
 	}
-	if err := s.wakeTenant(name, until); err != nil {
+	if err := s.WakeTenant(name, until); err != nil {
 		return 0, err
 	}
 	waitEnd, err := s.waitUntil(name)
 	if err != nil {
 		return 0, err
 	}
-	groups, err := s.names(qHoldTenantPending, waitEnd, s.now, name)
+	groups, err := s.Names(qHoldTenantPending, waitEnd, s.now, name)
 	if err != nil {
 		return 0, err
 	}
 	// The held jobs left room in their groups.
 	for _, g := range groups {
 		if g != "" {
-			if err := s.fillGroup(g); err != nil {
+			if err := s.FillGroup(g); err != nil {
 				return 0, err
 			}
 		}
@@ -176,33 +179,30 @@ func (s *sched) pauseGroup(id string, end int64) (int64, error) {
 		return 0, err
 	}
 	if until <= s.now {
-		return until, s.fillGroup(id)
+		return until, s.FillGroup(id)
 	}
-	if err := s.wakeGroup(id, until); err != nil {
+	if err := s.WakeGroup(id, until); err != nil {
 		return 0, err
 	}
 	// Each job gets its own tenant's MaxWait deadline.
-	jobs, err := s.waiting(qGroupPending, id, -1)
+	jobs, err := s.Waiting(qGroupPending, id, -1)
 	if err != nil {
 		return 0, err
 	}
-	tenants := map[string]bool{}
+	var tenants []string
 	for _, j := range jobs {
-		waitEnd, err := s.waitUntil(j.other)
+		ok, err := s.Hold(j.ID, j.Other, sqlstore.HoldGroup)
 		if err != nil {
 			return 0, err
 		}
-		if _, err := s.tx.exec(qHoldJob, holdGroup, waitEnd, s.now, j.id); err != nil {
-			return 0, err
+		if ok && j.Other != "" && !slices.Contains(tenants, j.Other) {
+			tenants = append(tenants, j.Other)
 		}
-		tenants[j.other] = j.other != ""
 	}
 	// The held jobs left room in their tenants.
-	for t, ok := range tenants {
-		if ok {
-			if err := s.fillTenant(t); err != nil {
-				return 0, err
-			}
+	for _, t := range tenants {
+		if err := s.FillTenant(t); err != nil {
+			return 0, err
 		}
 	}
 	return until, nil
