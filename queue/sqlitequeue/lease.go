@@ -127,7 +127,6 @@ type scanPlus struct {
 
 func (p scanPlus) Scan(dest ...any) error { return p.s.Scan(append(dest, p.extra)...) }
 
-
 func newToken() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {

@@ -387,7 +387,9 @@ func (t schedTx) Exec(query string, args ...any) (int64, error) {
 	return res.RowsAffected()
 }
 
-func (t schedTx) QueryRow(query string, args ...any) sqlstore.Row { return t.w.queryRow(query, args...) }
+func (t schedTx) QueryRow(query string, args ...any) sqlstore.Row {
+	return t.w.queryRow(query, args...)
+}
 
 func (t schedTx) Query(query string, args ...any) (sqlstore.Rows, error) {
 	rows, err := t.w.query(query, args...)
