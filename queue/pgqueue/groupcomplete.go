@@ -12,20 +12,20 @@ import (
 // progress reads a group's row and counts in the step, as they are at
 // now: a pause that has ended is not reported.
 func (sc *sched) progress(id string) (*queue.GroupProgress, error) {
-	g, err := sc.group(id)
+	g, err := sc.Group(id)
 	if err != nil {
 		return nil, err
 	}
 	p := &queue.GroupProgress{
-		GroupSpec: g.spec, CancelRequested: g.cancelReq, Done: g.doneAt > 0,
-		Completed: g.gone[0], Failed: g.gone[1], Cancelled: g.gone[2],
-		CreatedAt: fromNanos(g.createdAt), FinishedAt: fromNanos(g.doneAt),
+		GroupSpec: g.Spec, CancelRequested: g.CancelRequested, Done: g.DoneAt > 0,
+		Completed: g.Gone[0], Failed: g.Gone[1], Cancelled: g.Gone[2],
+		CreatedAt: fromNanos(g.CreatedAt), FinishedAt: fromNanos(g.DoneAt),
 	}
-	if g.pausedUntil > sc.now {
-		p.PausedUntil = fromNanos(g.pausedUntil)
+	if g.PausedUntil > sc.now {
+		p.PausedUntil = fromNanos(g.PausedUntil)
 	}
-	if g.completionJob > 0 {
-		p.CompletionJobID = strconv.FormatInt(g.completionJob, 10)
+	if g.CompletionJob > 0 {
+		p.CompletionJobID = strconv.FormatInt(g.CompletionJob, 10)
 	}
 	rows, err := sc.rows(`SELECT state, count(*) FROM __schema__.jobs WHERE grp = $1 AND grp <> '' GROUP BY state`, id)
 	if err != nil {
@@ -82,7 +82,7 @@ func (sc *sched) groupSettle(id string) error {
 			return err
 		}
 		if j.State == queue.StatePending {
-			sc.readyQueue(j.Queue)
+			sc.ReadyQueue(j.Queue)
 		}
 		if err := sc.exec(`UPDATE __schema__.job_groups SET completion_job = $1 WHERE id = $2`, mustID(j.ID), id); err != nil {
 			return err
@@ -141,11 +141,11 @@ func (sc *sched) cancelGroup(id string) error {
 	if err := sc.lockKeys(keys); err != nil {
 		return err
 	}
-	g, err := sc.group(id)
+	g, err := sc.Group(id)
 	if err != nil {
 		return err
 	}
-	if g.cancelReq || g.doneAt > 0 {
+	if g.Closed() {
 		return nil
 	}
 	if err := sc.exec(`UPDATE __schema__.job_groups SET cancel_requested = true, deadline = 0, wake_at = 0 WHERE id = $1`, id); err != nil {
@@ -166,7 +166,7 @@ func (sc *sched) cancelGroup(id string) error {
 		ts = addOnce(ts, t)
 	}
 	for _, t := range ts {
-		if err := sc.fillTenant(t); err != nil {
+		if err := sc.FillTenant(t); err != nil {
 			return err
 		}
 	}
@@ -174,42 +174,4 @@ func (sc *sched) cancelGroup(id string) error {
 		return err
 	}
 	return sc.settleCascade(queue.StateCancelled) // its jobs' children may be in other groups
-}
-
-// expireGroups cancels the groups whose TTL has run out, by deadline then
-// id.
-func (sc *sched) expireGroups() error {
-	ids, err := sc.names(`SELECT id FROM __schema__.job_groups WHERE deadline > 0 AND deadline <= $1
-		ORDER BY deadline, id LIMIT $2`, sc.now, maintainBatch)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if err := sc.cancelGroup(id); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// wakeGroups fills the groups whose wake has come (a pause or crawl delay
-// ended, or a fill stopped at its bound), by wake then id.
-func (sc *sched) wakeGroups() error {
-	ids, err := sc.names(`SELECT id FROM __schema__.job_groups WHERE wake_at > 0 AND wake_at <= $1
-		ORDER BY wake_at, id LIMIT $2`, sc.now, maintainBatch)
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if err := sc.lock(kindGroup, id); err != nil {
-			return err
-		}
-		if err := sc.exec(`UPDATE __schema__.job_groups SET wake_at = 0 WHERE id = $1 AND wake_at > 0 AND wake_at <= $2`, id, sc.now); err != nil {
-			return err
-		}
-		if err := sc.fillGroup(id); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -23,16 +23,16 @@ func (s *Store) SetTenant(ctx context.Context, tenant string, cfg queue.TenantCo
 		if err != nil {
 			return err
 		}
-		sc.forget()
+		sc.Forget()
 		if tenant != "" {
-			return sc.fillTenant(tenant)
+			return sc.FillTenant(tenant)
 		}
 		names, err := sc.names(`SELECT DISTINCT tenant FROM __schema__.jobs WHERE tenant <> '' AND state = 'waiting'`)
 		if err != nil {
 			return err
 		}
 		for _, n := range names {
-			if err := sc.fillTenant(n); err != nil {
+			if err := sc.FillTenant(n); err != nil {
 				return err
 			}
 		}
@@ -49,11 +49,11 @@ const qTenantCounts = `SELECT state, count(*) FROM __schema__.jobs
 func (s *Store) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo, error) {
 	info := &queue.TenantInfo{Tenant: tenant}
 	err := s.schedTx(ctx, "tenant", func(sc *sched) error {
-		t, err := sc.tenant(tenant)
+		t, err := sc.Tenant(tenant)
 		if err != nil {
 			return err
 		}
-		info.Own, info.Effective = t.own, t.eff
+		info.Own, info.Effective = t.Own, t.Eff
 		if tenant == "" {
 			info.Own, info.Effective = queue.TenantConfig{}, queue.TenantConfig{}
 			if err := sc.readDefaults(&info.Own); err != nil {
@@ -61,8 +61,8 @@ func (s *Store) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo, e
 			}
 			info.Effective = queue.TenantConfig{}.Effective(info.Own)
 		}
-		if t.pausedUntil > sc.now {
-			info.PausedUntil = fromNanos(t.pausedUntil)
+		if t.PausedUntil > sc.now {
+			info.PausedUntil = fromNanos(t.PausedUntil)
 		}
 		rows, err := sc.rows(qTenantCounts, tenant)
 		if err != nil {
@@ -95,6 +95,9 @@ func (s *Store) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo, e
 	}
 	return info, nil
 }
+
+// durationOf reads a stored duration in nanoseconds.
+func durationOf(n int64) time.Duration { return time.Duration(n) }
 
 // readDefaults reads the tenant defaults into c.
 func (sc *sched) readDefaults(c *queue.TenantConfig) error {
@@ -139,7 +142,7 @@ func (s *Store) Pause(ctx context.Context, scope queue.Scope, d time.Duration) (
 				ON CONFLICT (queue) DO UPDATE SET paused_until = CASE WHEN $2 = 0 THEN 0 ELSE greatest(s.paused_until, $2) END
 				RETURNING paused_until`, scope.Name, end).Scan(&until)
 			if end == 0 {
-				sc.readyQueue(scope.Name)
+				sc.ReadyQueue(scope.Name)
 			}
 		default:
 			err = backend.InvalidArgument(queue.Field("Scope", "Kind"), "must be tenant, group or queue, got %q", scope.Kind)
@@ -163,14 +166,14 @@ func (sc *sched) pauseTenant(name string, end int64) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	sc.forget()
+	sc.Forget()
 	if until <= sc.now {
-		return until, sc.fillTenant(name)
+		return until, sc.FillTenant(name)
 	}
-	if err := sc.wakeTenant(name, until); err != nil {
+	if err := sc.WakeTenant(name, until); err != nil {
 		return 0, err
 	}
-	waitEnd, err := sc.waitUntil(name)
+	waitEnd, err := sc.WaitUntil(name)
 	if err != nil {
 		return 0, err
 	}
@@ -184,7 +187,12 @@ func (sc *sched) pauseTenant(name string, end int64) (int64, error) {
 	for _, g := range groups {
 		gs = addOnce(gs, g)
 	}
-	return until, sc.fillGroups(gs)
+	for _, g := range gs {
+		if err := sc.FillGroup(g); err != nil {
+			return 0, err
+		}
+	}
+	return until, nil
 }
 
 // queuePauses reads the queues paused now and until when.
