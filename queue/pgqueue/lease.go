@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // Lease implements queue.Backend, mostly in one round trip: the quick
@@ -309,24 +310,15 @@ func (s *Store) Fail(ctx context.Context, id, token string, f queue.Failure) (qu
 		} else if err != nil {
 			return err
 		}
-		next = queue.StateRetrying
-		switch {
-		case cancel:
-			next = queue.StateCancelled
-		case f.Permanent || attempt >= maxAttempts:
-			next = queue.StateFailed
-		}
 		var hist []queue.AttemptError
 		if err := json.Unmarshal([]byte(errs), &hist); err != nil {
 			return err
 		}
-		histJSON, err := appendError(hist, queue.AttemptError{Attempt: attempt, At: fromNanos(now), Error: f.Error})
+		var histJSON string
+		var finished, runAt int64 // a final job's run_at 0 keeps it
+		next, histJSON, finished, runAt, err = sqlstore.FailOutcome(f, attempt, maxAttempts, cancel, hist, now)
 		if err != nil {
 			return err
-		}
-		finished, runAt := int64(0), after(now, f.RetryIn)
-		if next.Final() {
-			finished, runAt = now, 0 // 0 keeps run_at
 		}
 		var one int
 		err = sc.db.queryRow(ctx, s.q.fail, string(next), f.Error, histJSON, runAt, finished, now, rid, token).Scan(&one)

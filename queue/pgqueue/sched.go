@@ -180,6 +180,47 @@ var schedStmts = &sqlstore.SchedStmts{
 		coalesce((SELECT min(deadline) FROM __schema__.job_groups WHERE deadline > 0), 0)`,
 	QueueDue: `SELECT coalesce(min(run_at), 0) FROM __schema__.jobs
 		WHERE queue = $1 AND state IN ('scheduled', 'retrying')`,
+
+	TenantCounts: `SELECT state, count(*) FROM __schema__.jobs
+		WHERE tenant = $1 AND tenant <> '' AND state NOT IN ` + finalStates + ` GROUP BY state`,
+	SetTenant: `INSERT INTO __schema__.tenants (tenant, lim, weight, backlog, max_wait) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (tenant) DO UPDATE SET lim = $2, weight = $3, backlog = $4, max_wait = $5`,
+	TenantsWaiting: `SELECT DISTINCT tenant FROM __schema__.jobs WHERE tenant <> '' AND state = 'waiting'`,
+	SetAging: `INSERT INTO __schema__.queue_sched (queue, aging) VALUES ($1, $2)
+		ON CONFLICT (queue) DO UPDATE SET aging = $2`,
+	PauseTenant: `INSERT INTO __schema__.tenants AS t (tenant, paused_until) VALUES ($1, $2)
+		ON CONFLICT (tenant) DO UPDATE SET paused_until = CASE WHEN $2 = 0 THEN 0 ELSE greatest(t.paused_until, $2) END
+		RETURNING paused_until`,
+	PauseGroup: `UPDATE __schema__.job_groups SET paused_until = CASE WHEN $1::bigint = 0 THEN 0 ELSE greatest(paused_until, $1::bigint) END
+		WHERE id = $2 RETURNING paused_until`,
+	PauseQueue: `INSERT INTO __schema__.queue_sched AS s (queue, paused_until) VALUES ($1, $2)
+		ON CONFLICT (queue) DO UPDATE SET paused_until = CASE WHEN $2 = 0 THEN 0 ELSE greatest(s.paused_until, $2) END
+		RETURNING paused_until`,
+	HoldTenantPending: `UPDATE __schema__.jobs SET state = 'waiting', hold = 'tenant', wait_until = $1, updated_at = $2
+		WHERE tenant = $3 AND tenant <> '' AND state = 'pending' RETURNING grp`,
+	GroupPending: `SELECT id, queue, tenant FROM __schema__.jobs WHERE grp = $1 AND grp <> '' AND state = 'pending'
+		ORDER BY band, vrank, id LIMIT $2 FOR UPDATE`,
+
+	// Deleted jobs count too, so a group whose jobs were cleaned is not
+	// completed again.
+	GroupUnfinished: `SELECT
+		(EXISTS (SELECT 1 FROM __schema__.jobs WHERE grp = $1 AND grp <> '' AND state NOT IN ` + finalStates + `))::int,
+		(EXISTS (SELECT 1 FROM __schema__.jobs WHERE grp = $1 AND grp <> '')
+		OR EXISTS (SELECT 1 FROM __schema__.job_groups WHERE id = $1 AND gone_completed + gone_failed + gone_cancelled > 0))::int`,
+	GroupDone: `UPDATE __schema__.job_groups SET done_at = $1::bigint, deadline = 0, wake_at = 0,
+		ended_at = CASE WHEN completion_kind = '' THEN $1::bigint ELSE 0 END
+		WHERE id = $2 AND done_at = 0`,
+	GroupCompletion: `UPDATE __schema__.job_groups SET completion_job = $1 WHERE id = $2`,
+	GroupCancel:     `UPDATE __schema__.job_groups SET cancel_requested = true, deadline = 0, wake_at = 0 WHERE id = $1`,
+	CancelGroupIdle: `UPDATE __schema__.jobs SET state = 'cancelled', hold = '', finished_at = $1, updated_at = $1
+		WHERE grp = $2 AND grp <> '' AND state IN ('scheduled', 'pending', 'waiting', 'retrying', 'blocked')
+		RETURNING id, tenant`,
+	CancelGroupActive: `UPDATE __schema__.jobs SET cancel_requested = true, updated_at = $1
+		WHERE grp = $2 AND grp <> '' AND state = 'active'`,
+	CreateGroup: `INSERT INTO __schema__.job_groups (id, tenant, max_conc, min_interval, ttl, deadline,
+		completion_kind, completion_queue, completion_payload, webhook, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+	JoinGroup: `INSERT INTO __schema__.job_groups (id, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
 }
 
 // LockScope implements sqlstore.SchedDialect (see lock).
@@ -237,12 +278,6 @@ func (sc *sched) ScanJob(row sqlstore.Row) (*queue.Job, error) { return scanJob(
 // JobFailed implements sqlstore.SchedDialect: the job's events are written
 // by a trigger.
 func (sc *sched) JobFailed(id int64) error { return nil }
-
-// GroupSettle implements sqlstore.SchedDialect.
-func (sc *sched) GroupSettle(id string) error { return sc.groupSettle(id) }
-
-// CancelGroup implements sqlstore.SchedDialect.
-func (sc *sched) CancelGroup(id string) error { return sc.cancelGroup(id) }
 
 // Settled implements sqlstore.SchedDialect: any of the jobs settled may
 // have ended a parent.

@@ -222,20 +222,14 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (
 			return err
 		}
 		q = j.Queue
-		next = queue.StateRetrying
-		switch {
-		case j.CancelRequested:
-			next = queue.StateCancelled
-		case f.Permanent || j.Attempt >= j.MaxAttempts:
-			next = queue.StateFailed
-		}
-		hist, err := appendError(j.Errors, queue.AttemptError{Attempt: j.Attempt, At: fromNanos(now), Error: f.Error})
+		var hist string
+		var finished, runAt int64
+		next, hist, finished, runAt, err = sqlstore.FailOutcome(f, j.Attempt, j.MaxAttempts, j.CancelRequested, j.Errors, now)
 		if err != nil {
 			return err
 		}
-		finished, runAt := int64(0), after(now, f.RetryIn)
 		if next.Final() {
-			finished, runAt = now, toNanos(j.RunAt)
+			runAt = toNanos(j.RunAt)
 		}
 		if _, err = tx.exec(qFail,
 			string(next), f.Error, hist, runAt, finished, now, rid); err != nil {

@@ -176,6 +176,49 @@ var schedStmts = &sqlstore.SchedStmts{
 		coalesce((SELECT min(deadline) FROM job_groups WHERE deadline > 0), 0)`),
 	QueueDue: hot(`SELECT coalesce(min(run_at), 0) FROM jobs
 		WHERE queue = ? AND state IN ('scheduled', 'retrying')`),
+
+	TenantCounts: hot(`SELECT state, n FROM scope_counts WHERE kind = 't' AND name = ?`),
+	SetTenant: hot(`INSERT INTO tenants (tenant, lim, weight, backlog, max_wait) VALUES (?1, ?2, ?3, ?4, ?5)
+		ON CONFLICT DO UPDATE SET lim = ?2, weight = ?3, backlog = ?4, max_wait = ?5`),
+	TenantsWaiting: hot(`SELECT name FROM scope_counts WHERE kind = 't' AND state = 'waiting' AND n > 0`),
+	SetAging: hot(`INSERT INTO queue_sched (queue, aging) VALUES (?1, ?2)
+		ON CONFLICT DO UPDATE SET aging = ?2`),
+	PauseTenant: hot(`INSERT INTO tenants (tenant, paused_until) VALUES (?1, ?2)
+		ON CONFLICT DO UPDATE SET paused_until = CASE WHEN ?2 = 0 THEN 0 ELSE max(paused_until, ?2) END
+		RETURNING paused_until`),
+	PauseGroup: hot(`UPDATE job_groups SET paused_until = CASE WHEN ?1 = 0 THEN 0 ELSE max(paused_until, ?1) END
+		WHERE id = ?2 RETURNING paused_until`),
+	PauseQueue: hot(`INSERT INTO queue_sched (queue, paused_until) VALUES (?1, ?2)
+		ON CONFLICT DO UPDATE SET paused_until = CASE WHEN ?2 = 0 THEN 0 ELSE max(paused_until, ?2) END
+		RETURNING paused_until`),
+	HoldTenantPending: hot(`UPDATE jobs SET state = 'waiting', hold = 'tenant', wait_until = ?1, updated_at = ?2
+		WHERE tenant = ?3 AND tenant != '' AND state = 'pending' RETURNING grp`),
+	GroupPending: hot(`SELECT id, queue, tenant FROM jobs WHERE grp = ? AND grp != '' AND state = 'pending'
+		ORDER BY band, vrank, id LIMIT ?`),
+
+	GroupUnfinished: hot(`SELECT
+		coalesce(sum(CASE WHEN state IN ('scheduled', 'pending', 'waiting', 'active', 'retrying', 'blocked') THEN n END), 0),
+		coalesce(sum(n), 0)
+		FROM scope_counts WHERE kind = 'g' AND name = ?`),
+	// A group without a completion job ends when it is done; one with a
+	// completion job ends when that job finishes (a trigger, see
+	// migrations/0005_group_retention.sql).
+	GroupDone: hot(`UPDATE job_groups SET done_at = ?1, deadline = 0, wake_at = 0,
+		ended_at = CASE WHEN completion_kind = '' THEN ?1 ELSE 0 END
+		WHERE id = ?2 AND done_at = 0`),
+	GroupCompletion: hot(`UPDATE job_groups SET completion_job = ? WHERE id = ?`),
+	GroupCancel:     hot(`UPDATE job_groups SET cancel_requested = 1, deadline = 0, wake_at = 0 WHERE id = ?`),
+	CancelGroupIdle: hot(`UPDATE jobs SET state = 'cancelled', hold = '', finished_at = ?1, updated_at = ?1
+		WHERE grp = ?2 AND grp != '' AND state IN ('scheduled', 'pending', 'waiting', 'retrying', 'blocked')
+		RETURNING id, tenant`),
+	CancelGroupActive: hot(`UPDATE jobs SET cancel_requested = 1, updated_at = ?1
+		WHERE grp = ?2 AND grp != '' AND state = 'active'`),
+	CreateGroup: hot(`INSERT INTO job_groups (id, tenant, max_conc, min_interval, ttl, deadline,
+		completion_kind, completion_queue, completion_payload, webhook, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+	JoinGroup: hot(`INSERT INTO job_groups (id, tenant, max_conc, min_interval, ttl, deadline,
+		completion_kind, completion_queue, completion_payload, created_at)
+		VALUES (?1, '', 0, 0, 0, 0, '', '', NULL, ?2) ON CONFLICT DO NOTHING`),
 }
 
 var qHoldJob = hot(`UPDATE jobs SET state = 'waiting', hold = ?, wait_until = ?, updated_at = ?
@@ -280,11 +323,30 @@ func (s *sched) JobFailed(id int64) error {
 	return s.b.emitState(s.tx, id, queue.StateFailed, s.now)
 }
 
-// GroupSettle implements sqlstore.SchedDialect.
-func (s *sched) GroupSettle(id string) error { return s.groupSettle(id) }
+// GroupProgress implements sqlstore.SchedDialect.
+func (s *sched) GroupProgress(id string) (*queue.GroupProgress, error) {
+	return groupProgress(s.Tx, id, s.now)
+}
 
-// CancelGroup implements sqlstore.SchedDialect.
-func (s *sched) CancelGroup(id string) error { return s.cancelGroup(id) }
+// InsertCompletion implements sqlstore.SchedDialect.
+func (s *sched) InsertCompletion(spec queue.JobSpec) (int64, error) {
+	j, err := s.insert(spec, false)
+	if err != nil {
+		return 0, err
+	}
+	return mustID(j.ID), nil
+}
+
+// EmitEvent implements sqlstore.SchedDialect.
+func (s *sched) EmitEvent(e queue.Event) error { return s.b.emitEvent(s.tx, e, s.now) }
+
+// LockGroupJobs implements sqlstore.SchedDialect: nothing to lock.
+func (s *sched) LockGroupJobs(id string) error { return nil }
+
+// JobCancelled implements sqlstore.SchedDialect: the job's event.
+func (s *sched) JobCancelled(id int64) error {
+	return s.b.emitState(s.tx, id, queue.StateCancelled, s.now)
+}
 
 // Settled implements sqlstore.SchedDialect: nothing is left.
 func (s *sched) Settled() error { return nil }
@@ -309,6 +371,8 @@ func (s *sched) readyQueue(q string) { s.ReadyQueue(q) }
 func (s *sched) holdFor(tenant, grp string, self bool) (string, error) {
 	return s.HoldFor(tenant, grp, self)
 }
+
+func (s *sched) joinGroup(id string) error { return s.JoinGroup(id) }
 
 func (s *sched) checkBacklog(tenant string) error { return s.CheckBacklog(tenant) }
 
@@ -338,15 +402,6 @@ var qCounts = hot(`SELECT state, n FROM scope_counts WHERE kind = ? AND name = ?
 
 // counts is a tenant's or group's jobs per state.
 type counts map[queue.State]int64
-
-func (c counts) unfinished() int64 {
-	return c[queue.StateScheduled] + c[queue.StatePending] + c[queue.StateWaiting] +
-		c[queue.StateActive] + c[queue.StateRetrying] + c[queue.StateBlocked]
-}
-
-func (c counts) total() int64 {
-	return c.unfinished() + c[queue.StateCompleted] + c[queue.StateFailed] + c[queue.StateCancelled]
-}
 
 // Scope kinds in scope_counts.
 const (
@@ -393,6 +448,32 @@ func (t schedTx) QueryRow(query string, args ...any) sqlstore.Row {
 
 func (t schedTx) Query(query string, args ...any) (sqlstore.Rows, error) {
 	rows, err := t.w.query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return schedRows{rows}, nil
+}
+
+// readTx is a read transaction as sqlstore runs statements on it.
+type readTx struct {
+	ctx context.Context
+	tx  *sql.Tx
+}
+
+func (t readTx) Exec(query string, args ...any) (int64, error) {
+	res, err := t.tx.ExecContext(t.ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (t readTx) QueryRow(query string, args ...any) sqlstore.Row {
+	return t.tx.QueryRowContext(t.ctx, query, args...)
+}
+
+func (t readTx) Query(query string, args ...any) (sqlstore.Rows, error) {
+	rows, err := t.tx.QueryContext(t.ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}

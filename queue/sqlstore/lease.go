@@ -300,7 +300,7 @@ func (s *Sched) expireGroups() error {
 		return err
 	}
 	for _, id := range ids {
-		if err := s.D.CancelGroup(id); err != nil {
+		if err := s.CancelGroup(id); err != nil {
 			return err
 		}
 	}
@@ -578,4 +578,24 @@ func schedErrors(hist []queue.AttemptError, e queue.AttemptError) (string, error
 	}
 	out, err := json.Marshal(hist)
 	return string(out), err
+}
+
+// FailOutcome is where a failed attempt of a job leaves it, as every
+// store decides it: cancelled when its cancel was asked for, failed when
+// the failure is permanent or its attempts are spent, else retrying at
+// retryAt. It also returns the job's error history with this attempt's
+// error, and its finish time (0 unless final).
+func FailOutcome(f queue.Failure, attempt, maxAttempts int, cancel bool, hist []queue.AttemptError, now int64) (next queue.State, errs string, finished, retryAt int64, err error) {
+	next = queue.StateRetrying
+	switch {
+	case cancel:
+		next = queue.StateCancelled
+	case f.Permanent || attempt >= maxAttempts:
+		next = queue.StateFailed
+	}
+	errs, err = schedErrors(hist, queue.AttemptError{Attempt: attempt, At: schedTime(now), Error: f.Error})
+	if next.Final() {
+		return next, errs, now, 0, err
+	}
+	return next, errs, 0, now + int64(min(max(f.RetryIn, 0), queue.MaxDuration)), err
 }

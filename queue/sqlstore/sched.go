@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -82,6 +83,56 @@ type SchedStmts struct {
 	// QueueDue: $1 queue → the earliest run_at of its scheduled and
 	// retrying jobs (0: none).
 	QueueDue string
+
+	// The settings and pauses of tenants, groups and queues.
+	// TenantCounts: $1 tenant → state, count of its jobs not finished.
+	TenantCounts string
+	// SetTenant: $1 tenant ('' the defaults), $2 lim, $3 weight, $4
+	// backlog, $5 max_wait; stores its settings.
+	SetTenant string
+	// TenantsWaiting → the tenants with waiting jobs.
+	TenantsWaiting string
+	// SetAging: $1 queue, $2 step.
+	SetAging string
+	// PauseTenant: $1 tenant, $2 end (0: resume) → paused_until; a pause
+	// is only ever made longer.
+	PauseTenant string
+	// PauseGroup: $1 end, $2 group → paused_until; no row when the group
+	// does not exist.
+	PauseGroup string
+	// PauseQueue: $1 queue, $2 end → paused_until.
+	PauseQueue string
+	// HoldTenantPending: $1 wait_until, $2 now, $3 tenant → grp of each of
+	// its pending jobs, which it moves to waiting for the tenant.
+	HoldTenantPending string
+	// GroupPending: $1 group, $2 limit → id, queue, tenant of its pending
+	// jobs, best first.
+	GroupPending string
+
+	// Groups' completion and cancel.
+	// GroupUnfinished: $1 group → its unfinished jobs and all its jobs
+	// (each may be counted only as 0 or more: completion tests them
+	// against zero).
+	GroupUnfinished string
+	// GroupDone: $1 now, $2 group; marks it done unless it is.
+	GroupDone string
+	// GroupCompletion: $1 job id, $2 group; its completion job.
+	GroupCompletion string
+	// GroupCancel: $1 group; its cancel is asked for.
+	GroupCancel string
+	// CancelGroupIdle: $1 now, $2 group → id, tenant of its jobs not
+	// started, which it cancels.
+	CancelGroupIdle string
+	// CancelGroupActive: $1 now, $2 group; asks its active jobs to stop.
+	CancelGroupActive string
+	// CreateGroup: $1 id, $2 tenant, $3 max_conc, $4 min_interval, $5
+	// ttl, $6 deadline, $7 completion_kind, $8 completion_queue, $9
+	// completion_payload, $10 webhook, $11 created_at; nothing when the
+	// group exists.
+	CreateGroup string
+	// JoinGroup: $1 id, $2 created_at; a group without limits, unless it
+	// exists.
+	JoinGroup string
 }
 
 // SchedDialect is what differs in kind between the stores under the
@@ -118,10 +169,19 @@ type SchedDialect interface {
 	ScanJob(row Row) (*queue.Job, error)
 	// JobFailed is told of a job FailWaiting failed.
 	JobFailed(id int64) error
-	// GroupSettle completes a group left with jobs and none unfinished.
-	GroupSettle(id string) error
-	// CancelGroup cancels a group's jobs (its TTL ran out).
-	CancelGroup(id string) error
+	// GroupProgress reads a group's progress in the step.
+	GroupProgress(id string) (*queue.GroupProgress, error)
+	// InsertCompletion stores a group's completion job (placed as any new
+	// job is) and returns its id.
+	InsertCompletion(spec queue.JobSpec) (int64, error)
+	// EmitEvent records an event that is no job's row change.
+	EmitEvent(e queue.Event) error
+	// LockGroupJobs takes, before a group's cancel, the locks of the
+	// group and of its unfinished jobs' tenants, in the dialect's lock
+	// order.
+	LockGroupJobs(id string) error
+	// JobCancelled is told of a job a group's cancel cancelled.
+	JobCancelled(id int64) error
 	// Settled is told that a multi-job step has settled its jobs, which
 	// moved to a final state.
 	Settled() error
@@ -182,34 +242,41 @@ func (s *Sched) Tenant(name string) (*TenantRow, error) {
 	}
 	t := &TenantRow{Eff: queue.TenantConfig{Limit: queue.Unlimited, Weight: 1, Backlog: queue.Unlimited}}
 	if name != "" {
-		rows, err := s.Tx.Query(s.St.TenantRows, name)
+		def, err := readTenantRows(s.Tx, s.St.TenantRows, name, t)
 		if err != nil {
-			return nil, err
-		}
-		var def queue.TenantConfig
-		for rows.Next() {
-			var c queue.TenantConfig
-			var who string
-			var maxWait, paused int64
-			if err := rows.Scan(&who, &c.Limit, &c.Weight, &c.Backlog, &maxWait, &paused); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			c.MaxWait = time.Duration(maxWait)
-			if who == "" {
-				def = c
-			} else {
-				t.Own, t.PausedUntil = c, paused
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return nil, err
 		}
 		t.Eff = t.Own.Effective(def)
 	}
 	s.tenants[name] = t
 	return t, nil
+}
+
+// readTenantRows reads the rows of the defaults and of tenant name
+// (query: SchedStmts.TenantRows) into t's own settings and pause, and
+// returns the defaults.
+func readTenantRows(tx Tx, query, name string, t *TenantRow) (def queue.TenantConfig, err error) {
+	rows, err := tx.Query(query, name)
+	if err != nil {
+		return def, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c queue.TenantConfig
+		var who string
+		var maxWait, paused int64
+		if err := rows.Scan(&who, &c.Limit, &c.Weight, &c.Backlog, &maxWait, &paused); err != nil {
+			return def, err
+		}
+		c.MaxWait = time.Duration(maxWait)
+		if who == "" {
+			def = c
+		}
+		if who == name {
+			t.Own, t.PausedUntil = c, paused
+		}
+	}
+	return def, rows.Err()
 }
 
 // Tag returns the fair tag and sort key of a job of tenant becoming ready
@@ -422,7 +489,7 @@ func (s *Sched) Settle(id int64, q, tenant, grp string, state queue.State) error
 		return err
 	}
 	if state.Final() {
-		return s.D.GroupSettle(grp)
+		return s.GroupSettle(grp)
 	}
 	return nil
 }
@@ -459,7 +526,7 @@ func (s *Sched) SettleGroups(gs []string) error {
 		}
 	}
 	for _, g := range gs {
-		if err := s.D.GroupSettle(g); err != nil {
+		if err := s.GroupSettle(g); err != nil {
 			return err
 		}
 	}
@@ -488,4 +555,9 @@ func schedNanos(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixNano()
+}
+
+// schedErrorf wraps a sentinel with detail, keeping errors.Is working.
+func schedErrorf(sentinel error, format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)
 }
