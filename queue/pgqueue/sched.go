@@ -135,6 +135,7 @@ func errorf(sentinel error, format string, args ...any) error {
 // The scheduler's statements (sqlstore.SchedStmts documents each); the
 // schema is filled in as they run.
 var schedStmts = &sqlstore.SchedStmts{
+	Group: `SELECT ` + sqlstore.GroupCols + ` FROM __schema__.job_groups WHERE id = $1`,
 	TenantRows: `SELECT tenant, lim, weight, backlog, max_wait, paused_until FROM __schema__.tenants
 		WHERE tenant IN ('', $1)`,
 	WakeTenant: `INSERT INTO __schema__.tenants AS t (tenant, wake_at) VALUES ($2, $1)
@@ -295,3 +296,6 @@ func (d schedDB) QueryRow(query string, args ...any) sqlstore.Row { return d.sc.
 func (d schedDB) Query(query string, args ...any) (sqlstore.Rows, error) {
 	return d.sc.rows(query, args...)
 }
+
+// joinGroup is sqlstore's JoinGroup.
+func (sc *sched) joinGroup(id string) error { return sc.JoinGroup(id) }

@@ -3,7 +3,6 @@ package sqlitequeue
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
@@ -12,41 +11,18 @@ import (
 
 var _ queue.GroupBackend = (*Backend)(nil)
 
-const groupCols = `id, tenant, max_conc, min_interval, ttl, deadline, completion_kind, completion_queue,
-	completion_payload, created_at, cancel_requested, done_at, completion_job, last_start, paused_until,
-	webhook`
-
-var qGroup = hot(`SELECT ` + groupCols + ` FROM job_groups WHERE id = ?`)
-
-func scanGroup(row rowScanner) (*sqlstore.GroupRow, error) {
-	g := &sqlstore.GroupRow{}
-	var minInterval, ttl int64
-	var cancel int
-	var webhook string
-	err := row.Scan(&g.Spec.ID, &g.Spec.Tenant, &g.Spec.MaxConcurrency, &minInterval, &ttl, &g.Deadline,
-		&g.Spec.CompletionKind, &g.Spec.CompletionQueue, &g.Spec.CompletionPayload, &g.CreatedAt,
-		&cancel, &g.DoneAt, &g.CompletionJob, &g.LastStart, &g.PausedUntil, &webhook)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, queue.ErrGroupNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	g.Spec.MinInterval = time.Duration(minInterval)
-	g.Spec.TTL = time.Duration(ttl)
-	g.CancelRequested = cancel != 0
-	if g.Spec.Webhook, err = queue.DecodeWebhook(webhook); err != nil {
-		return nil, err
-	}
-	return g, nil
-}
+// qGroup reads a group's row (sqlstore.GroupCols): SQLite keeps no count
+// of a group's deleted jobs.
+var qGroup = hot(`SELECT id, tenant, max_conc, min_interval, ttl, deadline, completion_kind, completion_queue,
+	completion_payload, webhook, created_at, cancel_requested, done_at, completion_job,
+	last_start, paused_until, 0, 0, 0 FROM job_groups WHERE id = ?`)
 
 var qGroupStates = hot(`SELECT state, n FROM scope_counts WHERE kind = 'g' AND name = ?`)
 
 // groupProgress reads a group's row and counts through tx (a read or the
 // write transaction), as they are at now.
 func groupProgress(tx sqlstore.Tx, id string, now int64) (*queue.GroupProgress, error) {
-	g, err := scanGroup(tx.QueryRow(qGroup, id))
+	g, err := sqlstore.ScanGroup(tx.QueryRow(qGroup, id))
 	if err != nil {
 		return nil, err
 	}

@@ -136,6 +136,7 @@ func (s *sched) flush() error {
 
 // The scheduler's statements (sqlstore.SchedStmts documents each).
 var schedStmts = &sqlstore.SchedStmts{
+	Group: qGroup,
 	TenantRows: hot(`SELECT tenant, lim, weight, backlog, max_wait, paused_until FROM tenants
 		WHERE tenant IN ('', ?)`),
 	WakeTenant: hot(`UPDATE tenants SET wake_at = CASE WHEN wake_at = 0 OR wake_at > ?1 THEN ?1 ELSE wake_at END
@@ -258,11 +259,6 @@ func (s *sched) ScopeCount(kind, name string, states ...queue.State) (int64, err
 		sum += c.c[st]
 	}
 	return sum, nil
-}
-
-// Group implements sqlstore.SchedDialect.
-func (s *sched) Group(id string) (*sqlstore.GroupRow, error) {
-	return scanGroup(s.tx.queryRow(qGroup, id))
 }
 
 var qQueueRow = hot(`SELECT vtime, aging, paused_until FROM queue_sched WHERE queue = ?`)

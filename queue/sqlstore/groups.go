@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"cmp"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -25,6 +26,43 @@ type GroupRow struct {
 	PausedUntil     int64
 	Gone            [3]int64 // completed, failed, cancelled jobs deleted (where kept)
 }
+
+// GroupCols are the columns ScanGroup reads, in order: a dialect's
+// SchedStmts.Group selects them (one without a count of deleted jobs
+// selects 0 for the last three).
+const GroupCols = `id, tenant, max_conc, min_interval, ttl, deadline, completion_kind, completion_queue,
+	completion_payload, webhook, created_at, cancel_requested, done_at, completion_job,
+	last_start, paused_until, gone_completed, gone_failed, gone_cancelled`
+
+// ScanGroup reads a row of GroupCols; queue.ErrGroupNotFound when there
+// is none.
+func ScanGroup(row Row) (*GroupRow, error) {
+	g := &GroupRow{}
+	var minInterval, ttl int64
+	var webhook string
+	var payload []byte
+	err := row.Scan(&g.Spec.ID, &g.Spec.Tenant, &g.Spec.MaxConcurrency, &minInterval, &ttl, &g.Deadline,
+		&g.Spec.CompletionKind, &g.Spec.CompletionQueue, &payload, &webhook, &g.CreatedAt, &g.CancelRequested,
+		&g.DoneAt, &g.CompletionJob, &g.LastStart, &g.PausedUntil, &g.Gone[0], &g.Gone[1], &g.Gone[2])
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, queue.ErrGroupNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(payload) > 0 {
+		g.Spec.CompletionPayload = payload
+	}
+	g.Spec.MinInterval, g.Spec.TTL = time.Duration(minInterval), time.Duration(ttl)
+	if g.Spec.Webhook, err = queue.DecodeWebhook(webhook); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Group reads a group's row in the step; queue.ErrGroupNotFound when
+// none.
+func (s *Sched) Group(id string) (*GroupRow, error) { return ScanGroup(s.Tx.QueryRow(s.St.Group, id)) }
 
 // Limits is what the scheduler's decisions read of the group.
 func (g *GroupRow) Limits() rules.GroupLimits {
@@ -89,7 +127,7 @@ func (s *Sched) CancelGroup(id string) error {
 	if err := s.D.LockGroupJobs(id); err != nil {
 		return err
 	}
-	g, err := s.D.Group(id)
+	g, err := s.Group(id)
 	if err != nil {
 		return err
 	}
@@ -171,7 +209,7 @@ func (s *Sched) JoinGroup(id string) error {
 	if id == "" {
 		return nil
 	}
-	g, err := s.D.Group(id)
+	g, err := s.Group(id)
 	if errors.Is(err, queue.ErrGroupNotFound) {
 		_, err = s.Tx.Exec(s.St.JoinGroup, id, s.Now)
 		return err

@@ -456,7 +456,7 @@ func (ls *LeaseScopes) group(id string) (*leaseGroup, error) {
 		ls.groups = map[string]*leaseGroup{}
 	}
 	g := &leaseGroup{}
-	row, err := ls.s.D.Group(id)
+	row, err := ls.s.Group(id)
 	switch {
 	case errors.Is(err, queue.ErrGroupNotFound):
 	case err != nil:

@@ -62,7 +62,7 @@ func (s *Sched) FillGroup(id string) error {
 	if err != nil || waiting == 0 {
 		return err
 	}
-	g, err := s.D.Group(id)
+	g, err := s.Group(id)
 	if errors.Is(err, queue.ErrGroupNotFound) {
 		return nil
 	}

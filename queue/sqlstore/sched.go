@@ -33,6 +33,8 @@ const SchedBatch = 100
 // takes the positional arguments its comment lists ($n; a dialect may
 // write them as ?n) and returns the columns listed, in order.
 type SchedStmts struct {
+	// Group: $1 id → the group's GroupCols.
+	Group string
 	// TenantRows: $1 tenant → tenant, lim, weight, backlog, max_wait,
 	// paused_until of the rows of '' (the defaults) and $1.
 	TenantRows string
@@ -153,8 +155,6 @@ type SchedDialect interface {
 	// ScopeCount returns how many of a scope's jobs are in the states
 	// named.
 	ScopeCount(kind, name string, states ...queue.State) (int64, error)
-	// Group reads a group's row; queue.ErrGroupNotFound when none.
-	Group(id string) (*GroupRow, error)
 	// QueuePausedUntil returns the end of a queue's pause (0: none).
 	QueuePausedUntil(q string) (int64, error)
 	// FairBase returns where the next fair tag of a tenant in queue q
@@ -394,7 +394,7 @@ func (s *Sched) GroupRoom(id string, self bool) (bool, error) {
 	if err := s.D.LockScope(ScopeGroup, id); err != nil {
 		return false, err
 	}
-	g, err := s.D.Group(id)
+	g, err := s.Group(id)
 	if errors.Is(err, queue.ErrGroupNotFound) {
 		return true, nil // deleted after it was done: no limits left
 	}
