@@ -287,12 +287,15 @@ func (sc *sched) Settled() error { return sc.settleCascade(queue.StateFailed) }
 // schedDB is a step's transaction as sqlstore runs statements on it.
 type schedDB struct{ sc *sched }
 
+// Exec runs a statement and returns the rows it changed (sqlstore.Tx).
 func (d schedDB) Exec(query string, args ...any) (int64, error) {
 	return d.sc.db.execN(d.sc.ctx, qualify(query, d.sc.s.schema), args...)
 }
 
+// QueryRow runs a statement of at most one row (sqlstore.Tx).
 func (d schedDB) QueryRow(query string, args ...any) sqlstore.Row { return d.sc.row(query, args...) }
 
+// Query runs a statement of many rows (sqlstore.Tx).
 func (d schedDB) Query(query string, args ...any) (sqlstore.Rows, error) {
 	return d.sc.rows(query, args...)
 }

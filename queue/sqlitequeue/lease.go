@@ -2,9 +2,7 @@ package sqlitequeue
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"time"
@@ -95,7 +93,7 @@ func activateJobs(tx *wtx, ids []int64, req queue.LeaseRequest, now int64) ([]qu
 	if err != nil {
 		return nil, err
 	}
-	prefix, err := newToken()
+	prefix, err := sqlstore.LeaseTokenPrefix()
 	if err != nil {
 		return nil, err
 	}
@@ -126,14 +124,6 @@ type scanPlus struct {
 }
 
 func (p scanPlus) Scan(dest ...any) error { return p.s.Scan(append(dest, p.extra)...) }
-
-func newToken() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
-}
 
 // fenced classifies a transition that matched no row: the job is missing,
 // or the token no longer holds it.
@@ -262,11 +252,7 @@ func appendError(hist []queue.AttemptError, e queue.AttemptError) (string, error
 
 // Snooze implements queue.Backend.
 func (b *Backend) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
-	next := queue.StatePending
-	if d > 0 {
-		next = queue.StateScheduled
-	}
-	return b.giveBack(ctx, "snooze", id, token, next, d)
+	return b.giveBack(ctx, "snooze", id, token, sqlstore.SnoozeState(d), d)
 }
 
 // Requeue implements queue.Backend.
@@ -310,3 +296,6 @@ func (b *Backend) giveBack(ctx context.Context, op, id, token string, next queue
 	}
 	return queue.State(got), nil
 }
+
+// newToken returns 128 random bits in hex (sqlstore.LeaseTokenPrefix).
+func newToken() (string, error) { return sqlstore.LeaseTokenPrefix() }

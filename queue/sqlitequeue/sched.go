@@ -430,6 +430,7 @@ func (s *sched) counts(kind, name string) (counts, error) {
 // schedTx is a write transaction as sqlstore runs statements on it.
 type schedTx struct{ w *wtx }
 
+// Exec runs a statement and returns the rows it changed (sqlstore.Tx).
 func (t schedTx) Exec(query string, args ...any) (int64, error) {
 	res, err := t.w.exec(query, args...)
 	if err != nil {
@@ -438,10 +439,12 @@ func (t schedTx) Exec(query string, args ...any) (int64, error) {
 	return res.RowsAffected()
 }
 
+// QueryRow runs a statement of at most one row (sqlstore.Tx).
 func (t schedTx) QueryRow(query string, args ...any) sqlstore.Row {
 	return t.w.queryRow(query, args...)
 }
 
+// Query runs a statement of many rows (sqlstore.Tx).
 func (t schedTx) Query(query string, args ...any) (sqlstore.Rows, error) {
 	rows, err := t.w.query(query, args...)
 	if err != nil {
@@ -456,6 +459,7 @@ type readTx struct {
 	tx  *sql.Tx
 }
 
+// Exec runs a statement and returns the rows it changed (sqlstore.Tx).
 func (t readTx) Exec(query string, args ...any) (int64, error) {
 	res, err := t.tx.ExecContext(t.ctx, query, args...)
 	if err != nil {
@@ -464,10 +468,12 @@ func (t readTx) Exec(query string, args ...any) (int64, error) {
 	return res.RowsAffected()
 }
 
+// QueryRow runs a statement of at most one row (sqlstore.Tx).
 func (t readTx) QueryRow(query string, args ...any) sqlstore.Row {
 	return t.tx.QueryRowContext(t.ctx, query, args...)
 }
 
+// Query runs a statement of many rows (sqlstore.Tx).
 func (t readTx) Query(query string, args ...any) (sqlstore.Rows, error) {
 	rows, err := t.tx.QueryContext(t.ctx, query, args...)
 	if err != nil {

@@ -1,11 +1,14 @@
 package sqlstore
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strconv"
+	"time"
 
 	rules "github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
@@ -598,4 +601,24 @@ func FailOutcome(f queue.Failure, attempt, maxAttempts int, cancel bool, hist []
 		return next, errs, now, 0, err
 	}
 	return next, errs, 0, now + int64(min(max(f.RetryIn, 0), queue.MaxDuration)), err
+}
+
+// LeaseTokenPrefix returns a fresh random prefix for the tokens of one
+// Lease call: each job leased gets prefix + "." + its id, distinct per
+// job and per lease.
+func LeaseTokenPrefix() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// SnoozeState is where a job snoozed for d goes: pending at once, or
+// scheduled until d has passed.
+func SnoozeState(d time.Duration) queue.State {
+	if d > 0 {
+		return queue.StateScheduled
+	}
+	return queue.StatePending
 }

@@ -193,10 +193,10 @@ type SchedDialect interface {
 // statements. It caches what the step does not change, and collects the
 // queues that got pending jobs and the fair tags it handed out.
 type Sched struct {
-	Tx  Tx
-	St  *SchedStmts
-	D   SchedDialect
-	Now int64
+	Tx  Tx           // the step's transaction
+	St  *SchedStmts  // the dialect's statements
+	D   SchedDialect // the dialect's steps for this transaction
+	Now int64        // the step's time, in Unix nanoseconds
 
 	tenants map[string]*TenantRow
 	finish  map[schedFairKey]schedFairNext
