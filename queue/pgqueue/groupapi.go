@@ -25,7 +25,7 @@ func (s *Store) Group(ctx context.Context, id string) (*queue.GroupProgress, err
 	var p *queue.GroupProgress
 	err := s.schedTx(ctx, "group", func(sc *sched) error {
 		var err error
-		p, err = sc.progress(id)
+		p, err = sc.GroupProgress(id)
 		return err
 	})
 	return p, err
@@ -39,7 +39,7 @@ func (s *Store) CancelGroup(ctx context.Context, id string) (*queue.GroupProgres
 			return err
 		}
 		var err error
-		p, err = sc.progress(id)
+		p, err = sc.GroupProgress(id)
 		return err
 	})
 	return p, err

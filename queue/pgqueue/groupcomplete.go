@@ -2,25 +2,10 @@ package pgqueue
 
 import (
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/queue/sqlstore"
 )
-
-// progress reads a group's row and counts in the step, as they are at
-// now.
-func (sc *sched) progress(id string) (*queue.GroupProgress, error) {
-	g, err := sc.Group(id)
-	if err != nil {
-		return nil, err
-	}
-	return sqlstore.GroupProgressOf(g, sc.Tx, `SELECT state, count(*) FROM __schema__.jobs
-		WHERE grp = $1 AND grp <> '' GROUP BY state`, sc.now)
-}
 
 // groupSettle is sqlstore's GroupSettle.
 func (sc *sched) groupSettle(id string) error { return sc.GroupSettle(id) }
-
-// GroupProgress implements sqlstore.SchedDialect.
-func (sc *sched) GroupProgress(id string) (*queue.GroupProgress, error) { return sc.progress(id) }
 
 // InsertCompletion implements sqlstore.SchedDialect.
 func (sc *sched) InsertCompletion(spec queue.JobSpec) (int64, error) {

@@ -136,6 +136,8 @@ func errorf(sentinel error, format string, args ...any) error {
 // schema is filled in as they run.
 var schedStmts = &sqlstore.SchedStmts{
 	Group: `SELECT ` + sqlstore.GroupCols + ` FROM __schema__.job_groups WHERE id = $1`,
+	GroupCounts: `SELECT state, count(*) FROM __schema__.jobs
+		WHERE grp = $1 AND grp <> '' GROUP BY state`,
 	TenantRows: `SELECT tenant, lim, weight, backlog, max_wait, paused_until FROM __schema__.tenants
 		WHERE tenant IN ('', $1)`,
 	WakeTenant: `INSERT INTO __schema__.tenants AS t (tenant, wake_at) VALUES ($2, $1)

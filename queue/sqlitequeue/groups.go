@@ -63,7 +63,7 @@ func (b *Backend) CancelGroup(ctx context.Context, id string) (*queue.GroupProgr
 			return err
 		}
 		var err error
-		p, err = groupProgress(s.Tx, id, s.now)
+		p, err = s.GroupProgress(id)
 		return err
 	})
 	return p, err

@@ -136,7 +136,8 @@ func (s *sched) flush() error {
 
 // The scheduler's statements (sqlstore.SchedStmts documents each).
 var schedStmts = &sqlstore.SchedStmts{
-	Group: qGroup,
+	Group:       qGroup,
+	GroupCounts: qGroupStates,
 	TenantRows: hot(`SELECT tenant, lim, weight, backlog, max_wait, paused_until FROM tenants
 		WHERE tenant IN ('', ?)`),
 	WakeTenant: hot(`UPDATE tenants SET wake_at = CASE WHEN wake_at = 0 OR wake_at > ?1 THEN ?1 ELSE wake_at END
@@ -317,11 +318,6 @@ func (s *sched) ScanJob(row sqlstore.Row) (*queue.Job, error) { return scanJob(r
 // JobFailed implements sqlstore.SchedDialect: the job's event.
 func (s *sched) JobFailed(id int64) error {
 	return s.b.emitState(s.tx, id, queue.StateFailed, s.now)
-}
-
-// GroupProgress implements sqlstore.SchedDialect.
-func (s *sched) GroupProgress(id string) (*queue.GroupProgress, error) {
-	return groupProgress(s.Tx, id, s.now)
 }
 
 // InsertCompletion implements sqlstore.SchedDialect.

@@ -97,7 +97,7 @@ func (s *Sched) GroupSettle(id string) error {
 	if err != nil || n == 0 {
 		return err // done already (or the group is gone)
 	}
-	p, err := s.D.GroupProgress(id)
+	p, err := s.GroupProgress(id)
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func (s *Sched) CreateGroup(spec queue.GroupSpec) (*queue.GroupProgress, error) 
 	if n == 0 {
 		return nil, schedErrorf(queue.ErrGroupExists, "group %s", spec.ID)
 	}
-	return s.D.GroupProgress(spec.ID)
+	return s.GroupProgress(spec.ID)
 }
 
 // JoinGroup is called, under the group's lock, for each job stored into
@@ -236,6 +236,15 @@ func GroupRetention(r queue.Retention) time.Duration {
 		keep = max(keep, d)
 	}
 	return keep
+}
+
+// GroupProgress reads a group's progress in the step.
+func (s *Sched) GroupProgress(id string) (*queue.GroupProgress, error) {
+	g, err := s.Group(id)
+	if err != nil {
+		return nil, err
+	}
+	return GroupProgressOf(g, s.Tx, s.St.GroupCounts, s.Now)
 }
 
 // GroupProgressOf is the progress of group g at now, with its jobs'

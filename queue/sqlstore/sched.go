@@ -35,6 +35,8 @@ const SchedBatch = 100
 type SchedStmts struct {
 	// Group: $1 id → the group's GroupCols.
 	Group string
+	// GroupCounts: $1 group → state, count of its jobs.
+	GroupCounts string
 	// TenantRows: $1 tenant → tenant, lim, weight, backlog, max_wait,
 	// paused_until of the rows of '' (the defaults) and $1.
 	TenantRows string
@@ -169,8 +171,6 @@ type SchedDialect interface {
 	ScanJob(row Row) (*queue.Job, error)
 	// JobFailed is told of a job FailWaiting failed.
 	JobFailed(id int64) error
-	// GroupProgress reads a group's progress in the step.
-	GroupProgress(id string) (*queue.GroupProgress, error)
 	// InsertCompletion stores a group's completion job (placed as any new
 	// job is) and returns its id.
 	InsertCompletion(spec queue.JobSpec) (int64, error)
