@@ -28,35 +28,58 @@
 // groups, then completing the groups owed, each in the order asked.
 // Cleanup keeps a queue's virtual time, idle or not.
 //
+// The SQL stores (SQLite and Postgres) run one scheduler, package
+// queue/sqlstore, so they share these choices as well:
+//
+//   - A job that waited past its MaxWait is failed only if, under its
+//     scopes' locks, it is still waiting with a deadline that has passed;
+//     the step then settles the jobs it failed, not the ones it listed.
+//   - Timed work is bounded per Lease and kind by one constant
+//     (sqlstore.SchedBatch, 100): due jobs placed one by one per queue,
+//     scopes woken, waits expired, groups expired. Due jobs of no tenant
+//     or group that already have a tag are promoted by one set-based
+//     statement, up to sqlstore.PlainBatch (1,000).
+//   - A Lease reads once when each timed step next has work (one index
+//     probe per kind) and skips the steps with none; the Postgres store
+//     also skips the scheduler entirely when its gate finds nothing for it.
+//   - A Lease that picks nothing still does the fills its holds owe, and
+//     fills the tenants of a cancelled group in the order of its jobs.
+//   - The fair tag is handed out in Go (backend.FairTag, FairOrder) for a
+//     job placed one by one; the set-based statements that tag many
+//     weight-1 jobs at once compute the same rule in SQL text built from
+//     the same constants (sqlstore.FairTagsSQL, checked against Go on a
+//     table of cases).
+//
 // Where they still differ, the model runs the other order too (its
 // variant) and, when the outcomes differ, the operation's Choices name
 // it: a caller comparing backends must not rely on that step. The
 // differences kept, and why:
 //
-//   - Ties in (band, rank) between jobs of different queues. SQLite and the
-//     model break them by one global sequence. Redis numbers jobs per
+//   - Ties in (band, rank) between jobs of different queues. The SQL stores
+//     and the model break them by one global sequence. Redis numbers jobs per
 //     queue (from the clock, so a queue's keys stay in its slot) and
 //     names a scope's waiting jobs by rank then job key, so its ties go by
 //     queue key. A common order needs a global counter written by every
 //     enqueue (a hot key in no queue's slot) or a new member format in
 //     every stored sorted set (a migration of live data).
-//   - How a Lease over several queues merges them: SQLite lets the queues
-//     take turns within a band, Redis compares rank then member; ranks of
+//   - How a Lease over several queues merges them: the SQL stores let the
+//     queues take turns within a band, Redis compares rank then member; ranks of
 //     different queues come from separate virtual times, and Redis has no
 //     cheap common order (above).
 //   - Bounded work per call: a Lease looks at a bounded number of
-//     candidates (four rounds on both) and of timed items (Redis 100 in
-//     all, SQLite 100 per kind), so a Lease that finds more than
-//     MaxLeaseHolds jobs blocked is left open. Unbounded, one call could
-//     hold the store for any time.
-//   - Multi-job steps that settle as they go: SQLite's RescueExpired and a
-//     group's TTL cancellation settle after each job or group (and fill a
-//     cancelled group's tenants in no fixed order); Redis settles once at
-//     the end of its script. These paths are not yet aligned.
+//     candidates (four rounds on every store) and of timed items (Redis
+//     100 in all, the SQL stores 100 per kind), so a Lease that finds more
+//     than MaxLeaseHolds jobs blocked is left open. Unbounded, one call
+//     could hold the store for any time.
+//   - Multi-job steps that settle as they go: SQLite's RescueExpired
+//     settles after each job, and both SQL stores settle a group's TTL
+//     cancellation group by group (filling its tenants in the order of its
+//     jobs); Postgres's RescueExpired and Redis settle once at the end.
 //   - Which transitions fill a scope: the model and Redis fill a job's
-//     tenant and group when it leaves pending or active; SQLite's settle
-//     fills them after any transition it settles (cancelling a waiting or
-//     scheduled job too), since it does not read the state the job left.
+//     tenant and group when it leaves pending or active; the SQL stores'
+//     settle fills them after any transition it settles (cancelling a
+//     waiting or scheduled job too), since it does not read the state the
+//     job left.
 //     This shows only between the end of a pause or crawl delay and the
 //     next Lease, which fills the scope on every backend.
 //

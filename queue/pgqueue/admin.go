@@ -122,7 +122,7 @@ func (s *Store) RescueExpired(ctx context.Context, req queue.RescueRequest) (que
 	var res queue.RescueResult
 	var requeued map[string]bool
 	err := s.schedTx(ctx, "rescue", func(sc *sched) error {
-		sc.now = now
+		sc.setNow(now)
 		var err error
 		res, requeued, err = s.rescue(sc, queues, limit, maxStalls)
 		return err
@@ -293,7 +293,7 @@ func (s *Store) Retry(ctx context.Context, id string) (*queue.Job, error) {
 	now := s.now()
 	var j *queue.Job
 	err = s.schedTx(ctx, "retry", func(sc *sched) error {
-		sc.now = now
+		sc.setNow(now)
 		var err error
 		j, err = sc.retry(id, rid)
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/pgqueue"
+	"github.com/sluicehq/sluice/queue/queuetest"
 )
 
 // benchConns is the pool size of the benchmarks' stores: enough for a
@@ -63,6 +64,12 @@ func BenchmarkEnqueueBatch100(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*len(specs))/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// BenchmarkTenantLimits: queuetest.BenchTenantLimits on this backend
+// (Lease+Complete through the scheduler, with tenants and limits).
+func BenchmarkTenantLimits(b *testing.B) {
+	queuetest.BenchTenantLimits(b, func(b *testing.B) queue.Backend { return openBench(b) })
 }
 
 // BenchmarkLeaseComplete measures one job's way through the backend: lease

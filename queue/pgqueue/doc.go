@@ -72,7 +72,9 @@
 // (admitting, starting, releasing, pausing) is taken under a
 // transaction-scoped advisory lock on it, with counts read after the lock,
 // so a limit of N admits exactly N across processes. Jobs without tenant
-// or group never take these locks.
+// or group never take these locks. The scheduler is package sqlstore's,
+// shared with the SQLite store: this store gives it its statements, these
+// locks, its SKIP LOCKED candidates and its set-based promotion.
 //
 // # Groups
 //

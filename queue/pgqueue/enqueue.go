@@ -115,7 +115,7 @@ func checkSpecs(f queue.Features, specs []queue.JobSpec) ([]queue.JobSpec, error
 // order; the caller wakes the workers.
 func (s *Store) enqueueOn(sc *sched, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	now := s.now()
-	sc.now = now
+	sc.setNow(now)
 	if err := sc.lockSpecs(specs); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // Jobs of a group are kept until the group has ended (done, and its
@@ -50,17 +51,5 @@ func (s *Store) cleanGroups(ctx context.Context, req queue.CleanupRequest, now i
 	return deleted, nil
 }
 
-// groupRetention is how long an ended group is kept: as long as the
-// longest-kept of its jobs, so its progress outlives them; negative
-// (forever) when any final state is kept forever.
-func groupRetention(r queue.Retention) time.Duration {
-	keep := time.Duration(0)
-	for _, st := range []queue.State{queue.StateCompleted, queue.StateFailed, queue.StateCancelled} {
-		d, _ := r.For(st)
-		if d < 0 {
-			return -1
-		}
-		keep = max(keep, d)
-	}
-	return keep
-}
+// groupRetention is sqlstore's GroupRetention.
+func groupRetention(r queue.Retention) time.Duration { return sqlstore.GroupRetention(r) }

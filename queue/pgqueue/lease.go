@@ -2,8 +2,6 @@ package pgqueue
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"sort"
 	"time"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // Lease implements queue.Backend, mostly in one round trip: the quick
@@ -33,7 +32,7 @@ func (s *Store) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Leas
 	if err := s.check("lease"); err != nil {
 		return nil, err
 	}
-	prefix, err := newToken()
+	prefix, err := sqlstore.LeaseTokenPrefix()
 	if err != nil {
 		return nil, err
 	}
@@ -224,16 +223,6 @@ func mustID(id string) int64 {
 	return n
 }
 
-// newToken is the random prefix of one Lease call's tokens; each job's
-// token is the prefix, a dot and its id.
-func newToken() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
 // fenced is Store.fenced in a step.
 func (sc *sched) fenced(id int64) error {
 	var ok bool
@@ -309,24 +298,15 @@ func (s *Store) Fail(ctx context.Context, id, token string, f queue.Failure) (qu
 		} else if err != nil {
 			return err
 		}
-		next = queue.StateRetrying
-		switch {
-		case cancel:
-			next = queue.StateCancelled
-		case f.Permanent || attempt >= maxAttempts:
-			next = queue.StateFailed
-		}
 		var hist []queue.AttemptError
 		if err := json.Unmarshal([]byte(errs), &hist); err != nil {
 			return err
 		}
-		histJSON, err := appendError(hist, queue.AttemptError{Attempt: attempt, At: fromNanos(now), Error: f.Error})
+		var histJSON string
+		var finished, runAt int64 // a final job's run_at 0 keeps it
+		next, histJSON, finished, runAt, err = sqlstore.FailOutcome(f, attempt, maxAttempts, cancel, hist, now)
 		if err != nil {
 			return err
-		}
-		finished, runAt := int64(0), after(now, f.RetryIn)
-		if next.Final() {
-			finished, runAt = now, 0 // 0 keeps run_at
 		}
 		var one int
 		err = sc.db.queryRow(ctx, s.q.fail, string(next), f.Error, histJSON, runAt, finished, now, rid, token).Scan(&one)
@@ -348,11 +328,7 @@ func (s *Store) Fail(ctx context.Context, id, token string, f queue.Failure) (qu
 
 // Snooze implements queue.Backend.
 func (s *Store) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
-	next := queue.StatePending
-	if d > 0 {
-		next = queue.StateScheduled
-	}
-	return s.giveBack(ctx, "snooze", id, token, next, d)
+	return s.giveBack(ctx, "snooze", id, token, sqlstore.SnoozeState(d), d)
 }
 
 // Requeue implements queue.Backend.
@@ -387,3 +363,6 @@ func (s *Store) giveBack(ctx context.Context, op, id, token string, next queue.S
 	}
 	return queue.State(got), nil
 }
+
+// newToken returns 128 random bits in hex (sqlstore.LeaseTokenPrefix).
+func newToken() (string, error) { return sqlstore.LeaseTokenPrefix() }

@@ -161,6 +161,11 @@ func (d stepDB) exec(ctx context.Context, query string, args ...any) error {
 	return d.dbq.exec(ctx, query, args...)
 }
 
+func (d stepDB) execN(ctx context.Context, query string, args ...any) (int64, error) {
+	d.locks.fresh = false
+	return d.dbq.execN(ctx, query, args...)
+}
+
 func (d stepDB) queryRow(ctx context.Context, query string, args ...any) scanner {
 	d.locks.fresh = false
 	return d.dbq.queryRow(ctx, query, args...)

@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // openInternal opens a store in a fresh schema of the test database,
@@ -120,7 +121,7 @@ func TestPlaceFromStaleRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		clk.Advance(2 * time.Second)
-		due := placing{id: mustID(out[0].Job.ID), queue: "q", tenant: "t", from: string(queue.StateScheduled)}
+		due := sqlstore.Placing{ID: mustID(out[0].Job.ID), Queue: "q", Tenant: "t", From: string(queue.StateScheduled)}
 		ls, err := s.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 1 {
 			t.Fatalf("Lease = %d, %v; want one job", len(ls), err)
@@ -144,7 +145,7 @@ func TestPlaceFromStaleRead(t *testing.T) {
 		var placed bool
 		err = inStep(t, s, func(sc *sched) error {
 			var err error
-			placed, err = sc.place(due)
+			placed, err = sc.Place(due)
 			return err
 		})
 		if err != nil || placed {

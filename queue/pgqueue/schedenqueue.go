@@ -53,22 +53,22 @@ func (sc *sched) insert(j *queue.Job, checkBacklog bool) error {
 	var band, rank, waitEnd int64
 	if j.State == queue.StatePending {
 		if checkBacklog {
-			if err := sc.checkBacklog(j.Tenant); err != nil {
+			if err := sc.CheckBacklog(j.Tenant); err != nil {
 				return err
 			}
 		}
-		start, finish, b, r, err := sc.tag(j.Queue, j.Tenant, j.Priority)
+		start, finish, b, r, err := sc.Tag(j.Queue, j.Tenant, j.Priority)
 		if err != nil {
 			return err
 		}
 		vstart, vfinish = sql.NullInt64{Int64: start, Valid: true}, sql.NullInt64{Int64: finish, Valid: true}
 		band, rank = b, r
-		if hold, err = sc.holdFor(j.Tenant, j.Group, false); err != nil {
+		if hold, err = sc.HoldFor(j.Tenant, j.Group, false); err != nil {
 			return err
 		}
 		if hold != "" {
 			j.State = queue.StateWaiting
-			if waitEnd, err = sc.waitUntil(j.Tenant); err != nil {
+			if waitEnd, err = sc.WaitUntil(j.Tenant); err != nil {
 				return err
 			}
 		}
@@ -83,36 +83,5 @@ func (sc *sched) insert(j *queue.Job, checkBacklog bool) error {
 		return err
 	}
 	j.ID = strconv.FormatInt(id, 10)
-	return nil
-}
-
-// checkBacklog refuses one more ready job of tenant when its pending and
-// waiting jobs are at its backlog cap.
-func (sc *sched) checkBacklog(tenant string) error {
-	if tenant == "" {
-		return nil
-	}
-	t, err := sc.tenant(tenant)
-	if err != nil || t.eff.Backlog == queue.Unlimited {
-		return err
-	}
-	// Counted once per step: under the tenant's lock only this step adds
-	// to it, one per job it checks.
-	n, ok := sc.backlog[tenant]
-	if !ok {
-		// Counted in full: the error reports the count.
-		err = sc.row(`SELECT count(*) FROM __schema__.jobs WHERE tenant = $1 AND tenant <> ''
-			AND state IN ('pending', 'waiting')`, tenant).Scan(&n)
-		if err != nil {
-			return err
-		}
-	}
-	if n >= int64(t.eff.Backlog) {
-		return &queue.BacklogFullError{Tenant: tenant, Backlog: n, Cap: int64(t.eff.Backlog)}
-	}
-	if sc.backlog == nil {
-		sc.backlog = map[string]int64{}
-	}
-	sc.backlog[tenant] = n + 1
 	return nil
 }

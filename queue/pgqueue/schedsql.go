@@ -1,27 +1,18 @@
 package pgqueue
 
-// fairUnit is backend.FairUnit as SQL text: the tag a weight-1 job takes.
-const fairUnit = "1000"
+import "github.com/sluicehq/sluice/queue/sqlstore"
+
+// The fair-order rule in SQL, from sqlstore (built from the Go rule's
+// constants).
+var (
+	fairUnit  = sqlstore.FairUnitSQL
+	bandExpr  = sqlstore.FairBandSQL
+	rankExpr  = sqlstore.FairRankSQL
+	tagValues = sqlstore.FairTagsSQL
+)
 
 // tagColNames are the fair-order columns a ready job is stored with.
 const tagColNames = `vstart, vfinish, band, vrank`
-
-// bandExpr and rankExpr are backend.FairOrder in SQL, for a job of
-// priority prio with start tag s in a queue of aging step a.
-func bandExpr(a, prio string) string {
-	return `(CASE WHEN ` + a + ` > 0 THEN 0 ELSE ` + prio + ` END)::bigint`
-}
-
-func rankExpr(s, a, prio string) string {
-	return `(CASE WHEN ` + a + ` > 0 THEN ` + s + ` + ` + prio + `::bigint * ` + a + `::bigint * ` + fairUnit +
-		` ELSE ` + s + ` END)`
-}
-
-// tagValues are the values of tagColNames for a weight-1 job of start tag
-// s (NULL: not ready yet, untagged).
-func tagValues(s, a, prio string) string {
-	return s + `, ` + s + ` + ` + fairUnit + `, ` + bandExpr(a, prio) + `, coalesce(` + rankExpr(s, a, prio) + `, 0)`
-}
 
 // schedNeeded is the SQL test of whether a Lease of the queues matching
 // queueCond at time now must run the scheduler (leaseSched) instead of

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // The transitions of jobs of a tenant or group: the plain statements
@@ -143,14 +144,14 @@ func (sc *sched) settleRescued(expired []*queue.Job, args [][]any) error {
 		}
 		done = append(done, j)
 		if queue.State(st) == queue.StatePending {
-			p := placing{id: mustID(j.ID), queue: j.Queue, tenant: j.Tenant, grp: j.Group, priority: j.Priority,
-				from: st, hasTag: true, self: true}
-			if _, err := sc.place(p); err != nil {
+			p := sqlstore.Placing{ID: mustID(j.ID), Queue: j.Queue, Tenant: j.Tenant, Grp: j.Group, Priority: j.Priority,
+				From: st, HasTag: true, Self: true}
+			if _, err := sc.Place(p); err != nil {
 				return err
 			}
 		}
 	}
-	return sc.settleJobs(done)
+	return sc.SettleJobs(done)
 }
 
 // placeRetried makes a retried job ready as a due job is made ready
@@ -158,8 +159,19 @@ func (sc *sched) settleRescued(expired []*queue.Job, args [][]any) error {
 // gets its first fair tag, and a tenant's job waits when its tenant has no
 // room. A group's jobs are never retried.
 func (sc *sched) placeRetried(p placing) error {
-	if _, err := sc.place(p); err != nil {
+	_, err := sc.Place(sqlstore.Placing{ID: p.id, Queue: p.queue, Tenant: p.tenant, Grp: p.grp, Priority: p.priority,
+		From: p.from, HasTag: p.hasTag})
+	if err != nil {
 		return err
 	}
-	return sc.fillTenant(p.tenant)
+	return sc.FillTenant(p.tenant)
+}
+
+// placing is a retried job to make ready, as it was read.
+type placing struct {
+	id                 int64
+	queue, tenant, grp string
+	priority           int
+	from               string // its state when read
+	hasTag             bool
 }

@@ -22,6 +22,21 @@ type rowsOf interface {
 type dbq interface {
 	execer
 	query(ctx context.Context, query string, args ...any) (rowsOf, error)
+	// execN is exec that returns the number of rows changed.
+	execN(ctx context.Context, query string, args ...any) (int64, error)
+}
+
+func (d pgxDB) execN(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := d.q.Exec(ctx, query, args...)
+	return tag.RowsAffected(), err
+}
+
+func (d sqlDB) execN(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := d.tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // pgxQueryer is what pgx.Tx and the pool have for queries of many rows.

@@ -20,7 +20,7 @@ func TestDuePlans(t *testing.T) {
 	if err := migrate(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{qMaintainDue, qQueueDue, qDue, qPromotePlain} {
+	for _, q := range []string{schedStmts.MaintainDue, schedStmts.QueueDue, schedStmts.Due, qPromotePlain} {
 		rows, err := db.Query("EXPLAIN QUERY PLAN "+q, int64(1), int64(2), "q")
 		if err != nil {
 			t.Fatal(err)

@@ -133,23 +133,6 @@ func (s *sched) placeNew(j *queue.Job, checkBacklog bool) (placement, error) {
 	return pl, err
 }
 
-// checkBacklog refuses one more ready job of tenant when its pending and
-// waiting jobs are at its backlog cap.
-func (s *sched) checkBacklog(tenant string) error {
-	t, err := s.tenant(tenant)
-	if err != nil || t.eff.Backlog == queue.Unlimited {
-		return err
-	}
-	c, err := s.counts(kindTenant, tenant)
-	if err != nil {
-		return err
-	}
-	if n := c[queue.StatePending] + c[queue.StateWaiting]; n >= int64(t.eff.Backlog) {
-		return &queue.BacklogFullError{Tenant: tenant, Backlog: n, Cap: int64(t.eff.Backlog)}
-	}
-	return nil
-}
-
 // newJob is the job a spec becomes when stored at now (without its id).
 func newJob(s queue.JobSpec, now int64) *queue.Job {
 	j := &queue.Job{JobSpec: s, State: queue.StatePending}

@@ -7,10 +7,7 @@ import (
 // A job's webhook and trace context ride in their own columns, written by
 // a second statement of the enqueue's transaction only when a spec has
 // them, so a plain job pays nothing for them.
-var (
-	qJobExtras   = hot(`UPDATE jobs SET webhook = ?, trace = ? WHERE id = ?`)
-	qGroupExtras = hot(`UPDATE job_groups SET webhook = ? WHERE id = ?`)
-)
+var qJobExtras = hot(`UPDATE jobs SET webhook = ?, trace = ? WHERE id = ?`)
 
 // storeExtras writes j's webhook and trace context to row id, inside the
 // enqueue's operation.
@@ -19,16 +16,6 @@ func (s *sched) storeExtras(id int64, j *queue.Job) error {
 		return nil
 	}
 	_, err := s.tx.exec(qJobExtras, queue.EncodeWebhook(j.Webhook), j.Trace, id)
-	return err
-}
-
-// storeGroupExtras writes a new group's webhook, inside CreateGroup's
-// operation.
-func (s *sched) storeGroupExtras(spec queue.GroupSpec) error {
-	if spec.Webhook == nil {
-		return nil
-	}
-	_, err := s.tx.exec(qGroupExtras, queue.EncodeWebhook(spec.Webhook), spec.ID)
 	return err
 }
 

@@ -2,15 +2,14 @@ package sqlitequeue
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var (
@@ -55,21 +54,29 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 	var out []queue.Lease
 	err := b.writeSched(ctx, "lease", func(s *sched) error {
 		out = out[:0]
-		if err := s.maintain(req.Queues); err != nil {
-			return err
-		}
-		picked, ls, err := s.pick(req.Queues, req.Max)
-		if err != nil || len(picked) == 0 {
-			return err
-		}
-		ids := make([]int64, len(picked))
-		for i, c := range picked {
-			ids[i] = c.id
-		}
-		if out, err = activateJobs(s.tx, ids, req, s.now); err != nil {
-			return err
-		}
-		return ls.started(picked)
+		return s.Lease(req.Queues, req.Max, func(picked []sqlstore.Cand) error {
+			if len(picked) == 0 {
+				return nil
+			}
+			ids := make([]int64, len(picked))
+			v := map[string]int64{} // each queue's virtual time: its largest start leased
+			for i, c := range picked {
+				ids[i] = c.ID
+				if cur, ok := v[c.Queue]; !ok || c.Start > cur {
+					v[c.Queue] = c.Start
+				}
+			}
+			var err error
+			if out, err = activateJobs(s.tx, ids, req, s.now); err != nil {
+				return err
+			}
+			for q, start := range v {
+				if _, err := s.tx.exec(qAdvanceV, q, start); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err
@@ -77,13 +84,16 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 	return out, nil
 }
 
+var qAdvanceV = hot(`INSERT INTO queue_sched (queue, vtime) VALUES (?1, ?2)
+	ON CONFLICT DO UPDATE SET vtime = max(vtime, ?2)`)
+
 // activateJobs leases the jobs ids and reads them back.
 func activateJobs(tx *wtx, ids []int64, req queue.LeaseRequest, now int64) ([]queue.Lease, error) {
 	list, err := json.Marshal(ids)
 	if err != nil {
 		return nil, err
 	}
-	prefix, err := newToken()
+	prefix, err := sqlstore.LeaseTokenPrefix()
 	if err != nil {
 		return nil, err
 	}
@@ -114,29 +124,6 @@ type scanPlus struct {
 }
 
 func (p scanPlus) Scan(dest ...any) error { return p.s.Scan(append(dest, p.extra)...) }
-
-func dedupe(qs []string) []string {
-	if len(qs) == 1 {
-		return qs
-	}
-	seen := make(map[string]bool, len(qs))
-	out := qs[:0:0]
-	for _, q := range qs {
-		if !seen[q] {
-			seen[q] = true
-			out = append(out, q)
-		}
-	}
-	return out
-}
-
-func newToken() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
-}
 
 // fenced classifies a transition that matched no row: the job is missing,
 // or the token no longer holds it.
@@ -225,20 +212,14 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (
 			return err
 		}
 		q = j.Queue
-		next = queue.StateRetrying
-		switch {
-		case j.CancelRequested:
-			next = queue.StateCancelled
-		case f.Permanent || j.Attempt >= j.MaxAttempts:
-			next = queue.StateFailed
-		}
-		hist, err := appendError(j.Errors, queue.AttemptError{Attempt: j.Attempt, At: fromNanos(now), Error: f.Error})
+		var hist string
+		var finished, runAt int64
+		next, hist, finished, runAt, err = sqlstore.FailOutcome(f, j.Attempt, j.MaxAttempts, j.CancelRequested, j.Errors, now)
 		if err != nil {
 			return err
 		}
-		finished, runAt := int64(0), after(now, f.RetryIn)
 		if next.Final() {
-			finished, runAt = now, toNanos(j.RunAt)
+			runAt = toNanos(j.RunAt)
 		}
 		if _, err = tx.exec(qFail,
 			string(next), f.Error, hist, runAt, finished, now, rid); err != nil {
@@ -271,11 +252,7 @@ func appendError(hist []queue.AttemptError, e queue.AttemptError) (string, error
 
 // Snooze implements queue.Backend.
 func (b *Backend) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
-	next := queue.StatePending
-	if d > 0 {
-		next = queue.StateScheduled
-	}
-	return b.giveBack(ctx, "snooze", id, token, next, d)
+	return b.giveBack(ctx, "snooze", id, token, sqlstore.SnoozeState(d), d)
 }
 
 // Requeue implements queue.Backend.
@@ -319,3 +296,6 @@ func (b *Backend) giveBack(ctx context.Context, op, id, token string, next queue
 	}
 	return queue.State(got), nil
 }
+
+// newToken returns 128 random bits in hex (sqlstore.LeaseTokenPrefix).
+func newToken() (string, error) { return sqlstore.LeaseTokenPrefix() }

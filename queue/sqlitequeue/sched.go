@@ -6,35 +6,23 @@ import (
 	"errors"
 	"fmt"
 
-	rules "github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-// sched does the tenant and group scheduling of one write operation (see
-// queue.TenantBackend and queue.GroupBackend for the rules). It reads
-// settings and counts inside the operation's transaction, caches what the
-// operation does not change, and collects the finish tags it moves, which
-// flush writes back. Job counts per tenant and group come from the
-// scope_counts table, which triggers keep in step with every state change.
+// sched is the scheduler of one write operation: sqlstore's, over this
+// store's statements (schedStmts). SQLite has one writer, so it takes no
+// locks; job counts per tenant and group come from the scope_counts
+// table, which triggers keep in step with every state change; the finish
+// tags the operation moves are written back by flush.
 type sched struct {
+	*sqlstore.Sched
 	b   *Backend
 	tx  *wtx
 	now int64
 
-	defaults *queue.TenantConfig
-	tenants  map[string]*tenantRow
-	queues   map[string]*queueRow
-	finish   map[fairKey]int64 // finish tags moved by this operation
-	ready    map[string]bool   // queues that got pending jobs
-}
-
-type fairKey struct{ queue, tenant string }
-
-// tenantRow is a tenant's effective settings and pause.
-type tenantRow struct {
-	own, eff    queue.TenantConfig
-	pausedUntil int64
+	queues map[string]*queueRow
+	cnt    scopeCounts // the last counts read, while nothing was run since
 }
 
 // queueRow is a queue's scheduling state.
@@ -44,18 +32,19 @@ type queueRow struct {
 	pausedUntil int64
 }
 
-// newSched returns a sched for one operation; its maps are made on first
-// use, since most operations on jobs without tenant or group need none.
-func (b *Backend) newSched(tx *wtx, now int64) *sched {
-	return &sched{b: b, tx: tx, now: now}
+// scopeCounts is a scope's counts as read while tx had run gen
+// statements.
+type scopeCounts struct {
+	kind, name string
+	gen        uint64
+	c          counts
 }
 
-// readyQueue records that queue q got a pending job.
-func (s *sched) readyQueue(q string) {
-	if s.ready == nil {
-		s.ready = map[string]bool{}
-	}
-	s.ready[q] = true
+// newSched returns a sched for one operation.
+func (b *Backend) newSched(tx *wtx, now int64) *sched {
+	s := &sched{b: b, tx: tx, now: now}
+	s.Sched = &sqlstore.Sched{Tx: schedTx{tx}, St: schedStmts, D: s, Now: now}
+	return s
 }
 
 // writeSched is write with a sched for fn; the moved finish tags are
@@ -88,7 +77,7 @@ func (b *Backend) settleFinal(tx *wtx, id int64, tenant, grp string, state queue
 		return nil
 	}
 	s := b.newSched(tx, now)
-	if err := s.settleState(id, tenant, grp, state); err != nil {
+	if err := s.Settle(id, "", tenant, grp, state); err != nil {
 		return err
 	}
 	return s.flush()
@@ -109,6 +98,22 @@ func mustID(id string) int64 {
 	return n
 }
 
+var qJobScopes = hot(`SELECT queue, tenant, grp, state FROM jobs WHERE id = ?`)
+
+// settle does what a transition of job id leaves behind (sqlstore's
+// Settle), reading the job's scopes and state.
+func (s *sched) settle(id int64) error {
+	var q, tenant, grp, state string
+	err := s.tx.queryRow(qJobScopes, id).Scan(&q, &tenant, &grp, &state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return s.Settle(id, q, tenant, grp, queue.State(state))
+}
+
 var qUpsertFinish = hot(`INSERT INTO fair_finish (queue, tenant, finish) VALUES (?1, ?2, ?3)
 	ON CONFLICT DO UPDATE SET finish = max(finish, ?3)`)
 
@@ -116,110 +121,150 @@ var qUpsertFinish = hot(`INSERT INTO fair_finish (queue, tenant, finish) VALUES 
 // that got pending jobs. Waking before the commit is harmless: a woken
 // worker's Lease runs on the same writer, after this transaction.
 func (s *sched) flush() error {
-	for k, f := range s.finish {
-		if _, err := s.tx.exec(qUpsertFinish, k.queue, k.tenant, f); err != nil {
-			return err
-		}
+	err := s.Finishes(func(q, tenant string, finish int64) error {
+		_, err := s.tx.exec(qUpsertFinish, q, tenant, finish)
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	for q := range s.ready {
+	for _, q := range s.Ready() {
 		s.b.notify(q)
 	}
 	return nil
 }
 
-var (
-	qDefaults  = hot(`SELECT lim, weight, backlog, max_wait FROM tenants WHERE tenant = ''`)
-	qTenantRow = hot(`SELECT lim, weight, backlog, max_wait, paused_until FROM tenants WHERE tenant = ?`)
-	qQueueRow  = hot(`SELECT vtime, aging, paused_until FROM queue_sched WHERE queue = ?`)
-	qFinish    = hot(`SELECT finish FROM fair_finish WHERE queue = ? AND tenant = ?`)
-	qCounts    = hot(`SELECT state, n FROM scope_counts WHERE kind = ? AND name = ?`)
-)
+// The scheduler's statements (sqlstore.SchedStmts documents each).
+var schedStmts = &sqlstore.SchedStmts{
+	Group:       qGroup,
+	GroupCounts: qGroupStates,
+	TenantRows: hot(`SELECT tenant, lim, weight, backlog, max_wait, paused_until FROM tenants
+		WHERE tenant IN ('', ?)`),
+	WakeTenant: hot(`UPDATE tenants SET wake_at = CASE WHEN wake_at = 0 OR wake_at > ?1 THEN ?1 ELSE wake_at END
+		WHERE tenant = ?2`),
+	WakeGroup: hot(`UPDATE job_groups SET wake_at = CASE WHEN wake_at = 0 OR wake_at > ?1 THEN ?1 ELSE wake_at END
+		WHERE id = ?2`),
+	HoldJob: qHoldJob,
+	TenantWaiting: hot(`SELECT id, queue, grp FROM jobs WHERE tenant = ? AND tenant != '' AND state = 'waiting'
+		ORDER BY band, vrank, id LIMIT ?`),
+	GroupWaiting: hot(`SELECT id, queue, tenant FROM jobs WHERE grp = ? AND grp != '' AND state = 'waiting'
+		ORDER BY band, vrank, id LIMIT ?`),
+	Release: hot(`UPDATE jobs SET state = 'pending', hold = '', wait_until = 0, updated_at = ?
+		WHERE id = ? AND state = 'waiting'`),
+	TenantsToWake: hot(`SELECT tenant FROM tenants WHERE wake_at > 0 AND wake_at <= ? ORDER BY wake_at, tenant LIMIT ?`),
+	GroupsToWake:  hot(`SELECT id FROM job_groups WHERE wake_at > 0 AND wake_at <= ? ORDER BY wake_at, id LIMIT ?`),
+	TenantWoken:   hot(`UPDATE tenants SET wake_at = 0 WHERE tenant = ?1 AND wake_at > 0 AND wake_at <= ?2`),
+	GroupWoken:    hot(`UPDATE job_groups SET wake_at = 0 WHERE id = ?1 AND wake_at > 0 AND wake_at <= ?2`),
+	WaitedTooLong: hot(`SELECT ` + jobCols + ` FROM jobs
+		WHERE state = 'waiting' AND wait_until > 0 AND wait_until <= ? ORDER BY wait_until, id LIMIT ?`),
+	FailWaiting: hot(`UPDATE jobs SET state = 'failed', hold = '', last_error = ?1, errors = ?2,
+		finished_at = ?3, updated_at = ?3 WHERE id = ?4 AND state = 'waiting' AND wait_until > 0 AND wait_until <= ?3`),
+	GroupsExpired: hot(`SELECT id FROM job_groups WHERE deadline > 0 AND deadline <= ? ORDER BY deadline, id LIMIT ?`),
+	GroupStarted:  hot(`UPDATE job_groups SET last_start = ? WHERE id = ?`),
+	Ready: hot(`SELECT id, tenant, grp, band, vrank, vstart FROM jobs
+		WHERE queue = ? AND state = 'pending' ORDER BY band, vrank, id LIMIT ?`),
+	Due: hot(`SELECT id, state, tenant, grp, priority, vstart IS NOT NULL FROM jobs
+		WHERE queue = ?1 AND state IN ('scheduled', 'retrying') AND run_at <= ?2 ORDER BY run_at, id LIMIT ?3`),
+	// SQLite keeps no finish tag per job (?6): fair_finish holds them.
+	Place: hot(`UPDATE jobs SET state = ?1, hold = ?2, wait_until = ?3, updated_at = ?4,
+		vstart = coalesce(?5, vstart), band = coalesce(?7, band), vrank = coalesce(?8, vrank)
+		WHERE id = ?9 AND state = ?10 AND (vstart IS NOT NULL) = ?11 AND (state = 'pending' OR run_at <= ?4)`),
+	// One index lookup each (0: none), so that an idle step costs nothing.
+	MaintainDue: hot(`SELECT
+		coalesce((SELECT min(run_at) FROM jobs WHERE queue = ? AND state IN ('scheduled', 'retrying')), 0),
+		coalesce((SELECT min(wake_at) FROM tenants WHERE wake_at > 0), 0),
+		coalesce((SELECT min(wake_at) FROM job_groups WHERE wake_at > 0), 0),
+		coalesce((SELECT min(wait_until) FROM jobs WHERE state = 'waiting' AND wait_until > 0), 0),
+		coalesce((SELECT min(deadline) FROM job_groups WHERE deadline > 0), 0)`),
+	QueueDue: hot(`SELECT coalesce(min(run_at), 0) FROM jobs
+		WHERE queue = ? AND state IN ('scheduled', 'retrying')`),
 
-// tenant returns a tenant's settings (for "" none: no limits, weight 1).
-// The first call of an operation reads the defaults with the tenant's row.
-func (s *sched) tenant(name string) (*tenantRow, error) {
-	if t, ok := s.tenants[name]; ok {
-		return t, nil
-	}
-	if s.tenants == nil {
-		s.tenants = map[string]*tenantRow{}
-	}
-	t := &tenantRow{eff: queue.TenantConfig{Limit: queue.Unlimited, Weight: 1, Backlog: queue.Unlimited}}
-	if name != "" {
-		if err := s.readTenant(name, t); err != nil {
-			return nil, err
-		}
-	}
-	s.tenants[name] = t
-	return t, nil
+	TenantCounts: hot(`SELECT state, n FROM scope_counts WHERE kind = 't' AND name = ?`),
+	SetTenant: hot(`INSERT INTO tenants (tenant, lim, weight, backlog, max_wait) VALUES (?1, ?2, ?3, ?4, ?5)
+		ON CONFLICT DO UPDATE SET lim = ?2, weight = ?3, backlog = ?4, max_wait = ?5`),
+	TenantsWaiting: hot(`SELECT name FROM scope_counts WHERE kind = 't' AND state = 'waiting' AND n > 0`),
+	SetAging: hot(`INSERT INTO queue_sched (queue, aging) VALUES (?1, ?2)
+		ON CONFLICT DO UPDATE SET aging = ?2`),
+	PauseTenant: hot(`INSERT INTO tenants (tenant, paused_until) VALUES (?1, ?2)
+		ON CONFLICT DO UPDATE SET paused_until = CASE WHEN ?2 = 0 THEN 0 ELSE max(paused_until, ?2) END
+		RETURNING paused_until`),
+	PauseGroup: hot(`UPDATE job_groups SET paused_until = CASE WHEN ?1 = 0 THEN 0 ELSE max(paused_until, ?1) END
+		WHERE id = ?2 RETURNING paused_until`),
+	PauseQueue: hot(`INSERT INTO queue_sched (queue, paused_until) VALUES (?1, ?2)
+		ON CONFLICT DO UPDATE SET paused_until = CASE WHEN ?2 = 0 THEN 0 ELSE max(paused_until, ?2) END
+		RETURNING paused_until`),
+	HoldTenantPending: hot(`UPDATE jobs SET state = 'waiting', hold = 'tenant', wait_until = ?1, updated_at = ?2
+		WHERE tenant = ?3 AND tenant != '' AND state = 'pending' RETURNING grp`),
+	GroupPending: hot(`SELECT id, queue, tenant FROM jobs WHERE grp = ? AND grp != '' AND state = 'pending'
+		ORDER BY band, vrank, id LIMIT ?`),
+
+	GroupUnfinished: hot(`SELECT
+		coalesce(sum(CASE WHEN state IN ('scheduled', 'pending', 'waiting', 'active', 'retrying', 'blocked') THEN n END), 0),
+		coalesce(sum(n), 0)
+		FROM scope_counts WHERE kind = 'g' AND name = ?`),
+	// A group without a completion job ends when it is done; one with a
+	// completion job ends when that job finishes (a trigger, see
+	// migrations/0005_group_retention.sql).
+	GroupDone: hot(`UPDATE job_groups SET done_at = ?1, deadline = 0, wake_at = 0,
+		ended_at = CASE WHEN completion_kind = '' THEN ?1 ELSE 0 END
+		WHERE id = ?2 AND done_at = 0`),
+	GroupCompletion: hot(`UPDATE job_groups SET completion_job = ? WHERE id = ?`),
+	GroupCancel:     hot(`UPDATE job_groups SET cancel_requested = 1, deadline = 0, wake_at = 0 WHERE id = ?`),
+	CancelGroupIdle: hot(`UPDATE jobs SET state = 'cancelled', hold = '', finished_at = ?1, updated_at = ?1
+		WHERE grp = ?2 AND grp != '' AND state IN ('scheduled', 'pending', 'waiting', 'retrying', 'blocked')
+		RETURNING id, tenant`),
+	CancelGroupActive: hot(`UPDATE jobs SET cancel_requested = 1, updated_at = ?1
+		WHERE grp = ?2 AND grp != '' AND state = 'active'`),
+	CreateGroup: hot(`INSERT INTO job_groups (id, tenant, max_conc, min_interval, ttl, deadline,
+		completion_kind, completion_queue, completion_payload, webhook, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`),
+	JoinGroup: hot(`INSERT INTO job_groups (id, tenant, max_conc, min_interval, ttl, deadline,
+		completion_kind, completion_queue, completion_payload, created_at)
+		VALUES (?1, '', 0, 0, 0, 0, '', '', NULL, ?2) ON CONFLICT DO NOTHING`),
 }
 
-var qTenantRows = hot(`SELECT tenant, lim, weight, backlog, max_wait, paused_until FROM tenants
-	WHERE tenant IN ('', ?)`)
+var qHoldJob = hot(`UPDATE jobs SET state = 'waiting', hold = ?, wait_until = ?, updated_at = ?
+	WHERE id = ? AND state = 'pending'`)
 
-// readTenant fills t from the tenant's row and the defaults (the row of
-// the empty tenant name), read together unless the defaults are known
-// already.
-func (s *sched) readTenant(name string, t *tenantRow) error {
-	query, args := qTenantRow, []any{name}
-	if s.defaults == nil {
-		query = qTenantRows
-	}
-	rows, err := s.tx.query(query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	def := s.defaults
-	if def == nil {
-		def = &queue.TenantConfig{}
-	}
-	for rows.Next() {
-		var c queue.TenantConfig
-		var who string
-		var maxWait, paused int64
-		dest := []any{&c.Limit, &c.Weight, &c.Backlog, &maxWait, &paused}
-		if query == qTenantRows {
-			dest = append([]any{&who}, dest...)
-		} else {
-			who = name
+// Due jobs without tenant or group that already have their fair tag
+// (retries, snoozes) need no decision: one statement.
+var qPromotePlain = hot(`UPDATE jobs SET state = 'pending', updated_at = ?1
+	WHERE id IN (SELECT id FROM jobs WHERE queue = ?3 AND state IN ('scheduled', 'retrying') AND run_at <= ?1
+		ORDER BY run_at, id LIMIT ?2) AND tenant = '' AND grp = '' AND vstart IS NOT NULL`)
+
+// LockScope implements sqlstore.SchedDialect: the one writer needs no
+// locks.
+func (s *sched) LockScope(kind, name string) error { return nil }
+
+// LockScopes implements sqlstore.SchedDialect.
+func (s *sched) LockScopes(tenant, grp string) error { return nil }
+
+// TryScopes implements sqlstore.SchedDialect.
+func (s *sched) TryScopes(tenant, grp string) (bool, error) { return true, nil }
+
+// ScopeCount implements sqlstore.SchedDialect from scope_counts. A scope's
+// row set is read once for the consecutive counts of one decision: it is
+// read again after any other statement.
+func (s *sched) ScopeCount(kind, name string, states ...queue.State) (int64, error) {
+	c := s.cnt
+	if c.kind != kind || c.name != name || c.gen != s.tx.gen || c.c == nil {
+		n, err := readCounts(s.tx.query, kind, name)
+		if err != nil {
+			return 0, err
 		}
-		if err := rows.Scan(dest...); err != nil {
-			return err
-		}
-		c.MaxWait = durationOf(maxWait)
-		if who == "" {
-			*def = c
-		} else {
-			t.own, t.pausedUntil = c, paused
-		}
+		c = scopeCounts{kind: kind, name: name, gen: s.tx.gen, c: n}
+		s.cnt = c
 	}
-	if err := rows.Err(); err != nil {
-		return err
+	sum := int64(0)
+	for _, st := range states {
+		sum += c.c[st]
 	}
-	s.defaults = def
-	t.eff = t.own.Effective(*def)
-	return nil
+	return sum, nil
 }
 
-func readDefaults(row rowScanner) (queue.TenantConfig, error) {
-	var d queue.TenantConfig
-	var maxWait int64
-	err := row.Scan(&d.Limit, &d.Weight, &d.Backlog, &maxWait)
-	if errors.Is(err, sql.ErrNoRows) {
-		return d, nil
-	}
-	d.MaxWait = durationOf(maxWait)
-	return d, err
-}
+var qQueueRow = hot(`SELECT vtime, aging, paused_until FROM queue_sched WHERE queue = ?`)
 
-// forget drops cached settings after the operation changed them.
-func (s *sched) forget() {
-	s.defaults = nil
-	clear(s.tenants)
-	clear(s.queues)
-}
-
+// queue returns a queue's scheduling state, read once per operation.
 func (s *sched) queue(name string) (*queueRow, error) {
 	if q, ok := s.queues[name]; ok {
 		return q, nil
@@ -236,50 +281,124 @@ func (s *sched) queue(name string) (*queueRow, error) {
 	return q, nil
 }
 
-// tag gives a job becoming ready for the first time its start tag and sort
-// key (backend.FairTag, backend.FairOrder).
-func (s *sched) tag(q, tenant string, priority int) (start, band, rank int64, err error) {
+// QueuePausedUntil implements sqlstore.SchedDialect.
+func (s *sched) QueuePausedUntil(q string) (int64, error) {
 	qr, err := s.queue(q)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, err
 	}
-	k := fairKey{q, tenant}
-	f, ok := s.finish[k]
-	if !ok {
-		if err := s.tx.queryRow(qFinish, q, tenant).Scan(&f); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return 0, 0, 0, err
-		}
-	}
-	t, err := s.tenant(tenant)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	if s.finish == nil {
-		s.finish = map[fairKey]int64{}
-	}
-	start, s.finish[k] = backend.FairTag(qr.vtime, f, t.eff.Weight)
-	band, rank = backend.FairOrder(start, priority, qr.aging)
-	return start, band, rank, nil
+	return qr.pausedUntil, nil
 }
+
+var qFinish = hot(`SELECT finish FROM fair_finish WHERE queue = ? AND tenant = ?`)
+
+// FairBase implements sqlstore.SchedDialect: the queue's virtual time or
+// the tenant's finish tag in fair_finish (flush writes it back).
+func (s *sched) FairBase(q, tenant string) (int64, int, error) {
+	qr, err := s.queue(q)
+	if err != nil {
+		return 0, 0, err
+	}
+	var f int64
+	if err := s.tx.queryRow(qFinish, q, tenant).Scan(&f); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, err
+	}
+	return max(qr.vtime, f), qr.aging, nil
+}
+
+// PromotePlain implements sqlstore.SchedDialect.
+func (s *sched) PromotePlain(q string) error {
+	_, err := s.tx.exec(qPromotePlain, s.now, sqlstore.PlainBatch, q)
+	return err
+}
+
+// ScanJob implements sqlstore.SchedDialect.
+func (s *sched) ScanJob(row sqlstore.Row) (*queue.Job, error) { return scanJob(row) }
+
+// JobFailed implements sqlstore.SchedDialect: the job's event.
+func (s *sched) JobFailed(id int64) error {
+	return s.b.emitState(s.tx, id, queue.StateFailed, s.now)
+}
+
+// InsertCompletion implements sqlstore.SchedDialect.
+func (s *sched) InsertCompletion(spec queue.JobSpec) (int64, error) {
+	j, err := s.insert(spec, false)
+	if err != nil {
+		return 0, err
+	}
+	return mustID(j.ID), nil
+}
+
+// EmitEvent implements sqlstore.SchedDialect.
+func (s *sched) EmitEvent(e queue.Event) error { return s.b.emitEvent(s.tx, e, s.now) }
+
+// LockGroupJobs implements sqlstore.SchedDialect: nothing to lock.
+func (s *sched) LockGroupJobs(id string) error { return nil }
+
+// JobCancelled implements sqlstore.SchedDialect: the job's event.
+func (s *sched) JobCancelled(id int64) error {
+	return s.b.emitState(s.tx, id, queue.StateCancelled, s.now)
+}
+
+// Settled implements sqlstore.SchedDialect: nothing is left.
+func (s *sched) Settled() error { return nil }
+
+var qJobState = hot(`SELECT state FROM jobs WHERE id = ?`)
+
+// promote makes a job that is due, in whatever state it is, ready
+// (sqlstore's Place).
+func (s *sched) promote(id int64, q, tenant, grp string, priority int, start sql.NullInt64) error {
+	p := sqlstore.Placing{ID: id, Queue: q, Tenant: tenant, Grp: grp, Priority: priority, HasTag: start.Valid}
+	if err := s.tx.queryRow(qJobState, id).Scan(&p.From); err != nil {
+		return err
+	}
+	_, err := s.Place(p)
+	return err
+}
+
+// The scheduler's helpers the rest of the store calls by their short
+// names.
+func (s *sched) readyQueue(q string) { s.ReadyQueue(q) }
+
+func (s *sched) holdFor(tenant, grp string, self bool) (string, error) {
+	return s.HoldFor(tenant, grp, self)
+}
+
+func (s *sched) joinGroup(id string) error { return s.JoinGroup(id) }
+
+func (s *sched) checkBacklog(tenant string) error { return s.CheckBacklog(tenant) }
+
+func (s *sched) waitUntil(tenant string) (int64, error) { return s.WaitUntil(tenant) }
+
+func (s *sched) tenant(name string) (*sqlstore.TenantRow, error) { return s.Tenant(name) }
+
+func (s *sched) tag(q, tenant string, priority int) (start, band, rank int64, err error) {
+	start, _, band, rank, err = s.Tag(q, tenant, priority)
+	return start, band, rank, err
+}
+
+var qDefaults = hot(`SELECT lim, weight, backlog, max_wait FROM tenants WHERE tenant = ''`)
+
+func readDefaults(row rowScanner) (queue.TenantConfig, error) {
+	var d queue.TenantConfig
+	var maxWait int64
+	err := row.Scan(&d.Limit, &d.Weight, &d.Backlog, &maxWait)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, nil
+	}
+	d.MaxWait = durationOf(maxWait)
+	return d, err
+}
+
+var qCounts = hot(`SELECT state, n FROM scope_counts WHERE kind = ? AND name = ?`)
 
 // counts is a tenant's or group's jobs per state.
 type counts map[queue.State]int64
 
-func (c counts) admitted() int64 { return c[queue.StatePending] + c[queue.StateActive] }
-
-func (c counts) unfinished() int64 {
-	return c[queue.StateScheduled] + c[queue.StatePending] + c[queue.StateWaiting] +
-		c[queue.StateActive] + c[queue.StateRetrying] + c[queue.StateBlocked]
-}
-
-func (c counts) total() int64 {
-	return c.unfinished() + c[queue.StateCompleted] + c[queue.StateFailed] + c[queue.StateCancelled]
-}
-
 // Scope kinds in scope_counts.
 const (
-	kindTenant = "t"
-	kindGroup  = "g"
+	kindTenant = sqlstore.ScopeTenant
+	kindGroup  = sqlstore.ScopeGroup
 )
 
 func readCounts(q func(string, ...any) (*sql.Rows, error), kind, name string) (counts, error) {
@@ -304,169 +423,65 @@ func (s *sched) counts(kind, name string) (counts, error) {
 	return readCounts(s.tx.query, kind, name)
 }
 
-// Holds: why a waiting job waits.
-const (
-	holdTenant = "tenant"
-	holdGroup  = "group"
-)
+// schedTx is a write transaction as sqlstore runs statements on it.
+type schedTx struct{ w *wtx }
 
-// holdFor returns where a job of tenant and group that is ready goes: ""
-// for pending, or the scope it waits for. self says the job already counts
-// as pending (it is being placed again).
-func (s *sched) holdFor(tenant, grp string, self bool) (string, error) {
-	if tenant != "" {
-		ok, err := s.tenantRoom(tenant, self)
-		if err != nil || !ok {
-			return holdTenant, err
-		}
-	}
-	if grp != "" {
-		ok, err := s.groupRoom(grp, self)
-		if err != nil || !ok {
-			return holdGroup, err
-		}
-	}
-	return "", nil
-}
-
-// tenantRoom reports whether the tenant may admit one more pending job.
-func (s *sched) tenantRoom(name string, self bool) (bool, error) {
-	t, err := s.tenant(name)
-	if err != nil {
-		return false, err
-	}
-	adm := int64(0)
-	if t.eff.Limit != queue.Unlimited && t.pausedUntil <= s.now { // else the counts do not matter
-		c, err := s.counts(kindTenant, name)
-		if err != nil {
-			return false, err
-		}
-		if adm = c.admitted(); self {
-			adm--
-		}
-	}
-	ok, wake := rules.TenantRoom(t.eff.Limit, fromNanos(t.pausedUntil), fromNanos(s.now), adm)
-	if !wake.IsZero() {
-		return false, s.wakeTenant(name, nanosOf(wake))
-	}
-	return ok, nil
-}
-
-// groupRoom reports whether the group may admit one more pending job.
-func (s *sched) groupRoom(id string, self bool) (bool, error) {
-	g, err := s.group(id)
-	if errors.Is(err, queue.ErrGroupNotFound) {
-		return true, nil // deleted after it was done: no limits left
-	}
-	if err != nil {
-		return false, err
-	}
-	c, err := s.counts(kindGroup, id)
-	if err != nil {
-		return false, err
-	}
-	pending := c[queue.StatePending]
-	if self {
-		pending--
-	}
-	ok, wake := rules.GroupRoom(g.limits(), fromNanos(s.now), pending, c[queue.StateActive])
-	if !wake.IsZero() {
-		return false, s.wakeGroup(id, nanosOf(wake))
-	}
-	return ok, nil
-}
-
-var (
-	qWakeTenant = hot(`UPDATE tenants SET wake_at = CASE WHEN wake_at = 0 OR wake_at > ?1 THEN ?1 ELSE wake_at END
-		WHERE tenant = ?2`)
-	qWakeGroup = hot(`UPDATE job_groups SET wake_at = CASE WHEN wake_at = 0 OR wake_at > ?1 THEN ?1 ELSE wake_at END
-		WHERE id = ?2`)
-)
-
-// wakeTenant makes the first Lease at or after at look at the tenant's
-// waiting jobs again.
-func (s *sched) wakeTenant(name string, at int64) error {
-	_, err := s.tx.exec(qWakeTenant, at, name)
-	return err
-}
-
-func (s *sched) wakeGroup(id string, at int64) error {
-	_, err := s.tx.exec(qWakeGroup, at, id)
-	return err
-}
-
-// waitUntil is the MaxWait deadline of a job of tenant that starts
-// waiting now; 0 for none.
-func (s *sched) waitUntil(tenant string) (int64, error) {
-	t, err := s.tenant(tenant)
+// Exec runs a statement and returns the rows it changed (sqlstore.Tx).
+func (t schedTx) Exec(query string, args ...any) (int64, error) {
+	res, err := t.w.exec(query, args...)
 	if err != nil {
 		return 0, err
 	}
-	return nanosOf(rules.WaitDeadline(fromNanos(s.now), t.eff.MaxWait)), nil
+	return res.RowsAffected()
 }
 
-var (
-	qJobScopes = hot(`SELECT queue, tenant, grp, state FROM jobs WHERE id = ?`)
-	qHoldJob   = hot(`UPDATE jobs SET state = 'waiting', hold = ?, wait_until = ?, updated_at = ? WHERE id = ?`)
-)
+// QueryRow runs a statement of at most one row (sqlstore.Tx).
+func (t schedTx) QueryRow(query string, args ...any) sqlstore.Row {
+	return t.w.queryRow(query, args...)
+}
 
-// settle does what a transition of job id leaves behind: a job that is
-// pending again (requeued, rescued, snoozed for no time) is placed again
-// and may have to wait; its tenant's and group's room is filled; and a
-// group left with jobs and none unfinished is completed.
-func (s *sched) settle(id int64) error {
-	var q, tenant, grp, state string
-	err := s.tx.queryRow(qJobScopes, id).Scan(&q, &tenant, &grp, &state)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
+// Query runs a statement of many rows (sqlstore.Tx).
+func (t schedTx) Query(query string, args ...any) (sqlstore.Rows, error) {
+	rows, err := t.w.query(query, args...)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return s.settleState(id, tenant, grp, queue.State(state))
+	return schedRows{rows}, nil
 }
 
-// settleState is settle for a job whose scopes and new state are known.
-func (s *sched) settleState(id int64, tenant, grp string, state queue.State) error {
-	if tenant == "" && grp == "" {
-		return nil
-	}
-	if state == queue.StatePending {
-		if err := s.replace(id, tenant, grp); err != nil {
-			return err
-		}
-	}
-	if tenant != "" {
-		if err := s.fillTenant(tenant); err != nil {
-			return err
-		}
-	}
-	if grp == "" {
-		return nil
-	}
-	if err := s.fillGroup(grp); err != nil {
-		return err
-	}
-	if state.Final() {
-		return s.groupSettle(grp)
-	}
-	return nil
+// readTx is a read transaction as sqlstore runs statements on it.
+type readTx struct {
+	ctx context.Context
+	tx  *sql.Tx
 }
 
-// replace moves a job that became pending again to waiting when its
-// tenant or group has no room for it.
-func (s *sched) replace(id int64, tenant, grp string) error {
-	hold, err := s.holdFor(tenant, grp, true)
-	if err != nil || hold == "" {
-		return err
-	}
-	until, err := s.waitUntil(tenant)
+// Exec runs a statement and returns the rows it changed (sqlstore.Tx).
+func (t readTx) Exec(query string, args ...any) (int64, error) {
+	res, err := t.tx.ExecContext(t.ctx, query, args...)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	_, err = s.tx.exec(qHoldJob, hold, until, s.now, id)
-	return err
+	return res.RowsAffected()
 }
+
+// QueryRow runs a statement of at most one row (sqlstore.Tx).
+func (t readTx) QueryRow(query string, args ...any) sqlstore.Row {
+	return t.tx.QueryRowContext(t.ctx, query, args...)
+}
+
+// Query runs a statement of many rows (sqlstore.Tx).
+func (t readTx) Query(query string, args ...any) (sqlstore.Rows, error) {
+	rows, err := t.tx.QueryContext(t.ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return schedRows{rows}, nil
+}
+
+// schedRows is *sql.Rows with the Close sqlstore.Rows has.
+type schedRows struct{ *sql.Rows }
+
+func (r schedRows) Close() { _ = r.Rows.Close() }
 
 // errorf wraps a sentinel with detail, keeping errors.Is working.
 func errorf(sentinel error, format string, args ...any) error {

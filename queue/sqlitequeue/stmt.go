@@ -47,9 +47,11 @@ type wtx struct {
 	ctx context.Context
 	tx  *sql.Tx
 	s   *stmts
+	gen uint64 // statements run, so a read can tell nothing ran since
 }
 
 func (w *wtx) exec(query string, args ...any) (sql.Result, error) {
+	w.gen++
 	st, err := w.s.get(w.ctx, query)
 	if err != nil || st == nil {
 		return w.tx.ExecContext(w.ctx, query, args...)
@@ -58,6 +60,7 @@ func (w *wtx) exec(query string, args ...any) (sql.Result, error) {
 }
 
 func (w *wtx) query(query string, args ...any) (*sql.Rows, error) {
+	w.gen++
 	st, err := w.s.get(w.ctx, query)
 	if err != nil || st == nil {
 		return w.tx.QueryContext(w.ctx, query, args...)
@@ -68,6 +71,7 @@ func (w *wtx) query(query string, args ...any) (*sql.Rows, error) {
 // queryRow is QueryRow on a cached statement; a preparation error is
 // reported by Scan.
 func (w *wtx) queryRow(query string, args ...any) rowScanner {
+	w.gen++
 	st, err := w.s.get(w.ctx, query)
 	if err != nil || st == nil {
 		return w.tx.QueryRowContext(w.ctx, query, args...)
