@@ -31,13 +31,3 @@ func (s *sched) storeGroupExtras(spec queue.GroupSpec) error {
 	_, err := s.tx.exec(qGroupExtras, queue.EncodeWebhook(spec.Webhook), spec.ID)
 	return err
 }
-
-// setExtras fills the fields read from the extras columns.
-func setExtras(spec *queue.JobSpec, webhook, trace string) error {
-	w, err := queue.DecodeWebhook(webhook)
-	if err != nil {
-		return err
-	}
-	spec.Webhook, spec.Trace = w, trace
-	return nil
-}
