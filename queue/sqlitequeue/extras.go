@@ -4,23 +4,9 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
-// A job's webhook and trace context ride in their own columns, written by
-// a second statement of the enqueue's transaction only when a spec has
-// them, so a plain job pays nothing for them.
-var (
-	qJobExtras   = hot(`UPDATE jobs SET webhook = ?, trace = ? WHERE id = ?`)
-	qGroupExtras = hot(`UPDATE job_groups SET webhook = ? WHERE id = ?`)
-)
-
-// storeExtras writes j's webhook and trace context to row id, inside the
-// enqueue's operation.
-func (s *sched) storeExtras(id int64, j *queue.Job) error {
-	if j.Webhook == nil && j.Trace == "" {
-		return nil
-	}
-	_, err := s.tx.exec(qJobExtras, queue.EncodeWebhook(j.Webhook), j.Trace, id)
-	return err
-}
+// A group's webhook rides in its own column, written by a second
+// statement of CreateGroup's transaction only when the spec has one.
+var qGroupExtras = hot(`UPDATE job_groups SET webhook = ? WHERE id = ?`)
 
 // storeGroupExtras writes a new group's webhook, inside CreateGroup's
 // operation.
