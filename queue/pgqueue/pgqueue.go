@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // DefaultSchema is the schema the store's tables live in when
@@ -65,6 +66,9 @@ type Store struct {
 	pool     *pgxpool.Pool
 	ownsPool bool
 	q        *queries
+	ob       *sqlstore.OutboxStatements   // the outbox's statements
+	sq       *sqlstore.ScheduleStatements // the schedules' statements
+	lq       *sqlstore.ListStatements     // the listings' statements
 	schema   string
 	clk      clock.Clock
 	closed   atomic.Bool
@@ -139,7 +143,8 @@ func OpenPool(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, er
 		return nil, err
 	}
 	s := &Store{
-		pool: pool, q: newQueries(schema), schema: schema, clk: clock.Or(opts.Clock),
+		pool: pool, q: newQueries(schema), ob: outboxStatements(schema), sq: scheduleStatements(schema), lq: listStatements(schema),
+		schema: schema, clk: clock.Or(opts.Clock),
 		stop: make(chan struct{}), subs: map[*subscriber]struct{}{}, outbox: opts.Outbox, events: opts.Events,
 	}
 	s.done = &completer{s: s, more: make(chan struct{}, 1)}

@@ -183,7 +183,7 @@ func (b *Backend) wrap(op string, err error) error {
 	if b.closed.Load() {
 		return fmt.Errorf("sqlitequeue: %s: %w", op, queue.ErrClosed)
 	}
-	for _, s := range []error{queue.ErrLeaseLost, queue.ErrNotFound, queue.ErrJobFinished, queue.ErrClosed, queue.ErrNotRetryable, queue.ErrDuplicate} {
+	for _, s := range []error{queue.ErrLeaseLost, queue.ErrNotFound, queue.ErrJobFinished, queue.ErrClosed, queue.ErrNotRetryable, queue.ErrDuplicate, queue.ErrInvalidArgument} {
 		if errors.Is(err, s) {
 			return err
 		}
