@@ -69,6 +69,9 @@ type Store struct {
 	ob       *sqlstore.OutboxStatements   // the outbox's statements
 	sq       *sqlstore.ScheduleStatements // the schedules' statements
 	lq       *sqlstore.ListStatements     // the listings' statements
+	pq       *sqlstore.ProgressStatements // job progress's statements
+	tq       *sqlstore.SecretStatements   // tenant secrets' statements
+	fq       *sqlstore.FlowStatements     // the statements of reading flows
 	schema   string
 	clk      clock.Clock
 	closed   atomic.Bool
@@ -83,7 +86,7 @@ type Store struct {
 	resetAt  atomic.Int64 // when the pool was last emptied (see poolreset.go)
 
 	subMu    sync.Mutex
-	subs     map[*subscriber]struct{}
+	subs     sqlstore.Subscribers
 	listenOn sync.Once      // starts the listener at the first Subscribe
 	listenWG sync.WaitGroup // the listener goroutine
 }
@@ -143,9 +146,11 @@ func OpenPool(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, er
 		return nil, err
 	}
 	s := &Store{
-		pool: pool, q: newQueries(schema), ob: outboxStatements(schema), sq: scheduleStatements(schema), lq: listStatements(schema),
+		pool: pool, q: newQueries(schema),
+		ob: outboxStatements(schema), sq: scheduleStatements(schema), lq: listStatements(schema),
+		pq: progressStatements(schema), tq: secretStatements(schema), fq: flowStatements(schema),
 		schema: schema, clk: clock.Or(opts.Clock),
-		stop: make(chan struct{}), subs: map[*subscriber]struct{}{}, outbox: opts.Outbox, events: opts.Events,
+		stop: make(chan struct{}), outbox: opts.Outbox, events: opts.Events,
 	}
 	s.done = &completer{s: s, more: make(chan struct{}, 1)}
 	s.notes = &notifier{s: s}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var (
@@ -44,10 +45,10 @@ func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 		} else if err != nil {
 			return err
 		}
-		if err := retryable(id, queue.State(state), grp); err != nil {
+		if err := sqlstore.Retryable(id, queue.State(state), grp); err != nil {
 			return err
 		}
-		if err := s.parentsDone(id, rid, queue.State(state)); err != nil {
+		if err := sqlstore.ParentsDone(s.tx.queryRow(qRetryParent, rid), id, queue.State(state)); err != nil {
 			return err
 		}
 		if key.Valid {
@@ -70,33 +71,6 @@ func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 	return j, nil
 }
 
-// retryable returns a *queue.NotRetryableError unless a job in state and
-// group may be retried.
-func retryable(id string, state queue.State, grp string) error {
-	if state != queue.StateFailed && state != queue.StateCancelled {
-		return &queue.NotRetryableError{ID: id, State: state}
-	}
-	if grp != "" {
-		return &queue.NotRetryableError{ID: id, State: state, Group: grp}
-	}
-	return nil
-}
-
-// parentsDone refuses to retry flow job id while a parent holds it back
-// (queue.Retrier).
-func (s *sched) parentsDone(id string, rid int64, st queue.State) error {
-	var pid int64
-	var state string
-	err := s.tx.queryRow(qRetryParent, rid).Scan(&pid, &state)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return &queue.NotRetryableError{ID: id, State: st, Parent: strconv.FormatInt(pid, 10), ParentState: queue.State(state)}
-}
-
 // uniqueFree refuses to retry job id when another job holds its unique key.
 func (s *sched) uniqueFree(id int64, q, key string) error {
 	holder, err := scanJob(s.tx.queryRow(findUnique, q, key, s.now))
@@ -106,8 +80,5 @@ func (s *sched) uniqueFree(id int64, q, key string) error {
 	if err != nil {
 		return err
 	}
-	if holder.ID == strconv.FormatInt(id, 10) {
-		return nil
-	}
-	return &queue.DuplicateError{ID: strconv.FormatInt(id, 10), Holder: holder.ID, Queue: q, Key: key}
+	return sqlstore.UniqueFree(holder, strconv.FormatInt(id, 10), q, key)
 }

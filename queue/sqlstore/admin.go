@@ -1,0 +1,198 @@
+package sqlstore
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/sluicehq/sluice/queue"
+)
+
+// QueuePauses reads the queues paused at now and until when: query takes
+// now and returns queue and paused_until of each pause in force.
+func QueuePauses(tx Tx, query string, now int64) (map[string]int64, error) {
+	rows, err := tx.Query(query, now)
+	type pause struct {
+		q     string
+		until int64
+	}
+	ps, err := CollectRows(rows, err, func(r Row) (pause, error) {
+		var p pause
+		return p, r.Scan(&p.q, &p.until)
+	})
+	out := make(map[string]int64, len(ps))
+	for _, p := range ps {
+		out[p.q] = p.until
+	}
+	return out, err
+}
+
+// QueueStats counts the jobs of each queue by state with counts (which
+// returns queue, state and count rows) and lists each paused queue, with
+// jobs or not: the pause is what an operator must see to lift it.
+func QueueStats(tx Tx, counts string, paused map[string]int64) ([]queue.QueueStats, error) {
+	byQueue := map[string]map[queue.State]int64{}
+	rows, err := tx.Query(counts)
+	_, err = CollectRows(rows, err, func(r Row) (struct{}, error) {
+		var q, st string
+		var n int64
+		if err := r.Scan(&q, &st, &n); err != nil {
+			return struct{}{}, err
+		}
+		if byQueue[q] == nil {
+			byQueue[q] = map[queue.State]int64{}
+		}
+		byQueue[q][queue.State(st)] = n
+		return struct{}{}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for q := range paused {
+		if byQueue[q] == nil {
+			byQueue[q] = map[queue.State]int64{}
+		}
+	}
+	out := make([]queue.QueueStats, 0, len(byQueue))
+	for q, c := range byQueue {
+		out = append(out, queue.QueueStats{Queue: q, Counts: c, PausedUntil: FromNanos(paused[q])})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
+	return out, nil
+}
+
+// Finished returns j with ErrJobFinished when a cancel found it completed
+// or failed: it ended before the cancel could.
+func Finished(j *queue.Job) (*queue.Job, error) {
+	if j.State == queue.StateCompleted || j.State == queue.StateFailed {
+		return j, queue.ErrJobFinished
+	}
+	return j, nil
+}
+
+// RescueLimits are the batch limit and stall limit of req, defaults
+// filled.
+func RescueLimits(req queue.RescueRequest) (limit, maxStalls int) {
+	limit, maxStalls = req.Limit, req.MaxStalls
+	if maxStalls <= 0 {
+		maxStalls = queue.DefaultMaxStalls
+	}
+	if limit <= 0 {
+		limit = queue.DefaultBatchLimit
+	}
+	return limit, maxStalls
+}
+
+// Rescue is what becomes of a job whose lease expired.
+type Rescue struct {
+	// Next is its new state: cancelled when a cancel was asked for,
+	// failed when it stalled maxStalls times, else pending.
+	Next queue.State
+	// Stalls is its stall count with this one.
+	Stalls int
+	// Error and Errors are, for a failed job, its last error and its
+	// error history as JSON; empty otherwise.
+	Error, Errors string
+}
+
+// RescueOutcome decides what becomes of the expired job j at now.
+func RescueOutcome(j *queue.Job, now int64, maxStalls int) (Rescue, error) {
+	r := Rescue{Next: queue.StatePending, Stalls: j.Stalls + 1}
+	switch {
+	case j.CancelRequested:
+		r.Next = queue.StateCancelled
+	case r.Stalls >= maxStalls:
+		r.Next = queue.StateFailed
+		r.Error = fmt.Sprintf("queue: job stalled %d times (its lease expired before the worker finished)", r.Stalls)
+		var err error
+		r.Errors, err = AppendError(j.Errors, queue.AttemptError{Attempt: j.Attempt, At: FromNanos(now), Error: r.Error})
+		if err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// Count adds a rescued job that became next to res, and its queue to
+// requeued when it is pending again.
+func Count(res *queue.RescueResult, requeued map[string]bool, j *queue.Job, next queue.State) {
+	switch next {
+	case queue.StatePending:
+		res.Requeued++
+		requeued[j.Queue] = true
+	case queue.StateFailed:
+		res.Failed++
+	case queue.StateCancelled:
+		res.Cancelled++
+	}
+}
+
+// ScanJobs reads every row of rows as a job and closes it.
+func ScanJobs(rows Rows, err error) ([]*queue.Job, error) {
+	return CollectRows(rows, err, func(r Row) (*queue.Job, error) { return ScanJob(r) })
+}
+
+// Retryable returns a *queue.NotRetryableError unless a job in state and
+// group may be retried: a failed or cancelled job of no group.
+func Retryable(id string, state queue.State, grp string) error {
+	if state != queue.StateFailed && state != queue.StateCancelled {
+		return &queue.NotRetryableError{ID: id, State: state}
+	}
+	if grp != "" {
+		return &queue.NotRetryableError{ID: id, State: state, Group: grp}
+	}
+	return nil
+}
+
+// ParentsDone refuses to retry flow job id, in state st, while a parent
+// holds it back: parent is the row of the dialect's query for the parent
+// that does (id, state), if any (queue.Retrier).
+func ParentsDone(parent Row, id string, st queue.State) error {
+	var pid int64
+	var state string
+	err := parent.Scan(&pid, &state)
+	if IsNoRows(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return &queue.NotRetryableError{ID: id, State: st, Parent: strconv.FormatInt(pid, 10), ParentState: queue.State(state)}
+}
+
+// UniqueFree refuses to retry job id when another job, holder (nil for
+// none), holds its unique key key in queue q.
+func UniqueFree(holder *queue.Job, id, q, key string) error {
+	if holder == nil || holder.ID == id {
+		return nil
+	}
+	return &queue.DuplicateError{ID: id, Holder: holder.ID, Queue: q, Key: key}
+}
+
+// CleanupJobs deletes expired jobs of req's final states, at most limit
+// (default DefaultBatchLimit) in all, and returns how many. Each of
+// deletes is run per state kept for a while, as long as room is left,
+// with the arguments state, cutoff (finished at or before), queueArgs,
+// then the room left.
+func CleanupJobs(tx Tx, deletes []string, queueArgs []any, req queue.CleanupRequest, now int64) (int, error) {
+	limit := req.Limit
+	if limit <= 0 {
+		limit = queue.DefaultBatchLimit
+	}
+	deleted := 0
+	for _, st := range []queue.State{queue.StateCompleted, queue.StateFailed, queue.StateCancelled} {
+		keep, _ := req.Retention.For(st)
+		for _, q := range deletes {
+			if keep < 0 || deleted >= limit {
+				break
+			}
+			args := append(append([]any{string(st), now - int64(keep)}, queueArgs...), limit-deleted)
+			n, err := tx.Exec(q, args...)
+			if err != nil {
+				return deleted, err
+			}
+			deleted += int(n)
+		}
+	}
+	return deleted, nil
+}
