@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
@@ -149,21 +148,17 @@ func (s *Store) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.Job
 		specs[i] = n.Spec
 	}
 	err := s.schedTx(ctx, "enqueue flow", func(sc *sched) error {
-		out = make([]*queue.Job, len(p.Nodes))
 		if err := sc.lockSpecs(specs); err != nil {
 			return err
 		}
 		if err := sc.exec(`INSERT INTO __schema__.flows (id, name, created_at) VALUES ($1, $2, $3)`, p.ID, p.Name, sc.now); err != nil {
 			return err
 		}
-		for i, n := range p.Nodes {
-			j, err := sc.enqueueNode(p.ID, n, out)
-			if err != nil {
-				return backend.NodeError(i, n.Name, err)
-			}
-			out[i] = j
-		}
-		return nil
+		var err error
+		out, err = sqlstore.FlowNodes(p, func(spec queue.JobSpec, name string) (*queue.Job, bool, error) {
+			return sc.enqueueNode(p.ID, name, spec)
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -171,28 +166,24 @@ func (s *Store) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.Job
 	return out, nil
 }
 
-// enqueueNode stores node n of flow id; its parents in the flow are
-// among done.
-func (sc *sched) enqueueNode(id string, n queue.PlannedNode, done []*queue.Job) (*queue.Job, error) {
-	spec := sqlstore.NodeSpec(n, done)
+// enqueueNode stores spec as node name of flow id, or returns the job
+// holding its unique key.
+func (sc *sched) enqueueNode(id, name string, spec queue.JobSpec) (*queue.Job, bool, error) {
 	if spec.UniqueKey != "" {
 		held, err := sc.lockUnique(spec.Queue, spec.UniqueKey)
-		if err != nil {
-			return nil, err
-		}
-		if held != nil {
-			return nil, sqlstore.NodeHeld(held.ID)
+		if err != nil || held != nil {
+			return held, held != nil, err
 		}
 	}
 	j := newJob(spec, sc.now)
-	j.Flow, j.FlowNode = id, n.Name
+	j.Flow, j.FlowNode = id, name
 	if err := sc.insertDependent(j, true); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if j.State == queue.StatePending {
 		sc.readyQueue(j.Queue)
 	}
-	return j, nil
+	return j, false, nil
 }
 
 // flowStatements are the statements of reading flows on schema.

@@ -10,11 +10,13 @@ import (
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-// insertJob takes sqlstore.InsertArgs, then the scheduling columns.
+// insertJob takes sqlstore.InsertArgs, then updated_at (the same time)
+// and the scheduling columns. Its parameters are anonymous: numbered
+// ones cost the driver a look-up each.
 var insertJob = hot(`INSERT INTO jobs (queue, kind, payload, tenant, grp, priority, run_at,
-	max_attempts, timeout, state, webhook, trace, created_at, updated_at, unique_key, unique_until,
+	max_attempts, timeout, state, webhook, trace, created_at, unique_key, unique_until, updated_at,
 	hold, vstart, band, vrank, wait_until)
-	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)`)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 
 // The key is held by a job whose window has not ended, or, without a
 // window, by a job that has not finished.
@@ -90,7 +92,7 @@ func (s *sched) insertSpec(spec queue.JobSpec, checkBacklog bool) (*queue.Job, b
 			j.State = queue.StateWaiting
 		}
 	}
-	res, err := s.tx.exec(insertJob, append(sqlstore.InsertArgs(j), pl.hold, pl.vstart, pl.band, pl.rank, pl.waitEnd)...)
+	res, err := s.tx.exec(insertJob, sqlstore.InsertArgs(j, toNanos(j.CreatedAt), pl.hold, pl.vstart, pl.band, pl.rank, pl.waitEnd)...)
 	if err != nil {
 		return nil, false, err
 	}

@@ -95,26 +95,22 @@ func (s *sched) linkDeps(id int64, j *queue.Job, d *sqlstore.Deps) error {
 
 // EnqueueFlow implements queue.FlowBackend.
 func (b *Backend) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.Job, error) {
-	out := make([]*queue.Job, len(p.Nodes))
+	var out []*queue.Job
 	err := b.writeSched(ctx, "enqueue flow", func(s *sched) error {
 		if _, err := s.tx.exec(qAddFlow, p.ID, p.Name, s.now); err != nil {
 			return err
 		}
-		for i, n := range p.Nodes {
-			j, dup, err := s.insertSpec(sqlstore.NodeSpec(n, out), true)
-			if err == nil && dup {
-				err = sqlstore.NodeHeld(j.ID)
+		var err error
+		out, err = sqlstore.FlowNodes(p, func(spec queue.JobSpec, name string) (*queue.Job, bool, error) {
+			j, dup, err := s.insertSpec(spec, true)
+			if err != nil || dup {
+				return j, dup, err
 			}
-			if err != nil {
-				return backend.NodeError(i, n.Name, err)
-			}
-			if _, err := s.tx.exec(qFlowJob, p.ID, n.Name, j.ID); err != nil {
-				return err
-			}
-			j.Flow, j.FlowNode = p.ID, n.Name
-			out[i] = j
-		}
-		return nil
+			j.Flow, j.FlowNode = p.ID, name
+			_, err = s.tx.exec(qFlowJob, p.ID, name, j.ID)
+			return j, false, err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err

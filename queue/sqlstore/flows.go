@@ -89,21 +89,29 @@ func ParentReason(id string, st queue.State) string {
 	return "parent job " + id + " was cancelled"
 }
 
-// NodeSpec is the spec of node n of a flow, its parents in the flow among
-// done (the nodes stored before it) added to its DependsOn.
-func NodeSpec(n queue.PlannedNode, done []*queue.Job) queue.JobSpec {
-	spec := n.Spec
-	spec.DependsOn = append([]string(nil), spec.DependsOn...)
-	for _, k := range n.Parents {
-		spec.DependsOn = append(spec.DependsOn, done[k].ID)
+// FlowNodes stores the nodes of flow p in order with node, which stores
+// one node's spec as a job of the flow and returns it, or returns the job
+// that holds its unique key and dup = true: a flow is stored whole or not
+// at all. A node's parents in the flow are added to its DependsOn; its
+// error names the node.
+func FlowNodes(p queue.FlowPlan, node func(spec queue.JobSpec, name string) (j *queue.Job, dup bool, err error)) ([]*queue.Job, error) {
+	out := make([]*queue.Job, len(p.Nodes))
+	for i, n := range p.Nodes {
+		spec := n.Spec
+		spec.DependsOn = append([]string(nil), spec.DependsOn...)
+		for _, k := range n.Parents {
+			spec.DependsOn = append(spec.DependsOn, out[k].ID)
+		}
+		j, dup, err := node(spec, n.Name)
+		if err == nil && dup {
+			err = fmt.Errorf("unique key held by job %s: %w", j.ID, queue.ErrDuplicate)
+		}
+		if err != nil {
+			return nil, backend.NodeError(i, n.Name, err)
+		}
+		out[i] = j
 	}
-	return spec
-}
-
-// NodeHeld is the error of a flow's node whose unique key job holder
-// holds: a flow is stored whole or not at all.
-func NodeHeld(holder string) error {
-	return fmt.Errorf("unique key held by job %s: %w", holder, queue.ErrDuplicate)
+	return out, nil
 }
 
 // FlowStatements are a dialect's statements of reading flows

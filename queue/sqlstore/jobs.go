@@ -34,14 +34,17 @@ func NewJob(sp queue.JobSpec, now int64) *queue.Job {
 // this order: queue, kind, payload, tenant, grp, priority, run_at,
 // max_attempts, timeout, state, webhook, trace, created_at (also its
 // updated_at), unique_key (NULL without one) and unique_until (NULL
-// without a window). A dialect's statement may take more after them.
-func InsertArgs(j *queue.Job) []any {
+// without a window), then more, the arguments a dialect's statement takes
+// after them (in the one slice, so that none is copied).
+func InsertArgs(j *queue.Job, more ...any) []any {
 	now := ToNanos(j.CreatedAt)
 	var uniqueUntil sql.NullInt64
 	if j.UniqueKey != "" && j.UniqueFor > 0 {
 		uniqueUntil = sql.NullInt64{Int64: now + int64(j.UniqueFor), Valid: true}
 	}
-	return []any{j.Queue, j.Kind, j.Payload, j.Tenant, j.Group, j.Priority, ToNanos(j.RunAt),
+	args := make([]any, 0, 15+len(more))
+	args = append(args, j.Queue, j.Kind, j.Payload, j.Tenant, j.Group, j.Priority, ToNanos(j.RunAt),
 		j.MaxAttempts, int64(j.Timeout), string(j.State), queue.EncodeWebhook(j.Webhook), j.Trace, now,
-		NullString(j.UniqueKey), uniqueUntil}
+		NullString(j.UniqueKey), uniqueUntil)
+	return append(args, more...)
 }
