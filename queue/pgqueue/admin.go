@@ -255,20 +255,9 @@ func (sc *sched) retry(id string, rid int64) (*queue.Job, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	if err := sqlstore.Retryable(id, queue.State(state), grp); err != nil {
+	parent := func() sqlstore.Row { return sc.db.queryRow(sc.ctx, s.q.retryParent, rid) }
+	if err := sqlstore.RetryChecks(id, q, queue.State(state), grp, key, parent, sc.lockUnique); err != nil {
 		return nil, err
-	}
-	if err := sqlstore.ParentsDone(sc.db.queryRow(sc.ctx, s.q.retryParent, rid), id, queue.State(state)); err != nil {
-		return nil, err
-	}
-	if key != nil {
-		holder, err := sc.lockUnique(q, *key)
-		if err == nil {
-			err = sqlstore.UniqueFree(holder, id, q, *key)
-		}
-		if err != nil {
-			return nil, err
-		}
 	}
 	if err := sc.db.exec(sc.ctx, s.q.retryReset, sc.now, rid, state); err != nil {
 		return nil, err

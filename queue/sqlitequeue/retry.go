@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strconv"
 
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/sqlstore"
@@ -37,7 +36,7 @@ func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 	err = b.writeSched(ctx, "retry", func(s *sched) error {
 		var q, tenant, grp, state string
 		var priority int
-		var key sql.NullString
+		var key *string
 		var start sql.NullInt64
 		err := s.tx.queryRow(qRetryRow, rid).Scan(&q, &tenant, &grp, &priority, &state, &key, &start)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -45,16 +44,9 @@ func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 		} else if err != nil {
 			return err
 		}
-		if err := sqlstore.Retryable(id, queue.State(state), grp); err != nil {
+		parent := func() sqlstore.Row { return s.tx.queryRow(qRetryParent, rid) }
+		if err := sqlstore.RetryChecks(id, q, queue.State(state), grp, key, parent, s.uniqueHolder); err != nil {
 			return err
-		}
-		if err := sqlstore.ParentsDone(s.tx.queryRow(qRetryParent, rid), id, queue.State(state)); err != nil {
-			return err
-		}
-		if key.Valid {
-			if err := s.uniqueFree(rid, q, key.String); err != nil {
-				return err
-			}
 		}
 		if _, err := s.tx.exec(qRetryReset, s.now, rid); err != nil {
 			return err
@@ -71,14 +63,12 @@ func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 	return j, nil
 }
 
-// uniqueFree refuses to retry job id when another job holds its unique key.
-func (s *sched) uniqueFree(id int64, q, key string) error {
+// uniqueHolder returns the job that holds unique key key of queue q, nil
+// for none.
+func (s *sched) uniqueHolder(q, key string) (*queue.Job, error) {
 	holder, err := scanJob(s.tx.queryRow(findUnique, q, key, s.now))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil
+		return nil, nil
 	}
-	if err != nil {
-		return err
-	}
-	return sqlstore.UniqueFree(holder, strconv.FormatInt(id, 10), q, key)
+	return holder, err
 }

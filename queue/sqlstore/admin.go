@@ -160,13 +160,26 @@ func ParentsDone(parent Row, id string, st queue.State) error {
 	return &queue.NotRetryableError{ID: id, State: st, Parent: strconv.FormatInt(pid, 10), ParentState: queue.State(state)}
 }
 
-// UniqueFree refuses to retry job id when another job, holder (nil for
-// none), holds its unique key key in queue q.
-func UniqueFree(holder *queue.Job, id, q, key string) error {
-	if holder == nil || holder.ID == id {
+// RetryChecks refuses to retry job id of queue q, read under its lock in
+// state, of group grp, with unique key key (nil for none): a job that did
+// not fail and was not cancelled, or is of a group; one a parent holds
+// back (parent runs the dialect's query for it, see ParentsDone); one
+// whose key another job holds (holder finds that job, nil for none).
+func RetryChecks(id, q string, state queue.State, grp string, key *string, parent func() Row, holder func(q, key string) (*queue.Job, error)) error {
+	if err := Retryable(id, state, grp); err != nil {
+		return err
+	}
+	if err := ParentsDone(parent(), id, state); err != nil {
+		return err
+	}
+	if key == nil {
 		return nil
 	}
-	return &queue.DuplicateError{ID: id, Holder: holder.ID, Queue: q, Key: key}
+	h, err := holder(q, *key)
+	if err != nil || h == nil || h.ID == id {
+		return err
+	}
+	return &queue.DuplicateError{ID: id, Holder: h.ID, Queue: q, Key: *key}
 }
 
 // CleanupJobs deletes expired jobs of req's final states, at most limit
