@@ -99,27 +99,30 @@ const qExpiredScopes = `SELECT tenant, grp FROM __schema__.jobs WHERE state = 'a
 
 // rescue is RescueExpired's step.
 func (s *Store) rescue(sc *sched, queues []string, limit, maxStalls int) (queue.RescueResult, map[string]bool, error) {
-	res, requeued := queue.RescueResult{}, map[string]bool{}
 	if err := sc.lockExpiredScopes(queues, limit); err != nil {
-		return res, nil, err
+		return queue.RescueResult{}, nil, err
 	}
 	expired, err := sqlstore.ScanJobs(sc.db.query(sc.ctx, s.q.rescueSelect, sc.now, queues, limit))
 	if err != nil || len(expired) == 0 {
-		return res, nil, err
+		return queue.RescueResult{}, nil, err
 	}
 	b := &pgx.Batch{}
 	scopedArgs := make([][]any, len(expired))
-	for i, j := range expired {
-		next, args, err := rescueArgs(j, sc.now, maxStalls)
-		if err != nil {
-			return res, nil, err
+	res, requeued, err := sqlstore.RescueJobs(expired, sc.now, maxStalls, func(i int, j *queue.Job, r sqlstore.Rescue) error {
+		finished := sc.now
+		if r.Next == queue.StatePending {
+			finished = 0
 		}
+		args := []any{string(r.Next), r.Error, r.Errors, finished, sc.now, mustID(j.ID)}
 		if j.Tenant != "" || j.Group != "" {
 			scopedArgs[i] = args // updated one by one as they are placed
 		} else {
 			b.Queue(s.q.rescueUpdate, args...)
 		}
-		sqlstore.Count(&res, requeued, j, next)
+		return nil
+	})
+	if err != nil {
+		return res, nil, err
 	}
 	if err := sc.tx().SendBatch(sc.ctx, b).Close(); err != nil {
 		return res, nil, err
@@ -158,18 +161,6 @@ func (sc *sched) lockExpiredScopes(queues []string, limit int) error {
 		return err
 	}
 	return sc.lockKeys(keys)
-}
-
-// rescueArgs decides what becomes of one expired job and returns the
-// arguments of rescueUpdate.
-func rescueArgs(j *queue.Job, now int64, maxStalls int) (queue.State, []any, error) {
-	id, _ := parseID(j.ID)
-	r, err := sqlstore.RescueOutcome(j, now, maxStalls)
-	finished := now
-	if r.Next == queue.StatePending {
-		finished = 0
-	}
-	return r.Next, []any{string(r.Next), r.Error, r.Errors, finished, now, id}, err
 }
 
 // Cleanup implements queue.Backend: per final state, one DELETE of the

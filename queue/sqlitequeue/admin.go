@@ -106,9 +106,8 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 	limit, maxStalls := sqlstore.RescueLimits(req)
 	now := b.now()
 	var res queue.RescueResult
-	requeued := map[string]bool{}
+	var requeued map[string]bool
 	err := b.write(ctx, "rescue", func(tx *wtx) error {
-		res = queue.RescueResult{}
 		qf, qargs := queueFilter(req.Queues)
 		args := append([]any{now}, qargs...)
 		expired, err := sqlstore.ScanJobs(tx.Query(`SELECT `+jobCols+` FROM jobs WHERE state = 'active'
@@ -116,20 +115,17 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 		if err != nil {
 			return err
 		}
-		for _, j := range expired {
-			next, err := rescueOne(tx, j, now, maxStalls)
+		res, requeued, err = sqlstore.RescueJobs(expired, now, maxStalls, func(_ int, j *queue.Job, r sqlstore.Rescue) error {
+			err := rescueOne(tx, mustID(j.ID), r, now)
 			if err == nil {
-				err = b.emitJob(tx, j.ID, next, now)
+				err = b.emitJob(tx, j.ID, r.Next, now)
 			}
 			if err == nil {
 				err = b.settleScoped(tx, mustID(j.ID), j.Tenant, j.Group, now)
 			}
-			if err != nil {
-				return err
-			}
-			sqlstore.Count(&res, requeued, j, next)
-		}
-		return nil
+			return err
+		})
+		return err
 	})
 	if err != nil {
 		return queue.RescueResult{}, err
@@ -140,13 +136,9 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 	return res, nil
 }
 
-// rescueOne moves one expired job out of active and returns its new state.
-func rescueOne(tx *wtx, j *queue.Job, now int64, maxStalls int) (queue.State, error) {
-	id, _ := parseID(j.ID)
-	r, err := sqlstore.RescueOutcome(j, now, maxStalls)
-	if err != nil {
-		return "", err
-	}
+// rescueOne moves expired job id out of active as r decides.
+func rescueOne(tx *wtx, id int64, r sqlstore.Rescue, now int64) error {
+	var err error
 	switch r.Next {
 	case queue.StateCancelled:
 		_, err = tx.exec(`UPDATE jobs SET state = 'cancelled', stalls = ?1,
@@ -159,5 +151,5 @@ func rescueOne(tx *wtx, j *queue.Job, now int64, maxStalls int) (queue.State, er
 		_, err = tx.exec(`UPDATE jobs SET state = 'pending', stalls = ?1,
 			attempt = attempt - 1, updated_at = ?2, `+clearLease+` WHERE id = ?3`, r.Stalls, now, id)
 	}
-	return r.Next, err
+	return err
 }

@@ -113,18 +113,30 @@ func RescueOutcome(j *queue.Job, now int64, maxStalls int) (Rescue, error) {
 	return r, nil
 }
 
-// Count adds a rescued job that became next to res, and its queue to
-// requeued when it is pending again.
-func Count(res *queue.RescueResult, requeued map[string]bool, j *queue.Job, next queue.State) {
-	switch next {
-	case queue.StatePending:
-		res.Requeued++
-		requeued[j.Queue] = true
-	case queue.StateFailed:
-		res.Failed++
-	case queue.StateCancelled:
-		res.Cancelled++
+// RescueJobs decides what becomes of each of the expired jobs at now and
+// has apply make it so (i is the job's index in expired). It counts the
+// outcomes; requeued lists the queues of the jobs pending again.
+func RescueJobs(expired []*queue.Job, now int64, maxStalls int, apply func(i int, j *queue.Job, r Rescue) error) (res queue.RescueResult, requeued map[string]bool, err error) {
+	requeued = map[string]bool{}
+	for i, j := range expired {
+		r, err := RescueOutcome(j, now, maxStalls)
+		if err == nil {
+			err = apply(i, j, r)
+		}
+		if err != nil {
+			return queue.RescueResult{}, nil, err
+		}
+		switch r.Next {
+		case queue.StatePending:
+			res.Requeued++
+			requeued[j.Queue] = true
+		case queue.StateFailed:
+			res.Failed++
+		case queue.StateCancelled:
+			res.Cancelled++
+		}
 	}
+	return res, requeued, nil
 }
 
 // ScanJobs reads every row of rows as a job and closes it.
