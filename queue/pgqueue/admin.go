@@ -60,7 +60,7 @@ func (s *Store) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 	if err != nil {
 		return nil, s.wrap("cancel", err)
 	}
-	return sqlstore.Finished(j)
+	return sqlstore.CancelFinished(j)
 }
 
 // RescueExpired implements queue.Backend in one transaction: the expired
@@ -108,7 +108,7 @@ func (s *Store) rescue(sc *sched, queues []string, limit, maxStalls int) (queue.
 	}
 	b := &pgx.Batch{}
 	scopedArgs := make([][]any, len(expired))
-	res, requeued, err := sqlstore.RescueJobs(expired, sc.now, maxStalls, func(i int, j *queue.Job, r sqlstore.Rescue) error {
+	res, requeued, err := sqlstore.RescueJobs(expired, sc.now, maxStalls, func(i int, j *queue.Job, r sqlstore.Stalled) error {
 		finished := sc.now
 		if r.Next == queue.StatePending {
 			finished = 0

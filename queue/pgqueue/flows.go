@@ -42,7 +42,7 @@ const (
 // depsOf reads the parents of new job j (j.DependsOn), locked, and
 // decides its state (see sqlstore.ReadDeps), then marks them parents. It
 // returns nil for a job without parents.
-func (sc *sched) depsOf(j *queue.Job) (*sqlstore.Deps, error) {
+func (sc *sched) depsOf(j *queue.Job) (*sqlstore.FlowDeps, error) {
 	d, err := sqlstore.ReadDeps(j, sc.parentStates)
 	if d == nil || err != nil {
 		return nil, err
@@ -51,20 +51,20 @@ func (sc *sched) depsOf(j *queue.Job) (*sqlstore.Deps, error) {
 }
 
 // parentStates locks the parents and reads their states.
-func (sc *sched) parentStates(ids []int64) (map[int64]sqlstore.Parent, error) {
+func (sc *sched) parentStates(ids []int64) (map[int64]sqlstore.FlowParent, error) {
 	rows, err := sc.rows(qLockParents, ids)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := make(map[int64]sqlstore.Parent, len(ids))
+	out := make(map[int64]sqlstore.FlowParent, len(ids))
 	for rows.Next() {
 		var id int64
 		var st string
 		if err := rows.Scan(&id, &st); err != nil {
 			return nil, err
 		}
-		out[id] = sqlstore.Parent{State: queue.State(st)}
+		out[id] = sqlstore.FlowParent{State: queue.State(st)}
 	}
 	return out, rows.Err()
 }
@@ -101,7 +101,7 @@ func (sc *sched) insertDependent(j *queue.Job, checkBacklog bool) error {
 
 // insertHeld stores a blocked or cancelled job, under its scopes' locks
 // (its group must be open to take it).
-func (sc *sched) insertHeld(j *queue.Job, d *sqlstore.Deps) error {
+func (sc *sched) insertHeld(j *queue.Job, d *sqlstore.FlowDeps) error {
 	if err := sc.lockScopes(j.Tenant, j.Group); err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (sc *sched) setFlowCols(j *queue.Job) error {
 }
 
 // linkDeps stores the edges of new job j.
-func (sc *sched) linkDeps(j *queue.Job, d *sqlstore.Deps) error {
+func (sc *sched) linkDeps(j *queue.Job, d *sqlstore.FlowDeps) error {
 	if d == nil {
 		return nil
 	}

@@ -49,5 +49,5 @@ func (s *Store) SetProgress(ctx context.Context, id, token string, p queue.JobPr
 
 // getWithProgress reads job rid and its latest progress.
 func (s *Store) getWithProgress(ctx context.Context, rid int64) (*queue.Job, error) {
-	return sqlstore.GetJob(onPgx{ctx, s.pool}, s.pq, rid)
+	return sqlstore.ReadJob(onPgx{ctx, s.pool}, s.pq, rid)
 }

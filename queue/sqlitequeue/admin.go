@@ -26,7 +26,7 @@ func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
 	if b.closed.Load() {
 		return nil, b.wrap("get", queue.ErrClosed)
 	}
-	j, err := sqlstore.GetJob(sqlstore.OnSQL{Ctx: ctx, Q: b.r}, progressQ, rid)
+	j, err := sqlstore.ReadJob(sqlstore.OnSQL{Ctx: ctx, Q: b.r}, progressQ, rid)
 	return j, b.wrap("get", err)
 }
 
@@ -85,7 +85,7 @@ func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sqlstore.Finished(j)
+	return sqlstore.CancelFinished(j)
 }
 
 // queueFilter returns " AND queue IN (...)" and its args, or nothing for
@@ -115,7 +115,7 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 		if err != nil {
 			return err
 		}
-		res, requeued, err = sqlstore.RescueJobs(expired, now, maxStalls, func(_ int, j *queue.Job, r sqlstore.Rescue) error {
+		res, requeued, err = sqlstore.RescueJobs(expired, now, maxStalls, func(_ int, j *queue.Job, r sqlstore.Stalled) error {
 			err := rescueOne(tx, mustID(j.ID), r, now)
 			if err == nil {
 				err = b.emitJob(tx, j.ID, r.Next, now)
@@ -137,7 +137,7 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 }
 
 // rescueOne moves expired job id out of active as r decides.
-func rescueOne(tx *wtx, id int64, r sqlstore.Rescue, now int64) error {
+func rescueOne(tx *wtx, id int64, r sqlstore.Stalled, now int64) error {
 	var err error
 	switch r.Next {
 	case queue.StateCancelled:

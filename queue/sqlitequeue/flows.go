@@ -48,11 +48,11 @@ const MaxFlowDepth = 900
 // depsOf reads the parents of new job j (j.DependsOn) and decides its
 // state (see sqlstore.ReadDeps); a job deeper than MaxFlowDepth is
 // refused. It returns nil for a job without parents.
-func (s *sched) depsOf(j *queue.Job) (*sqlstore.Deps, error) {
-	d, err := sqlstore.ReadDeps(j, func(ids []int64) (map[int64]sqlstore.Parent, error) {
-		out := make(map[int64]sqlstore.Parent, len(ids))
+func (s *sched) depsOf(j *queue.Job) (*sqlstore.FlowDeps, error) {
+	d, err := sqlstore.ReadDeps(j, func(ids []int64) (map[int64]sqlstore.FlowParent, error) {
+		out := make(map[int64]sqlstore.FlowParent, len(ids))
 		for _, pid := range ids {
-			var p sqlstore.Parent
+			var p sqlstore.FlowParent
 			err := s.tx.queryRow(qParent, pid).Scan(&p.State, &p.Depth)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue
@@ -71,7 +71,7 @@ func (s *sched) depsOf(j *queue.Job) (*sqlstore.Deps, error) {
 }
 
 // linkDeps stores the edges of new job id and its own flow columns.
-func (s *sched) linkDeps(id int64, j *queue.Job, d *sqlstore.Deps) error {
+func (s *sched) linkDeps(id int64, j *queue.Job, d *sqlstore.FlowDeps) error {
 	if d == nil {
 		return nil
 	}

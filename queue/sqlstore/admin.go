@@ -61,9 +61,9 @@ func QueueStats(tx Tx, counts string, paused map[string]int64) ([]queue.QueueSta
 	return out, nil
 }
 
-// Finished returns j with ErrJobFinished when a cancel found it completed
+// CancelFinished returns j with ErrJobFinished when a cancel found it completed
 // or failed: it ended before the cancel could.
-func Finished(j *queue.Job) (*queue.Job, error) {
+func CancelFinished(j *queue.Job) (*queue.Job, error) {
 	if j.State == queue.StateCompleted || j.State == queue.StateFailed {
 		return j, queue.ErrJobFinished
 	}
@@ -83,8 +83,8 @@ func RescueLimits(req queue.RescueRequest) (limit, maxStalls int) {
 	return limit, maxStalls
 }
 
-// Rescue is what becomes of a job whose lease expired.
-type Rescue struct {
+// Stalled is what becomes of a job whose lease expired.
+type Stalled struct {
 	// Next is its new state: cancelled when a cancel was asked for,
 	// failed when it stalled maxStalls times, else pending.
 	Next queue.State
@@ -96,8 +96,8 @@ type Rescue struct {
 }
 
 // RescueOutcome decides what becomes of the expired job j at now.
-func RescueOutcome(j *queue.Job, now int64, maxStalls int) (Rescue, error) {
-	r := Rescue{Next: queue.StatePending, Stalls: j.Stalls + 1}
+func RescueOutcome(j *queue.Job, now int64, maxStalls int) (Stalled, error) {
+	r := Stalled{Next: queue.StatePending, Stalls: j.Stalls + 1}
 	switch {
 	case j.CancelRequested:
 		r.Next = queue.StateCancelled
@@ -116,7 +116,7 @@ func RescueOutcome(j *queue.Job, now int64, maxStalls int) (Rescue, error) {
 // RescueJobs decides what becomes of each of the expired jobs at now and
 // has apply make it so (i is the job's index in expired). It counts the
 // outcomes; requeued lists the queues of the jobs pending again.
-func RescueJobs(expired []*queue.Job, now int64, maxStalls int, apply func(i int, j *queue.Job, r Rescue) error) (res queue.RescueResult, requeued map[string]bool, err error) {
+func RescueJobs(expired []*queue.Job, now int64, maxStalls int, apply func(i int, j *queue.Job, r Stalled) error) (res queue.RescueResult, requeued map[string]bool, err error) {
 	requeued = map[string]bool{}
 	for i, j := range expired {
 		r, err := RescueOutcome(j, now, maxStalls)

@@ -8,8 +8,8 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// Deps is what a new job's parents make of it.
-type Deps struct {
+// FlowDeps is what a new job's parents make of it.
+type FlowDeps struct {
 	// Parents are the parents' row ids, in the order of DependsOn.
 	Parents []int64
 	// Left counts the parents not ended yet.
@@ -23,8 +23,8 @@ type Deps struct {
 	Depth int64
 }
 
-// Parent is what a new job's parent is, as a dialect reads it.
-type Parent struct {
+// FlowParent is what a new job's parent is, as a dialect reads it.
+type FlowParent struct {
 	State queue.State
 	Depth int64 // its own generations of parents
 }
@@ -40,11 +40,11 @@ func NoJob(id string) error {
 // been cancelled and j does not run anyway; otherwise the state NewJob
 // gave it. A parent that is no job is an *InvalidArgumentError. It
 // returns nil for a job without parents.
-func ReadDeps(j *queue.Job, read func(ids []int64) (map[int64]Parent, error)) (*Deps, error) {
+func ReadDeps(j *queue.Job, read func(ids []int64) (map[int64]FlowParent, error)) (*FlowDeps, error) {
 	if len(j.DependsOn) == 0 {
 		return nil, nil
 	}
-	d := &Deps{Parents: make([]int64, len(j.DependsOn))}
+	d := &FlowDeps{Parents: make([]int64, len(j.DependsOn))}
 	for i, id := range j.DependsOn {
 		n, err := ParseID(id)
 		if err != nil {

@@ -43,7 +43,7 @@ func (p *params) add(v any) string {
 // another follows. The cursor is the id of the last job of the previous
 // page.
 func ListQuery(st *ListStatements, f queue.ListFilter) (string, []any, int, error) {
-	limit := Limit(f.Limit, queue.DefaultListLimit, queue.MaxListLimit)
+	limit := PageLimit(f.Limit, queue.DefaultListLimit, queue.MaxListLimit)
 	p := &params{st: st}
 	where := []string{"1 = 1"}
 	if f.Cursor != "" {
@@ -101,7 +101,7 @@ func ListJobs(tx Tx, query string, args []any, limit int) (*queue.Page, error) {
 // TenantsQuery is the query of one page of f, with its arguments and the
 // page's size (it reads one row more, as ListQuery does).
 func TenantsQuery(st *ListStatements, f queue.TenantFilter) (string, []any, int, error) {
-	limit := Limit(f.Limit, queue.DefaultListLimit, queue.MaxListLimit)
+	limit := PageLimit(f.Limit, queue.DefaultListLimit, queue.MaxListLimit)
 	busiest := f.Order == queue.TenantsBusiest
 	cur, ok, err := backend.ParseTenantCursor(f.Cursor, busiest)
 	if err != nil {

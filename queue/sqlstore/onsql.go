@@ -53,9 +53,9 @@ type SQLRows struct{ *sql.Rows }
 // Close implements Rows.
 func (r SQLRows) Close() { _ = r.Rows.Close() }
 
-// Fenced turns the result of a write fenced by a token (a lease, a claim)
+// ClaimHeld turns the result of a write fenced by a token (a lease, a claim)
 // into ErrLeaseLost when it changed no row.
-func Fenced(n int64, err error) error {
+func ClaimHeld(n int64, err error) error {
 	if err == nil && n == 0 {
 		return queue.ErrLeaseLost
 	}
@@ -79,8 +79,8 @@ func CollectRows[T any](rs Rows, err error, scan func(Row) (T, error)) ([]T, err
 	return out, rs.Err()
 }
 
-// Limit is a page's size: def when asked for none, at most max.
-func Limit(asked, def, max int) int {
+// PageLimit is a page's size: def when asked for none, at most max.
+func PageLimit(asked, def, max int) int {
 	if asked <= 0 {
 		asked = def
 	}

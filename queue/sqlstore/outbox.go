@@ -120,13 +120,13 @@ func ScanEvent(r Row, seq *int64, extra ...any) (*queue.Event, error) {
 // AckEvent deletes a claimed event; ErrLeaseLost when token no longer
 // holds it.
 func AckEvent(tx Tx, st *OutboxStatements, id, token string) error {
-	return Fenced(tx.Exec(st.Ack, id, token))
+	return ClaimHeld(tx.Exec(st.Ack, id, token))
 }
 
 // RetryEvent hands a claimed event back, due after; ErrLeaseLost when
 // token no longer holds it.
 func RetryEvent(tx Tx, st *OutboxStatements, id, token string, now int64, after time.Duration) error {
-	return Fenced(tx.Exec(st.Retry, NanosAfter(now, after), id, token))
+	return ClaimHeld(tx.Exec(st.Retry, NanosAfter(now, after), id, token))
 }
 
 // CheckDelivery refuses a delivery record that lacks what the log keys on.
@@ -172,7 +172,7 @@ func RecordDelivery(tx Tx, st *OutboxStatements, d queue.Delivery, now int64) er
 // arguments and the page's size; it reads one row more than the page, to
 // know whether another follows.
 func DeliveriesQuery(st *OutboxStatements, f queue.DeliveryFilter) (string, []any, int, error) {
-	limit := Limit(f.Limit, queue.DefaultListLimit, queue.MaxListLimit)
+	limit := PageLimit(f.Limit, queue.DefaultListLimit, queue.MaxListLimit)
 	where, args := []string{"1 = 1"}, []any{}
 	arg := func(v any) string {
 		args = append(args, v)

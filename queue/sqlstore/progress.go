@@ -63,9 +63,9 @@ func SetProgress(tx Tx, st *ProgressStatements, rid int64, id, token string, p q
 	return log(e)
 }
 
-// GetJob reads job rid with its latest progress; ErrNotFound when there
+// ReadJob reads job rid with its latest progress; ErrNotFound when there
 // is no such job.
-func GetJob(tx Tx, st *ProgressStatements, rid int64) (*queue.Job, error) {
+func ReadJob(tx Tx, st *ProgressStatements, rid int64) (*queue.Job, error) {
 	var (
 		pct  sql.NullFloat64
 		data sql.NullString
