@@ -2,13 +2,11 @@ package pgqueue
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // Get implements queue.Backend.
@@ -21,9 +19,6 @@ func (s *Store) Get(ctx context.Context, id string) (*queue.Job, error) {
 		return nil, err
 	}
 	j, err := s.getWithProgress(ctx, rid)
-	if isNoRows(err) {
-		return nil, queue.ErrNotFound
-	}
 	return j, s.wrap("get", err)
 }
 
@@ -32,41 +27,12 @@ func (s *Store) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	if err := s.check("stats"); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, s.q.stats)
-	if err != nil {
-		return nil, s.wrap("stats", err)
-	}
-	defer rows.Close()
-	byQueue := map[string]map[queue.State]int64{}
-	for rows.Next() {
-		var q, st string
-		var n int64
-		if err := rows.Scan(&q, &st, &n); err != nil {
-			return nil, s.wrap("stats", err)
-		}
-		if byQueue[q] == nil {
-			byQueue[q] = map[queue.State]int64{}
-		}
-		byQueue[q][queue.State(st)] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap("stats", err)
-	}
 	paused, err := s.queuePauses(ctx)
 	if err != nil {
 		return nil, s.wrap("stats", err)
 	}
-	for q := range paused {
-		if byQueue[q] == nil {
-			byQueue[q] = map[queue.State]int64{}
-		}
-	}
-	out := make([]queue.QueueStats, 0, len(byQueue))
-	for q, c := range byQueue {
-		out = append(out, queue.QueueStats{Queue: q, Counts: c, PausedUntil: fromNanos(paused[q])})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
-	return out, nil
+	out, err := sqlstore.QueueStats(onPgx{ctx, s.pool}, s.q.stats, paused)
+	return out, s.wrap("stats", err)
 }
 
 // Cancel implements queue.Backend in one statement on a job that has not
@@ -94,10 +60,7 @@ func (s *Store) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 	if err != nil {
 		return nil, s.wrap("cancel", err)
 	}
-	if j.State == queue.StateCompleted || j.State == queue.StateFailed {
-		return j, queue.ErrJobFinished
-	}
-	return j, nil
+	return sqlstore.CancelFinished(j)
 }
 
 // RescueExpired implements queue.Backend in one transaction: the expired
@@ -106,14 +69,7 @@ func (s *Store) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 // batch. The scopes of the expired jobs of tenants or groups are locked
 // first, before any job (see stepLocks).
 func (s *Store) RescueExpired(ctx context.Context, req queue.RescueRequest) (queue.RescueResult, error) {
-	maxStalls := req.MaxStalls
-	if maxStalls <= 0 {
-		maxStalls = queue.DefaultMaxStalls
-	}
-	limit := req.Limit
-	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
-	}
+	limit, maxStalls := sqlstore.RescueLimits(req)
 	queues := req.Queues
 	if queues == nil {
 		queues = []string{}
@@ -143,48 +99,30 @@ const qExpiredScopes = `SELECT tenant, grp FROM __schema__.jobs WHERE state = 'a
 
 // rescue is RescueExpired's step.
 func (s *Store) rescue(sc *sched, queues []string, limit, maxStalls int) (queue.RescueResult, map[string]bool, error) {
-	res, requeued := queue.RescueResult{}, map[string]bool{}
 	if err := sc.lockExpiredScopes(queues, limit); err != nil {
-		return res, nil, err
+		return queue.RescueResult{}, nil, err
 	}
-	rows, err := sc.db.query(sc.ctx, s.q.rescueSelect, sc.now, queues, limit)
-	if err != nil {
-		return res, nil, err
-	}
-	var expired []*queue.Job
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			rows.Close()
-			return res, nil, err
-		}
-		expired = append(expired, j)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(expired) == 0 {
-		return res, nil, err
+	expired, err := sqlstore.ScanJobs(sc.db.query(sc.ctx, s.q.rescueSelect, sc.now, queues, limit))
+	if err != nil || len(expired) == 0 {
+		return queue.RescueResult{}, nil, err
 	}
 	b := &pgx.Batch{}
 	scopedArgs := make([][]any, len(expired))
-	for i, j := range expired {
-		next, args, err := rescueArgs(j, sc.now, maxStalls)
-		if err != nil {
-			return res, nil, err
+	res, requeued, err := sqlstore.RescueJobs(expired, sc.now, maxStalls, func(i int, j *queue.Job, r sqlstore.Stalled) error {
+		finished := sc.now
+		if r.Next == queue.StatePending {
+			finished = 0
 		}
+		args := []any{string(r.Next), r.Error, r.Errors, finished, sc.now, mustID(j.ID)}
 		if j.Tenant != "" || j.Group != "" {
 			scopedArgs[i] = args // updated one by one as they are placed
 		} else {
 			b.Queue(s.q.rescueUpdate, args...)
 		}
-		switch next {
-		case queue.StatePending:
-			res.Requeued++
-			requeued[j.Queue] = true
-		case queue.StateFailed:
-			res.Failed++
-		case queue.StateCancelled:
-			res.Cancelled++
-		}
+		return nil
+	})
+	if err != nil {
+		return res, nil, err
 	}
 	if err := sc.tx().SendBatch(sc.ctx, b).Close(); err != nil {
 		return res, nil, err
@@ -225,52 +163,24 @@ func (sc *sched) lockExpiredScopes(queues []string, limit int) error {
 	return sc.lockKeys(keys)
 }
 
-// rescueArgs decides what becomes of one expired job and returns the
-// arguments of rescueUpdate.
-func rescueArgs(j *queue.Job, now int64, maxStalls int) (queue.State, []any, error) {
-	id, _ := parseID(j.ID)
-	stalls := j.Stalls + 1
-	switch {
-	case j.CancelRequested:
-		return queue.StateCancelled, []any{string(queue.StateCancelled), "", "", now, now, id}, nil
-	case stalls >= maxStalls:
-		msg := fmt.Sprintf("queue: job stalled %d times (its lease expired before the worker finished)", stalls)
-		hist, err := appendError(j.Errors, queue.AttemptError{Attempt: j.Attempt, At: fromNanos(now), Error: msg})
-		return queue.StateFailed, []any{string(queue.StateFailed), msg, hist, now, now, id}, err
-	default:
-		return queue.StatePending, []any{string(queue.StatePending), "", "", int64(0), now, id}, nil
-	}
-}
-
 // Cleanup implements queue.Backend: per final state, one DELETE of the
 // oldest expired jobs of no group, then those of groups (cleanGroups).
 func (s *Store) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, error) {
-	limit := req.Limit
-	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
-	}
 	if err := s.check("cleanup"); err != nil {
 		return 0, err
 	}
 	now := s.now()
-	deleted := 0
-	for _, st := range []queue.State{queue.StateCompleted, queue.StateFailed, queue.StateCancelled} {
-		keep, _ := req.Retention.For(st)
-		if keep < 0 || deleted >= limit {
-			continue
-		}
-		cutoff := now - int64(keep)
-		var err error
-		var n int64
-		if len(req.Queues) == 0 {
-			n, err = s.execN(ctx, s.q.cleanupAll, string(st), cutoff, limit-deleted)
-		} else {
-			n, err = s.execN(ctx, s.q.cleanup, string(st), cutoff, req.Queues, limit-deleted)
-		}
-		if err != nil {
-			return deleted, s.wrap("cleanup", err)
-		}
-		deleted += int(n)
+	deletes, queueArgs := []string{s.q.cleanupAll}, []any(nil)
+	if len(req.Queues) > 0 {
+		deletes, queueArgs = []string{s.q.cleanup}, []any{req.Queues}
+	}
+	deleted, err := sqlstore.CleanupJobs(onPgx{ctx, s.pool}, deletes, queueArgs, req, now)
+	if err != nil {
+		return deleted, s.wrap("cleanup", err)
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = queue.DefaultBatchLimit
 	}
 	n, err := s.cleanGroups(ctx, req, now, limit-deleted)
 	return deleted + n, err
@@ -336,20 +246,9 @@ func (sc *sched) retry(id string, rid int64) (*queue.Job, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	if err := retryable(id, queue.State(state), grp); err != nil {
+	parent := func() sqlstore.Row { return sc.db.queryRow(sc.ctx, s.q.retryParent, rid) }
+	if err := sqlstore.RetryChecks(id, q, queue.State(state), grp, key, parent, sc.lockUnique); err != nil {
 		return nil, err
-	}
-	if err := s.parentsDone(sc.ctx, sc.db, id, rid, queue.State(state)); err != nil {
-		return nil, err
-	}
-	if key != nil {
-		holder, err := sc.lockUnique(q, *key)
-		if err != nil {
-			return nil, err
-		}
-		if holder != nil && holder.ID != id {
-			return nil, &queue.DuplicateError{ID: id, Holder: holder.ID, Queue: q, Key: *key}
-		}
 	}
 	if err := sc.db.exec(sc.ctx, s.q.retryReset, sc.now, rid, state); err != nil {
 		return nil, err
@@ -358,31 +257,4 @@ func (sc *sched) retry(id string, rid int64) (*queue.Job, error) {
 		return nil, err
 	}
 	return scanJob(sc.db.queryRow(sc.ctx, s.q.get, rid))
-}
-
-// parentsDone refuses to retry flow job id while a parent holds it back
-// (queue.Retrier).
-func (s *Store) parentsDone(ctx context.Context, db execer, id string, rid int64, st queue.State) error {
-	var pid int64
-	var state string
-	err := db.queryRow(ctx, s.q.retryParent, rid).Scan(&pid, &state)
-	if isNoRows(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return &queue.NotRetryableError{ID: id, State: st, Parent: strconv.FormatInt(pid, 10), ParentState: queue.State(state)}
-}
-
-// retryable returns a *queue.NotRetryableError unless a job in state and
-// group may be retried.
-func retryable(id string, state queue.State, grp string) error {
-	if state != queue.StateFailed && state != queue.StateCancelled {
-		return &queue.NotRetryableError{ID: id, State: state}
-	}
-	if grp != "" {
-		return &queue.NotRetryableError{ID: id, State: state, Group: grp}
-	}
-	return nil
 }

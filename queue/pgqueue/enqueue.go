@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // Enqueue implements queue.Backend. A batch without unique keys, tenants,
@@ -216,39 +217,10 @@ func readyQueues(out []queue.Enqueued) []string {
 }
 
 // newJob is the job a spec becomes when stored at now (without its id).
-func newJob(sp queue.JobSpec, now int64) *queue.Job {
-	j := &queue.Job{JobSpec: sp, State: queue.StatePending}
-	if sp.MaxAttempts <= 0 {
-		j.MaxAttempts = queue.DefaultMaxAttempts
-	}
-	if sp.UniqueKey == "" {
-		j.UniqueFor = 0
-	}
-	if j.Payload == nil {
-		j.Payload = []byte{}
-	}
-	j.CreatedAt = fromNanos(now)
-	j.UpdatedAt = j.CreatedAt
-	if toNanos(sp.RunAt) > now {
-		j.State = queue.StateScheduled
-		j.RunAt = sp.RunAt.UTC()
-	} else {
-		j.RunAt = j.CreatedAt
-	}
-	return j
-}
+func newJob(sp queue.JobSpec, now int64) *queue.Job { return sqlstore.NewJob(sp, now) }
 
 // insertArgs are the arguments of insertOne for j.
-func insertArgs(j *queue.Job) []any {
-	now := toNanos(j.CreatedAt)
-	var uniqueUntil sql.NullInt64
-	if j.UniqueKey != "" && j.UniqueFor > 0 {
-		uniqueUntil = sql.NullInt64{Int64: now + int64(j.UniqueFor), Valid: true}
-	}
-	return []any{j.Queue, j.Kind, j.Payload, j.Tenant, j.Group, j.Priority, toNanos(j.RunAt),
-		j.MaxAttempts, int64(j.Timeout), string(j.State), queue.EncodeWebhook(j.Webhook), j.Trace, now,
-		nullString(j.UniqueKey), uniqueUntil}
-}
+func insertArgs(j *queue.Job) []any { return sqlstore.InsertArgs(j) }
 
 // manyArgs are the arguments of insertMany for jobs: one array per column.
 func manyArgs(jobs []*queue.Job, now int64) []any {

@@ -2,7 +2,6 @@ package pgqueue
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"sync"
 	"time"
@@ -10,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var _ queue.EventLog = (*Store)(nil)
@@ -54,10 +53,9 @@ const (
 		placed AS (UPDATE __schema__.event_log e SET pos = n.pos FROM numbered n
 			WHERE e.ctid = n.c AND e.pos IS NULL RETURNING 1)
 		SELECT (SELECT got FROM lock), CASE WHEN count(*) > 0 THEN pg_notify($4, '') END IS NULL FROM placed`
-	qReadEvents = `SELECT pos, type, job_id, queue, kind, tenant, grp, state, attempt, error,
-		coalesce(data, ''), created_at FROM __schema__.event_log WHERE pos > $1 ORDER BY pos LIMIT $2`
-	qEventsGap = `SELECT pos > $1 FROM __schema__.event_log_pruned`
-	qLastEvent = `SELECT coalesce((SELECT max(pos) FROM __schema__.event_log WHERE pos IS NOT NULL),
+	qReadEvents = `SELECT pos, ` + sqlstore.LogColumns + ` FROM __schema__.event_log WHERE pos > $1 ORDER BY pos LIMIT $2`
+	qEventsGap  = `SELECT pos > $1 FROM __schema__.event_log_pruned`
+	qLastEvent  = `SELECT coalesce((SELECT max(pos) FROM __schema__.event_log WHERE pos IS NOT NULL),
 		(SELECT pos FROM __schema__.event_log_pruned))`
 	qPruneEvents = `WITH gone AS (
 			DELETE FROM __schema__.event_log WHERE ctid IN (SELECT ctid FROM __schema__.event_log
@@ -80,18 +78,6 @@ const (
 		error, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
 )
 
-// parseEventID reads an event id, its place; "" is the start of the log.
-func parseEventID(id string) (int64, error) {
-	if id == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(id, 10, 64)
-	if err != nil || n < 0 {
-		return 0, backend.InvalidArgument(queue.Field("", "after"), "is not an event id of this backend: %q", id)
-	}
-	return n, nil
-}
-
 // eventsOn returns ErrEventLogOff unless the store keeps the log, and
 // ErrClosed once it is closed.
 func (s *Store) eventsOn(op string) error {
@@ -105,7 +91,7 @@ func (s *Store) eventsOn(op string) error {
 // NOTIFY the log's triggers send at commit (through the store's listener),
 // looking again every logPoll in case one was lost.
 func (s *Store) ReadEvents(ctx context.Context, after string, max int, block time.Duration) (queue.EventBatch, error) {
-	from, err := parseEventID(after)
+	from, err := sqlstore.ParseEventID(after)
 	if err != nil {
 		return queue.EventBatch{}, err
 	}
@@ -186,29 +172,8 @@ func (s *Store) readEvents(ctx context.Context, from int64, cursor bool, max int
 			return out, false, s.wrap("read events", err)
 		}
 	}
-	rows, err := br.Query()
-	if err != nil {
-		return out, false, s.wrap("read events", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			e             queue.Event
-			pos, created  int64
-			typ, st, data string
-		)
-		if err := rows.Scan(&pos, &typ, &e.JobID, &e.Queue, &e.Kind, &e.Tenant, &e.Group, &st,
-			&e.Attempt, &e.Error, &data, &created); err != nil {
-			return out, false, s.wrap("read events", err)
-		}
-		e.ID, e.Type, e.State, e.Time = strconv.FormatInt(pos, 10), queue.EventType(typ), queue.State(st), fromNanos(created)
-		if data != "" {
-			e.Data = json.RawMessage(data)
-		}
-		out.Events = append(out.Events, e)
-	}
-	rows.Close()
-	return out, !placing, s.wrap("read events", rows.Err())
+	out.Events, _, err = sqlstore.ReadLog(br.Query())
+	return out, !placing, s.wrap("read events", err)
 }
 
 // LastEventID implements queue.EventLog: the newest placed event. A row

@@ -2,14 +2,13 @@ package pgqueue
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // Flows: the edges are rows of job_deps, and the triggers of
@@ -40,92 +39,34 @@ const (
 		RETURNING id`
 )
 
-// deps is what a new job's parents make of it (depsOf).
-type deps struct {
-	parents     []int64
-	left        int64  // parents not ended yet
-	cancelledBy int64  // the ended parent that cancels it
-	reason      string // why it was cancelled
-}
-
-// noJob is the error of a DependsOn id that names no job.
-func noJob(id string) error {
-	return backend.InvalidArgument(queue.Field("JobSpec", "DependsOn"), "names no job: %q", id)
-}
-
 // depsOf reads the parents of new job j (j.DependsOn), locked, and
-// decides its state: blocked while some have not ended; cancelled when one
-// has failed or been cancelled and j does not run anyway; otherwise j
-// keeps the state newJob gave it. A parent that is no job is an
-// *InvalidArgumentError. It returns nil for a job without parents.
-func (sc *sched) depsOf(j *queue.Job) (*deps, error) {
-	if len(j.DependsOn) == 0 {
-		return nil, nil
-	}
-	d := &deps{parents: make([]int64, len(j.DependsOn))}
-	for i, id := range j.DependsOn {
-		n, err := parseID(id)
-		if err != nil {
-			return nil, noJob(id)
-		}
-		d.parents[i] = n
-	}
-	states, err := sc.parentStates(d.parents)
-	if err != nil {
+// decides its state (see sqlstore.ReadDeps), then marks them parents. It
+// returns nil for a job without parents.
+func (sc *sched) depsOf(j *queue.Job) (*sqlstore.FlowDeps, error) {
+	d, err := sqlstore.ReadDeps(j, sc.parentStates)
+	if d == nil || err != nil {
 		return nil, err
 	}
-	for i, pid := range d.parents {
-		st, ok := states[pid]
-		switch {
-		case !ok:
-			return nil, noJob(j.DependsOn[i])
-		case st == queue.StateCompleted:
-		case st.Final():
-			if j.OnParentFailure != queue.ParentFailureRun && d.cancelledBy == 0 {
-				d.cancelledBy, d.reason = pid, parentReason(j.DependsOn[i], st)
-			}
-		default:
-			d.left++
-		}
-	}
-	if err := sc.exec(qMarkParents, d.parents); err != nil {
-		return nil, err
-	}
-	switch {
-	case d.cancelledBy != 0:
-		j.State, j.LastError, j.FinishedAt = queue.StateCancelled, d.reason, j.CreatedAt
-	case d.left > 0:
-		j.State = queue.StateBlocked
-	}
-	return d, nil
+	return d, sc.exec(qMarkParents, d.Parents)
 }
 
 // parentStates locks the parents and reads their states.
-func (sc *sched) parentStates(ids []int64) (map[int64]queue.State, error) {
+func (sc *sched) parentStates(ids []int64) (map[int64]sqlstore.FlowParent, error) {
 	rows, err := sc.rows(qLockParents, ids)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := make(map[int64]queue.State, len(ids))
+	out := make(map[int64]sqlstore.FlowParent, len(ids))
 	for rows.Next() {
 		var id int64
 		var st string
 		if err := rows.Scan(&id, &st); err != nil {
 			return nil, err
 		}
-		out[id] = queue.State(st)
+		out[id] = sqlstore.FlowParent{State: queue.State(st)}
 	}
 	return out, rows.Err()
-}
-
-// parentReason is the LastError of a job cancelled for its parent's end,
-// the same words as the trigger writes.
-func parentReason(id string, st queue.State) string {
-	if st == queue.StateFailed {
-		return "parent job " + id + " failed"
-	}
-	return "parent job " + id + " was cancelled"
 }
 
 // insertDependent stores new job j (from newJob, its unique key already
@@ -160,7 +101,7 @@ func (sc *sched) insertDependent(j *queue.Job, checkBacklog bool) error {
 
 // insertHeld stores a blocked or cancelled job, under its scopes' locks
 // (its group must be open to take it).
-func (sc *sched) insertHeld(j *queue.Job, d *deps) error {
+func (sc *sched) insertHeld(j *queue.Job, d *sqlstore.FlowDeps) error {
 	if err := sc.lockScopes(j.Tenant, j.Group); err != nil {
 		return err
 	}
@@ -169,7 +110,7 @@ func (sc *sched) insertHeld(j *queue.Job, d *deps) error {
 	}
 	var left, by int64
 	if d != nil {
-		left, by = d.left, d.cancelledBy
+		left, by = d.Left, d.CancelledBy
 	}
 	args := append(insertArgs(j), j.LastError, toNanos(j.FinishedAt), j.Flow, j.FlowNode,
 		strings.Join(j.DependsOn, ","), string(j.OnParentFailure), left, by)
@@ -191,11 +132,11 @@ func (sc *sched) setFlowCols(j *queue.Job) error {
 }
 
 // linkDeps stores the edges of new job j.
-func (sc *sched) linkDeps(j *queue.Job, d *deps) error {
+func (sc *sched) linkDeps(j *queue.Job, d *sqlstore.FlowDeps) error {
 	if d == nil {
 		return nil
 	}
-	return sc.exec(qAddDeps, d.parents, mustID(j.ID), j.OnParentFailure == queue.ParentFailureRun)
+	return sc.exec(qAddDeps, d.Parents, mustID(j.ID), j.OnParentFailure == queue.ParentFailureRun)
 }
 
 // EnqueueFlow implements queue.FlowBackend: the flow's row and every node,
@@ -207,21 +148,17 @@ func (s *Store) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.Job
 		specs[i] = n.Spec
 	}
 	err := s.schedTx(ctx, "enqueue flow", func(sc *sched) error {
-		out = make([]*queue.Job, len(p.Nodes))
 		if err := sc.lockSpecs(specs); err != nil {
 			return err
 		}
 		if err := sc.exec(`INSERT INTO __schema__.flows (id, name, created_at) VALUES ($1, $2, $3)`, p.ID, p.Name, sc.now); err != nil {
 			return err
 		}
-		for i, n := range p.Nodes {
-			j, err := sc.enqueueNode(p.ID, n, out)
-			if err != nil {
-				return backend.NodeError(i, n.Name, err)
-			}
-			out[i] = j
-		}
-		return nil
+		var err error
+		out, err = sqlstore.FlowNodes(p, func(spec queue.JobSpec, name string) (*queue.Job, bool, error) {
+			return sc.enqueueNode(p.ID, name, spec)
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -229,32 +166,38 @@ func (s *Store) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.Job
 	return out, nil
 }
 
-// enqueueNode stores node n of flow id; its parents in the flow are
-// among done.
-func (sc *sched) enqueueNode(id string, n queue.PlannedNode, done []*queue.Job) (*queue.Job, error) {
-	spec := n.Spec
-	spec.DependsOn = append([]string(nil), spec.DependsOn...)
-	for _, k := range n.Parents {
-		spec.DependsOn = append(spec.DependsOn, done[k].ID)
-	}
+// enqueueNode stores spec as node name of flow id, or returns the job
+// holding its unique key.
+func (sc *sched) enqueueNode(id, name string, spec queue.JobSpec) (*queue.Job, bool, error) {
 	if spec.UniqueKey != "" {
 		held, err := sc.lockUnique(spec.Queue, spec.UniqueKey)
-		if err != nil {
-			return nil, err
-		}
-		if held != nil {
-			return nil, fmt.Errorf("unique key held by job %s: %w", held.ID, queue.ErrDuplicate)
+		if err != nil || held != nil {
+			return held, held != nil, err
 		}
 	}
 	j := newJob(spec, sc.now)
-	j.Flow, j.FlowNode = id, n.Name
+	j.Flow, j.FlowNode = id, name
 	if err := sc.insertDependent(j, true); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if j.State == queue.StatePending {
 		sc.readyQueue(j.Queue)
 	}
-	return j, nil
+	return j, false, nil
+}
+
+// flowStatements are the statements of reading flows on schema.
+func flowStatements(schema string) *sqlstore.FlowStatements {
+	q := func(text string) string { return qualify(text, schema) }
+	return &sqlstore.FlowStatements{
+		Flow:   q(`SELECT name, created_at FROM __schema__.flows WHERE id = $1`),
+		Jobs:   q(`SELECT ` + jobCols("") + ` FROM __schema__.jobs WHERE flow = $1 AND flow <> '' ORDER BY id`),
+		Exists: q(`SELECT EXISTS (SELECT 1 FROM __schema__.jobs WHERE id = $1)`),
+		Parents: q(`SELECT p.id, p.queue, p.kind, p.state, p.flow_node, p.result FROM __schema__.job_deps d
+			JOIN __schema__.jobs p ON p.id = d.parent WHERE d.child = $1 ORDER BY p.id`),
+		Children: q(`SELECT c.id, c.queue, c.kind, c.state, c.flow_node, NULL::bytea FROM __schema__.job_deps d
+			JOIN __schema__.jobs c ON c.id = d.child WHERE d.parent = $1 ORDER BY c.id`),
+	}
 }
 
 // Flow implements queue.FlowBackend.
@@ -265,34 +208,9 @@ func (s *Store) Flow(ctx context.Context, id string) (*queue.Flow, error) {
 	if !queue.Storable(id) {
 		return nil, queue.ErrFlowNotFound // never stored: see text.go
 	}
-	f := &queue.Flow{ID: id}
-	var created int64
-	err := s.pool.QueryRow(ctx, qualify(`SELECT name, created_at FROM __schema__.flows WHERE id = $1`, s.schema), id).
-		Scan(&f.Name, &created)
-	if isNoRows(err) {
-		return nil, queue.ErrFlowNotFound
-	}
-	if err != nil {
-		return nil, s.wrap("flow", err)
-	}
-	f.CreatedAt = fromNanos(created)
-	rows, err := s.pool.Query(ctx, qualify(`SELECT `+jobCols("")+` FROM __schema__.jobs WHERE flow = $1 AND flow <> '' ORDER BY id`, s.schema), id)
-	if err != nil {
-		return nil, s.wrap("flow", err)
-	}
-	f.Jobs, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*queue.Job, error) { return scanJob(r) })
-	if err != nil {
-		return nil, s.wrap("flow", err)
-	}
-	return f, nil
+	f, err := sqlstore.ReadFlow(onPgx{ctx, s.pool}, s.fq, id)
+	return f, s.wrap("flow", err)
 }
-
-const (
-	qParentRefs = `SELECT p.id, p.queue, p.kind, p.state, p.flow_node, p.result FROM __schema__.job_deps d
-		JOIN __schema__.jobs p ON p.id = d.parent WHERE d.child = $1 ORDER BY p.id`
-	qChildRefs = `SELECT c.id, c.queue, c.kind, c.state, c.flow_node, NULL::bytea FROM __schema__.job_deps d
-		JOIN __schema__.jobs c ON c.id = d.child WHERE d.parent = $1 ORDER BY c.id`
-)
 
 // Relatives implements queue.FlowBackend. It reads in one read-only
 // transaction of one snapshot, so parents and children are of one moment.
@@ -304,49 +222,11 @@ func (s *Store) Relatives(ctx context.Context, id string, maxResults int) (*queu
 	if err := s.check("relatives"); err != nil {
 		return nil, err
 	}
-	rel := &queue.Relatives{}
+	var rel *queue.Relatives
 	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 	err = pgx.BeginTxFunc(ctx, s.pool, opts, func(tx pgx.Tx) error {
-		var ok bool
-		if err := tx.QueryRow(ctx, s.q.exists, rid).Scan(&ok); err != nil {
-			return err
-		}
-		if !ok {
-			return queue.ErrNotFound
-		}
-		parents, err := s.refs(ctx, tx, qParentRefs, rid)
-		if err != nil {
-			return err
-		}
-		budget := maxResults
-		for _, p := range parents {
-			p.Result, p.Omitted, budget = queue.BoundResult(p.Result, budget)
-			rel.Parents = append(rel.Parents, p)
-		}
-		children, err := s.refs(ctx, tx, qChildRefs, rid)
-		for _, c := range children {
-			rel.Children = append(rel.Children, c.JobRef)
-		}
+		rel, err = sqlstore.ReadRelatives(onPgx{ctx, tx}, s.fq, rid, maxResults)
 		return err
 	})
-	if err != nil {
-		return nil, s.wrap("relatives", err)
-	}
-	return rel, nil
-}
-
-// refs reads the jobs a query of qParentRefs' columns lists.
-func (s *Store) refs(ctx context.Context, tx pgx.Tx, query string, id int64) ([]queue.ParentResult, error) {
-	rows, err := tx.Query(ctx, qualify(query, s.schema), id)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (queue.ParentResult, error) {
-		var p queue.ParentResult
-		var rid int64
-		var st string
-		err := r.Scan(&rid, &p.Queue, &p.Kind, &st, &p.FlowNode, &p.Result)
-		p.ID, p.State = strconv.FormatInt(rid, 10), queue.State(st)
-		return p, err
-	})
+	return rel, s.wrap("relatives", err)
 }

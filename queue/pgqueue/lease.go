@@ -191,11 +191,11 @@ func scanLeases(rows rowsOf) ([]queue.Lease, error) {
 	var band, rank int64
 	js := newJobScan(&token, &band, &rank)
 	for rows.Next() {
-		j, err := js.scan(rows)
+		j, err := js.Scan(rows)
 		if err != nil {
 			return nil, err
 		}
-		list = append(list, leased{l: queue.Lease{Job: j, Token: token}, band: band, rank: rank, id: js.id})
+		list = append(list, leased{l: queue.Lease{Job: j, Token: token}, band: band, rank: rank, id: js.RowID()})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -18,12 +18,6 @@ const (
 	listenRetryMax = 5 * time.Second
 )
 
-// subscriber is one Subscribe call: the queues it watches and its channel.
-type subscriber struct {
-	queues map[string]bool
-	ch     chan struct{}
-}
-
 // Subscribe implements queue.Notifier. The first call starts the store's
 // listener: one connection of its own, outside the pool, that LISTENs on
 // the schema's channel. Every transition that makes a job ready NOTIFYs
@@ -33,13 +27,7 @@ type subscriber struct {
 // the listener's connection drops, every subscriber is woken once it is
 // back (what was sent meanwhile is lost), and workers keep their poll.
 func (s *Store) Subscribe(queues []string) (<-chan struct{}, func()) {
-	sub := &subscriber{queues: map[string]bool{}, ch: make(chan struct{}, 1)}
-	for _, q := range queues {
-		sub.queues[q] = true
-	}
-	s.subMu.Lock()
-	s.subs[sub] = struct{}{}
-	s.subMu.Unlock()
+	ch, stop := s.subs.Add(queues)
 	s.listenOn.Do(func() {
 		// Under subMu, which Close takes before it waits: the Add either
 		// happens before Close's Wait or not at all.
@@ -51,44 +39,11 @@ func (s *Store) Subscribe(queues []string) (<-chan struct{}, func()) {
 		s.listenWG.Add(1)
 		go s.listen()
 	})
-	return sub.ch, func() {
-		s.subMu.Lock()
-		delete(s.subs, sub)
-		s.subMu.Unlock()
-	}
+	return ch, stop
 }
 
 // wakeLocal wakes this process's subscribers of queues without blocking.
-func (s *Store) wakeLocal(queues []string) {
-	if len(queues) == 0 {
-		return
-	}
-	s.subMu.Lock()
-	defer s.subMu.Unlock()
-	for sub := range s.subs {
-		for _, q := range queues {
-			if sub.queues[q] {
-				select {
-				case sub.ch <- struct{}{}:
-				default:
-				}
-				break
-			}
-		}
-	}
-}
-
-// wakeAll wakes every subscriber of this process.
-func (s *Store) wakeAll() {
-	s.subMu.Lock()
-	defer s.subMu.Unlock()
-	for sub := range s.subs {
-		select {
-		case sub.ch <- struct{}{}:
-		default:
-		}
-	}
-}
+func (s *Store) wakeLocal(queues []string) { s.subs.Wake(queues...) }
 
 // wake tells the workers of every process that q may have a ready job,
 // after a transition that committed on its own: those of this process at
@@ -246,7 +201,7 @@ func (s *Store) listenOnce(ctx context.Context) bool {
 		return false
 	}
 	// Whatever was notified while not listening is lost: look again.
-	s.wakeAll()
+	s.subs.WakeAll()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {

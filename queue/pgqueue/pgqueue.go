@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // DefaultSchema is the schema the store's tables live in when
@@ -65,6 +66,12 @@ type Store struct {
 	pool     *pgxpool.Pool
 	ownsPool bool
 	q        *queries
+	ob       *sqlstore.OutboxStatements   // the outbox's statements
+	sq       *sqlstore.ScheduleStatements // the schedules' statements
+	lq       *sqlstore.ListStatements     // the listings' statements
+	pq       *sqlstore.ProgressStatements // job progress's statements
+	tq       *sqlstore.SecretStatements   // tenant secrets' statements
+	fq       *sqlstore.FlowStatements     // the statements of reading flows
 	schema   string
 	clk      clock.Clock
 	closed   atomic.Bool
@@ -79,7 +86,7 @@ type Store struct {
 	resetAt  atomic.Int64 // when the pool was last emptied (see poolreset.go)
 
 	subMu    sync.Mutex
-	subs     map[*subscriber]struct{}
+	subs     sqlstore.Subscribers
 	listenOn sync.Once      // starts the listener at the first Subscribe
 	listenWG sync.WaitGroup // the listener goroutine
 }
@@ -139,8 +146,11 @@ func OpenPool(ctx context.Context, pool *pgxpool.Pool, opts Options) (*Store, er
 		return nil, err
 	}
 	s := &Store{
-		pool: pool, q: newQueries(schema), schema: schema, clk: clock.Or(opts.Clock),
-		stop: make(chan struct{}), subs: map[*subscriber]struct{}{}, outbox: opts.Outbox, events: opts.Events,
+		pool: pool, q: newQueries(schema),
+		ob: outboxStatements(schema), sq: scheduleStatements(schema), lq: listStatements(schema),
+		pq: progressStatements(schema), tq: secretStatements(schema), fq: flowStatements(schema),
+		schema: schema, clk: clock.Or(opts.Clock),
+		stop: make(chan struct{}), outbox: opts.Outbox, events: opts.Events,
 	}
 	s.done = &completer{s: s, more: make(chan struct{}, 1)}
 	s.notes = &notifier{s: s}

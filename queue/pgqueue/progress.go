@@ -2,12 +2,11 @@ package pgqueue
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var _ queue.ProgressBackend = (*Store)(nil)
@@ -25,6 +24,12 @@ const (
 		LEFT JOIN __schema__.job_progress p ON p.job_id = j.id WHERE j.id = $1`
 )
 
+// progressStatements are the statements of job progress on schema.
+func progressStatements(schema string) *sqlstore.ProgressStatements {
+	return &sqlstore.ProgressStatements{Fence: qualify(qHolderShare, schema), Put: qualify(qPutProgress, schema),
+		Get: qualify(sprintf(qGetProgress, jobCols("j")), schema)}
+}
+
 // SetProgress implements queue.ProgressBackend: one transaction that
 // checks the lease under the job's row lock, records p and, with the
 // event log on, logs it.
@@ -35,65 +40,14 @@ func (s *Store) SetProgress(ctx context.Context, id, token string, p queue.JobPr
 		return err
 	}
 	now := s.now()
-	var pct *float64
-	if p.Percent != nil {
-		v := *p.Percent
-		pct = &v
-	}
-	var data *string
-	if len(p.Data) > 0 {
-		d := string(p.Data)
-		data = &d
-	}
 	return s.tx(ctx, "set progress", func(tx pgx.Tx) error {
-		var st, tok string
-		var e queue.Event
-		err := tx.QueryRow(ctx, qualify(qHolderShare, s.schema), rid).Scan(&st, &tok, &e.Queue, &e.Kind, &e.Tenant, &e.Group, &e.Attempt)
-		switch {
-		case isNoRows(err):
-			return queue.ErrNotFound
-		case err != nil:
-			return err
-		case st != string(queue.StateActive) || tok != token:
-			return queue.ErrLeaseLost
-		}
-		if _, err := tx.Exec(ctx, qualify(qPutProgress, s.schema), rid, pct, data, now); err != nil {
-			return err
-		}
-		// The event carries the report as workers send it; its time is
-		// the event's own.
-		ev, err := json.Marshal(struct {
-			Percent *float64        `json:"percent,omitempty"`
-			Data    json.RawMessage `json:"data,omitempty"`
-		}{p.Percent, p.Data})
-		if err != nil {
-			return err
-		}
-		e.Type, e.JobID, e.State, e.Data = queue.EventJobProgress, id, queue.StateActive, ev
-		return s.logEvent(ctx, pgxDB{tx}, e, now)
+		return sqlstore.SetProgress(onPgx{ctx, tx}, s.pq, rid, id, token, p, now, func(e queue.Event) error {
+			return s.logEvent(ctx, pgxDB{tx}, e, now)
+		})
 	})
 }
 
 // getWithProgress reads job rid and its latest progress.
 func (s *Store) getWithProgress(ctx context.Context, rid int64) (*queue.Job, error) {
-	var (
-		pct  sql.NullFloat64
-		data sql.NullString
-		at   sql.NullInt64
-	)
-	j, err := scanJob(s.pool.QueryRow(ctx, qualify(sprintf(qGetProgress, jobCols("j")), s.schema), rid), &pct, &data, &at)
-	if err != nil {
-		return nil, err
-	}
-	if at.Valid {
-		j.Progress = &queue.JobProgress{UpdatedAt: fromNanos(at.Int64)}
-		if pct.Valid {
-			v := pct.Float64
-			j.Progress.Percent = &v
-		}
-		if data.Valid {
-			j.Progress.Data = json.RawMessage(data.String)
-		}
-	}
-	return j, nil
+	return sqlstore.ReadJob(onPgx{ctx, s.pool}, s.pq, rid)
 }

@@ -7,12 +7,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var _ queue.ScheduleStore = (*Store)(nil)
 
-const scheduleCols = `name, def, timing, source, paused, last_tick, pending, claimed_at,
-	last_job, last_run_tick, last_run_at, created_at, updated_at`
+const scheduleCols = sqlstore.ScheduleColumns
 
 // The schedules' statements. Each change is one statement, or a
 // transaction that first locks the schedule's row (FOR UPDATE), so two
@@ -45,58 +45,23 @@ const (
 		WHERE name = $1`
 )
 
-func scanSchedule(r scanner) (*queue.ScheduleRecord, error) {
-	var rec queue.ScheduleRecord
-	var last, claimed, runTick, runAt, created, updated int64
-	var timing []byte
-	err := r.Scan(&rec.Name, &rec.Def, &timing, &rec.Source, &rec.Paused, &last, &rec.Pending,
-		&claimed, &rec.LastJobID, &runTick, &runAt, &created, &updated)
-	if isNoRows(err) {
-		return nil, queue.ErrScheduleNotFound
+// scheduleStatements are the schedules' statements on schema.
+func scheduleStatements(schema string) *sqlstore.ScheduleStatements {
+	q := func(text string) string { return qualify(text, schema) }
+	return &sqlstore.ScheduleStatements{
+		Get: q(qScheduleGet), List: q(qScheduleList), Put: q(qSchedulePut), Source: q(qScheduleSource),
+		Delete: q(qScheduleDelete), Pause: q(qSchedulePause), Claim: q(qScheduleClaim),
+		RecordTick: q(qScheduleRecordTick), RecordManual: q(qScheduleRecordManual), Returning: true,
+		Timing: func(t string) any { return []byte(t) }, // bytea: a timing may hold NUL bytes
 	}
-	if err != nil {
-		return nil, err
-	}
-	if rec.Def == nil {
-		rec.Def = []byte{}
-	}
-	rec.Timing = string(timing)
-	rec.LastTick, rec.ClaimedAt = fromNanos(last), fromNanos(claimed)
-	rec.LastRunTick, rec.LastRunAt = fromNanos(runTick), fromNanos(runAt)
-	rec.CreatedAt, rec.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return &rec, nil
-}
-
-// owned refuses a change from source to a schedule kept by keep, holding
-// the schedule's row lock for the rest of tx.
-func (s *Store) owned(ctx context.Context, tx pgx.Tx, name, source, keep string) error {
-	if keep == "" || source == keep {
-		return nil
-	}
-	var cur string
-	err := tx.QueryRow(ctx, qualify(qScheduleSource, s.schema), name).Scan(&cur)
-	if err == nil && cur == keep {
-		return &queue.ScheduleOwnedError{Name: name, Source: cur}
-	}
-	if isNoRows(err) {
-		return nil
-	}
-	return err
 }
 
 // PutSchedule implements queue.ScheduleStore.
 func (s *Store) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, keep string) (*queue.ScheduleRecord, error) {
 	var out *queue.ScheduleRecord
-	def := rec.Def
-	if def == nil {
-		def = []byte{}
-	}
 	err := s.tx(ctx, "put schedule", func(tx pgx.Tx) error {
-		if err := s.owned(ctx, tx, rec.Name, rec.Source, keep); err != nil {
-			return err
-		}
 		var err error
-		out, err = scanSchedule(tx.QueryRow(ctx, qualify(qSchedulePut, s.schema), rec.Name, def, []byte(rec.Timing), rec.Source, s.now()))
+		out, err = sqlstore.PutSchedule(onPgx{ctx, tx}, s.sq, rec, keep, s.now())
 		return err
 	})
 	return out, err
@@ -110,7 +75,7 @@ func (s *Store) GetSchedule(ctx context.Context, name string) (*queue.ScheduleRe
 	if !queue.Storable(name) {
 		return nil, queue.ErrScheduleNotFound // never stored: see text.go
 	}
-	out, err := scanSchedule(s.pool.QueryRow(ctx, qualify(qScheduleGet, s.schema), name))
+	out, err := sqlstore.GetSchedule(onPgx{ctx, s.pool}, s.sq, name)
 	return out, s.wrap("get schedule", err)
 }
 
@@ -119,31 +84,15 @@ func (s *Store) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, err
 	if err := s.check("list schedules"); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, qualify(qScheduleList, s.schema))
-	if err != nil {
-		return nil, s.wrap("list schedules", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*queue.ScheduleRecord, error) { return scanSchedule(r) })
+	out, err := sqlstore.ListSchedules(onPgx{ctx, s.pool}, s.sq)
 	return out, s.wrap("list schedules", err)
 }
 
 // DeleteSchedule implements queue.ScheduleStore.
 func (s *Store) DeleteSchedule(ctx context.Context, name, source, keep string) error {
 	return s.tx(ctx, "delete schedule", func(tx pgx.Tx) error {
-		if err := s.owned(ctx, tx, name, source, keep); err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, qualify(qScheduleDelete, s.schema), name)
-		return found(tag.RowsAffected(), err)
+		return sqlstore.DeleteSchedule(onPgx{ctx, tx}, s.sq, name, source, keep)
 	})
-}
-
-// found turns a change of no row into ErrScheduleNotFound.
-func found(n int64, err error) error {
-	if err == nil && n == 0 {
-		return queue.ErrScheduleNotFound
-	}
-	return err
 }
 
 // PauseSchedule implements queue.ScheduleStore.
@@ -151,7 +100,7 @@ func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) (*q
 	if err := s.check("pause schedule"); err != nil {
 		return nil, err
 	}
-	out, err := scanSchedule(s.pool.QueryRow(ctx, qualify(qSchedulePause, s.schema), name, paused, s.now()))
+	out, err := sqlstore.PauseSchedule(onPgx{ctx, s.pool}, s.sq, name, paused, s.now())
 	return out, s.wrap("pause schedule", err)
 }
 
@@ -162,8 +111,8 @@ func (s *Store) ClaimTick(ctx context.Context, name string, prev, tick time.Time
 	if err := s.check("claim tick"); err != nil {
 		return false, err
 	}
-	n, err := s.execN(ctx, qualify(qScheduleClaim, s.schema), name, toNanos(prev), toNanos(tick), run, s.now())
-	return n == 1, s.wrap("claim tick", err)
+	ok, err := sqlstore.ClaimTick(onPgx{ctx, s.pool}, s.sq, name, prev, tick, run, s.now())
+	return ok, s.wrap("claim tick", err)
 }
 
 // RecordRun implements queue.ScheduleStore.
@@ -171,13 +120,5 @@ func (s *Store) RecordRun(ctx context.Context, name string, tick time.Time, jobI
 	if err := s.check("record run"); err != nil {
 		return err
 	}
-	if tick.IsZero() {
-		n, err := s.execN(ctx, qualify(qScheduleRecordManual, s.schema), name, jobID, s.now())
-		return s.wrap("record run", found(n, err))
-	}
-	// A claim moved on meanwhile changes nothing; a deleted schedule is
-	// reported.
-	var n int64
-	err := s.pool.QueryRow(ctx, qualify(qScheduleRecordTick, s.schema), name, toNanos(tick), jobID, s.now()).Scan(&n)
-	return s.wrap("record run", found(n, err))
+	return s.wrap("record run", sqlstore.RecordRun(onPgx{ctx, s.pool}, s.sq, name, tick, jobID, s.now()))
 }

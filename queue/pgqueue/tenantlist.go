@@ -2,12 +2,11 @@ package pgqueue
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var _ queue.TenantLister = (*Store)(nil)
@@ -37,6 +36,11 @@ const qTenantList = `WITH c AS (
 	SELECT tenant, active, backlog, scheduled, pending, waiting, retrying, lim, weight, cap, max_wait, paused_until
 	FROM t`
 
+// listStatements are the listings' statements on schema.
+func listStatements(schema string) *sqlstore.ListStatements {
+	return &sqlstore.ListStatements{Jobs: qualify("__schema__.jobs", schema), Tenants: qualify(qTenantList, schema), Param: pgParam}
+}
+
 // Tenants implements queue.TenantLister. The counts come from the jobs
 // (one pass over the unfinished jobs of tenants, by the jobs_tenant
 // index) and the settings from their table, read in one snapshot with the
@@ -45,23 +49,11 @@ func (s *Store) Tenants(ctx context.Context, f queue.TenantFilter) (*queue.Tenan
 	if err := s.check("tenants"); err != nil {
 		return nil, err
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = queue.DefaultListLimit
-	}
-	limit = min(limit, queue.MaxListLimit)
-	busiest := f.Order == queue.TenantsBusiest
-	where, args, err := tenantCursor(f.Cursor, busiest)
+	query, args, limit, err := sqlstore.TenantsQuery(s.lq, f)
 	if err != nil {
 		return nil, err
 	}
-	order := " ORDER BY tenant"
-	if busiest {
-		order = " ORDER BY active DESC, backlog DESC, tenant"
-	}
-	args = append(args, limit+1)
-	query := qualify(qTenantList+where+order+" LIMIT $"+strconv.Itoa(len(args)), s.schema)
-	page := &queue.TenantPage{}
+	var page *queue.TenantPage
 	now := s.now()
 	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 	err = pgx.BeginTxFunc(ctx, s.pool, opts, func(tx pgx.Tx) error {
@@ -70,52 +62,8 @@ func (s *Store) Tenants(ctx context.Context, f queue.TenantFilter) (*queue.Tenan
 		if err := sc.readDefaults(&def); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		page.Tenants, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*queue.TenantInfo, error) {
-			return scanTenant(r, def, now)
-		})
+		page, err = sqlstore.ListTenants(onPgx{ctx, tx}, query, args, limit, f, def, now)
 		return err
 	})
-	if err != nil {
-		return nil, s.wrap("tenants", err)
-	}
-	if len(page.Tenants) > limit {
-		page.Tenants = page.Tenants[:limit]
-		page.Next = backend.NextTenantCursor(page.Tenants[limit-1], busiest)
-	}
-	return page, nil
-}
-
-// scanTenant reads a row of qTenantList.
-func scanTenant(r scanner, def queue.TenantConfig, now int64) (*queue.TenantInfo, error) {
-	info := &queue.TenantInfo{}
-	var backlog, maxWait, paused int64
-	err := r.Scan(&info.Tenant, &info.Active, &backlog, &info.Scheduled, &info.Pending, &info.Waiting, &info.Retrying,
-		&info.Own.Limit, &info.Own.Weight, &info.Own.Backlog, &maxWait, &paused)
-	if err != nil {
-		return nil, err
-	}
-	info.Own.MaxWait = durationOf(maxWait)
-	info.Effective = info.Own.Effective(def)
-	if paused > now {
-		info.PausedUntil = fromNanos(paused)
-	}
-	return info, nil
-}
-
-// tenantCursor turns a cursor into the condition that selects the rows
-// after it in the listing's order, with its arguments.
-func tenantCursor(c string, busiest bool) (string, []any, error) {
-	cur, ok, err := backend.ParseTenantCursor(c, busiest)
-	switch {
-	case err != nil || !ok:
-		return "", nil, err
-	case !busiest:
-		return " WHERE tenant > $1", []any{cur.Tenant}, nil
-	}
-	return " WHERE (active < $1 OR (active = $1 AND (backlog < $2 OR (backlog = $2 AND tenant > $3))))",
-		[]any{cur.Active, cur.Backlog, cur.Tenant}, nil
+	return page, s.wrap("tenants", err)
 }

@@ -66,19 +66,5 @@ func (s *Store) Pause(ctx context.Context, scope queue.Scope, d time.Duration) (
 
 // queuePauses reads the queues paused now and until when.
 func (s *Store) queuePauses(ctx context.Context) (map[string]int64, error) {
-	rows, err := s.pool.Query(ctx, qualify(`SELECT queue, paused_until FROM __schema__.queue_sched WHERE paused_until > $1`, s.schema), s.now())
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var q string
-		var until int64
-		if err := rows.Scan(&q, &until); err != nil {
-			return nil, err
-		}
-		out[q] = until
-	}
-	return out, rows.Err()
+	return sqlstore.QueuePauses(onPgx{ctx, s.pool}, qualify(`SELECT queue, paused_until FROM __schema__.queue_sched WHERE paused_until > $1`, s.schema), s.now())
 }

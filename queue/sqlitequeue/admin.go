@@ -4,12 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
-	"sort"
 	"strings"
-	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var (
@@ -28,14 +26,7 @@ func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
 	if b.closed.Load() {
 		return nil, b.wrap("get", queue.ErrClosed)
 	}
-	ps := &progressScan{s: b.r.QueryRowContext(ctx, `SELECT `+jobCols+progressCols+` FROM jobs`+progressJoin+` WHERE id = ?`, rid)}
-	j, err := scanJob(ps)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, queue.ErrNotFound
-	}
-	if j != nil {
-		j.Progress = ps.progress()
-	}
+	j, err := sqlstore.ReadJob(sqlstore.OnSQL{Ctx: ctx, Q: b.r}, progressQ, rid)
 	return j, b.wrap("get", err)
 }
 
@@ -49,62 +40,13 @@ func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	if b.closed.Load() {
 		return nil, b.wrap("stats", queue.ErrClosed)
 	}
-	rows, err := b.r.QueryContext(ctx, `SELECT queue, state, count(*) FROM jobs GROUP BY queue, state`)
+	tx := sqlstore.OnSQL{Ctx: ctx, Q: b.r}
+	paused, err := sqlstore.QueuePauses(tx, `SELECT queue, paused_until FROM queue_sched WHERE paused_until > ?`, b.now())
 	if err != nil {
 		return nil, b.wrap("stats", err)
 	}
-	defer rows.Close()
-	byQueue := map[string]map[queue.State]int64{}
-	for rows.Next() {
-		var q, s string
-		var n int64
-		if err := rows.Scan(&q, &s, &n); err != nil {
-			return nil, b.wrap("stats", err)
-		}
-		if byQueue[q] == nil {
-			byQueue[q] = map[queue.State]int64{}
-		}
-		byQueue[q][queue.State(s)] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, b.wrap("stats", err)
-	}
-	paused, err := b.pausedQueues(ctx)
-	if err != nil {
-		return nil, b.wrap("stats", err)
-	}
-	// A paused queue is listed without jobs too: the pause is what an
-	// operator must see to lift it.
-	for q := range paused {
-		if byQueue[q] == nil {
-			byQueue[q] = map[queue.State]int64{}
-		}
-	}
-	out := make([]queue.QueueStats, 0, len(byQueue))
-	for q, c := range byQueue {
-		out = append(out, queue.QueueStats{Queue: q, Counts: c, PausedUntil: paused[q]})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
-	return out, nil
-}
-
-// pausedQueues returns the end of every queue pause in force.
-func (b *Backend) pausedQueues(ctx context.Context) (map[string]time.Time, error) {
-	rows, err := b.r.QueryContext(ctx, `SELECT queue, paused_until FROM queue_sched WHERE paused_until > ?`, b.now())
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]time.Time{}
-	for rows.Next() {
-		var q string
-		var until int64
-		if err := rows.Scan(&q, &until); err != nil {
-			return nil, err
-		}
-		out[q] = fromNanos(until)
-	}
-	return out, rows.Err()
+	out, err := sqlstore.QueueStats(tx, `SELECT queue, state, count(*) FROM jobs GROUP BY queue, state`, paused)
+	return out, b.wrap("stats", err)
 }
 
 // Cancel implements queue.Backend.
@@ -143,10 +85,7 @@ func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	if j.State == queue.StateCompleted || j.State == queue.StateFailed {
-		return j, queue.ErrJobFinished
-	}
-	return j, nil
+	return sqlstore.CancelFinished(j)
 }
 
 // queueFilter returns " AND queue IN (...)" and its args, or nothing for
@@ -164,60 +103,29 @@ func queueFilter(queues []string) (string, []any) {
 
 // RescueExpired implements queue.Backend.
 func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (queue.RescueResult, error) {
-	maxStalls := req.MaxStalls
-	if maxStalls <= 0 {
-		maxStalls = queue.DefaultMaxStalls
-	}
-	limit := req.Limit
-	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
-	}
+	limit, maxStalls := sqlstore.RescueLimits(req)
 	now := b.now()
 	var res queue.RescueResult
-	requeued := map[string]bool{}
+	var requeued map[string]bool
 	err := b.write(ctx, "rescue", func(tx *wtx) error {
-		res = queue.RescueResult{}
 		qf, qargs := queueFilter(req.Queues)
 		args := append([]any{now}, qargs...)
-		rows, err := tx.query(`SELECT `+jobCols+` FROM jobs WHERE state = 'active'
-			AND lease_until < ?`+qf+` ORDER BY lease_until LIMIT ?`, append(args, limit)...)
+		expired, err := sqlstore.ScanJobs(tx.Query(`SELECT `+jobCols+` FROM jobs WHERE state = 'active'
+			AND lease_until < ?`+qf+` ORDER BY lease_until LIMIT ?`, append(args, limit)...))
 		if err != nil {
 			return err
 		}
-		var expired []*queue.Job
-		for rows.Next() {
-			j, err := scanJob(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			expired = append(expired, j)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		for _, j := range expired {
-			next, err := rescueOne(tx, j, now, maxStalls)
+		res, requeued, err = sqlstore.RescueJobs(expired, now, maxStalls, func(_ int, j *queue.Job, r sqlstore.Stalled) error {
+			err := rescueOne(tx, mustID(j.ID), r, now)
 			if err == nil {
-				err = b.emitJob(tx, j.ID, next, now)
+				err = b.emitJob(tx, j.ID, r.Next, now)
 			}
 			if err == nil {
 				err = b.settleScoped(tx, mustID(j.ID), j.Tenant, j.Group, now)
 			}
-			if err != nil {
-				return err
-			}
-			switch next {
-			case queue.StatePending:
-				res.Requeued++
-				requeued[j.Queue] = true
-			case queue.StateFailed:
-				res.Failed++
-			case queue.StateCancelled:
-				res.Cancelled++
-			}
-		}
-		return nil
+			return err
+		})
+		return err
 	})
 	if err != nil {
 		return queue.RescueResult{}, err
@@ -228,28 +136,20 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 	return res, nil
 }
 
-// rescueOne moves one expired job out of active and returns its new state.
-func rescueOne(tx *wtx, j *queue.Job, now int64, maxStalls int) (queue.State, error) {
-	id, _ := parseID(j.ID)
-	stalls := j.Stalls + 1
-	switch {
-	case j.CancelRequested:
-		_, err := tx.exec(`UPDATE jobs SET state = 'cancelled', stalls = ?1,
-			attempt = attempt - 1, finished_at = ?2, updated_at = ?2, `+clearLease+` WHERE id = ?3`, stalls, now, id)
-		return queue.StateCancelled, err
-	case stalls >= maxStalls:
-		msg := fmt.Sprintf("queue: job stalled %d times (its lease expired before the worker finished)", stalls)
-		hist, err := appendError(j.Errors, queue.AttemptError{Attempt: j.Attempt, At: fromNanos(now), Error: msg})
-		if err != nil {
-			return "", err
-		}
+// rescueOne moves expired job id out of active as r decides.
+func rescueOne(tx *wtx, id int64, r sqlstore.Stalled, now int64) error {
+	var err error
+	switch r.Next {
+	case queue.StateCancelled:
+		_, err = tx.exec(`UPDATE jobs SET state = 'cancelled', stalls = ?1,
+			attempt = attempt - 1, finished_at = ?2, updated_at = ?2, `+clearLease+` WHERE id = ?3`, r.Stalls, now, id)
+	case queue.StateFailed:
 		_, err = tx.exec(`UPDATE jobs SET state = 'failed', stalls = ?1, attempt = attempt - 1,
 			last_error = ?2, errors = ?3, finished_at = ?4, updated_at = ?4, `+clearLease+` WHERE id = ?5`,
-			stalls, msg, hist, now, id)
-		return queue.StateFailed, err
+			r.Stalls, r.Error, r.Errors, now, id)
 	default:
-		_, err := tx.exec(`UPDATE jobs SET state = 'pending', stalls = ?1,
-			attempt = attempt - 1, updated_at = ?2, `+clearLease+` WHERE id = ?3`, stalls, now, id)
-		return queue.StatePending, err
+		_, err = tx.exec(`UPDATE jobs SET state = 'pending', stalls = ?1,
+			attempt = attempt - 1, updated_at = ?2, `+clearLease+` WHERE id = ?3`, r.Stalls, now, id)
 	}
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // cleanQueries returns the two deletes of one state's expired jobs, with
@@ -19,8 +20,8 @@ import (
 // The first query repeats jobs_finished's condition word for word:
 // SQLite uses a partial index only for a query whose terms include the
 // index's own.
-func cleanQueries(qf string) [2]string {
-	return [2]string{
+func cleanQueries(qf string) []string {
+	return []string{
 		`DELETE FROM jobs WHERE id IN (SELECT id FROM jobs
 			WHERE state IN ('completed', 'failed', 'cancelled') AND grp = ''
 			AND state = ? AND finished_at <= ?` + qf + ` ORDER BY finished_at LIMIT ?)`,
@@ -41,26 +42,10 @@ func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, e
 	now := b.now()
 	deleted := 0
 	err := b.write(ctx, "cleanup", func(tx *wtx) error {
-		deleted = 0
 		qf, qargs := queueFilter(req.Queues)
-		queries := cleanQueries(qf)
-		for _, s := range []queue.State{queue.StateCompleted, queue.StateFailed, queue.StateCancelled} {
-			keep, _ := req.Retention.For(s)
-			for _, q := range queries {
-				if keep < 0 || deleted >= limit {
-					break
-				}
-				args := append(append([]any{string(s), now - int64(keep)}, qargs...), limit-deleted)
-				res, err := tx.exec(q, args...)
-				if err != nil {
-					return err
-				}
-				n, err := res.RowsAffected()
-				if err != nil {
-					return err
-				}
-				deleted += int(n)
-			}
+		var err error
+		if deleted, err = sqlstore.CleanupJobs(tx, cleanQueries(qf), qargs, req, now); err != nil {
+			return err
 		}
 		return cleanScheduling(tx, now, groupRetention(req.Retention), limit)
 	})

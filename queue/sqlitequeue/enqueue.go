@@ -7,12 +7,16 @@ import (
 	"strconv"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
+// insertJob takes sqlstore.InsertArgs, then updated_at (the same time)
+// and the scheduling columns. Its parameters are anonymous: numbered
+// ones cost the driver a look-up each.
 var insertJob = hot(`INSERT INTO jobs (queue, kind, payload, tenant, grp, priority, run_at,
-	max_attempts, timeout, unique_key, unique_until, state, created_at, updated_at,
+	max_attempts, timeout, state, webhook, trace, created_at, unique_key, unique_until, updated_at,
 	hold, vstart, band, vrank, wait_until)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 
 // The key is held by a job whose window has not ended, or, without a
 // window, by a job that has not finished.
@@ -73,7 +77,7 @@ func (s *sched) insertSpec(spec queue.JobSpec, checkBacklog bool) (*queue.Job, b
 			return nil, false, err
 		}
 	}
-	j := newJob(spec, s.now)
+	j := sqlstore.NewJob(spec, s.now)
 	deps, err := s.depsOf(j)
 	if err != nil {
 		return nil, false, err
@@ -88,7 +92,7 @@ func (s *sched) insertSpec(spec queue.JobSpec, checkBacklog bool) (*queue.Job, b
 			j.State = queue.StateWaiting
 		}
 	}
-	res, err := s.tx.exec(insertJob, append(insertArgs(j), pl.hold, pl.vstart, pl.band, pl.rank, pl.waitEnd)...)
+	res, err := s.tx.exec(insertJob, sqlstore.InsertArgs(j, toNanos(j.CreatedAt), pl.hold, pl.vstart, pl.band, pl.rank, pl.waitEnd)...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -98,9 +102,6 @@ func (s *sched) insertSpec(spec queue.JobSpec, checkBacklog bool) (*queue.Job, b
 	}
 	j.ID = strconv.FormatInt(id, 10)
 	if err := s.linkDeps(id, j, deps); err != nil {
-		return nil, false, err
-	}
-	if err := s.storeExtras(id, j); err != nil {
 		return nil, false, err
 	}
 	if j.State == queue.StatePending {
@@ -131,37 +132,4 @@ func (s *sched) placeNew(j *queue.Job, checkBacklog bool) (placement, error) {
 	}
 	pl.waitEnd, err = s.waitUntil(j.Tenant)
 	return pl, err
-}
-
-// newJob is the job a spec becomes when stored at now (without its id).
-func newJob(s queue.JobSpec, now int64) *queue.Job {
-	j := &queue.Job{JobSpec: s, State: queue.StatePending}
-	if s.MaxAttempts <= 0 {
-		j.MaxAttempts = queue.DefaultMaxAttempts
-	}
-	if s.UniqueKey == "" {
-		j.UniqueFor = 0
-	}
-	if j.Payload == nil {
-		j.Payload = []byte{}
-	}
-	j.CreatedAt = fromNanos(now)
-	j.UpdatedAt = j.CreatedAt
-	if toNanos(s.RunAt) > now {
-		j.State = queue.StateScheduled
-		j.RunAt = s.RunAt.UTC()
-	} else {
-		j.RunAt = j.CreatedAt
-	}
-	return j
-}
-
-func insertArgs(j *queue.Job) []any {
-	now := toNanos(j.CreatedAt)
-	var uniqueUntil sql.NullInt64
-	if j.UniqueKey != "" && j.UniqueFor > 0 {
-		uniqueUntil = sql.NullInt64{Int64: now + int64(j.UniqueFor), Valid: true}
-	}
-	return []any{j.Queue, j.Kind, j.Payload, j.Tenant, j.Group, j.Priority, toNanos(j.RunAt),
-		j.MaxAttempts, int64(j.Timeout), nullString(j.UniqueKey), uniqueUntil, string(j.State), now, now}
 }

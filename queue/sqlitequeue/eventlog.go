@@ -3,12 +3,11 @@ package sqlitequeue
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"strconv"
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var _ queue.EventLog = (*Backend)(nil)
@@ -77,19 +76,14 @@ func (b *Backend) committed() {
 // one here.
 const crossProcessPoll = time.Second
 
-const qReadEvents = `SELECT seq, type, job_id, queue, kind, tenant, grp, state, attempt, error,
-	coalesce(data, ''), created_at FROM event_log WHERE seq > ? ORDER BY seq LIMIT ?`
+const qReadEvents = `SELECT seq, ` + sqlstore.LogColumns + ` FROM event_log WHERE seq > ? ORDER BY seq LIMIT ?`
 
 // ReadEvents implements queue.EventLog. Event ids are the log's sequence
 // numbers in decimal.
 func (b *Backend) ReadEvents(ctx context.Context, after string, max int, block time.Duration) (queue.EventBatch, error) {
-	var from int64
-	if after != "" {
-		n, err := strconv.ParseInt(after, 10, 64)
-		if err != nil || n < 0 {
-			return queue.EventBatch{}, backend.InvalidArgument(queue.Field("", "after"), "is not an event id of this backend: %q", after)
-		}
-		from = n
+	from, err := sqlstore.ParseEventID(after)
+	if err != nil {
+		return queue.EventBatch{}, err
 	}
 	if max <= 0 {
 		max = queue.DefaultListLimit
@@ -117,36 +111,13 @@ func (b *Backend) readEvents(ctx context.Context, from int64, max int) (queue.Ev
 	if b.closed.Load() {
 		return queue.EventBatch{}, b.wrap("read events", queue.ErrClosed)
 	}
-	rows, err := b.r.QueryContext(ctx, qReadEvents, from, max)
-	if err != nil {
-		return queue.EventBatch{}, b.wrap("read events", err)
-	}
-	defer rows.Close()
 	var out queue.EventBatch
-	for rows.Next() {
-		var (
-			e            queue.Event
-			seq, created int64
-			typ, st      string
-			data         string
-		)
-		if err := rows.Scan(&seq, &typ, &e.JobID, &e.Queue, &e.Kind, &e.Tenant, &e.Group, &st,
-			&e.Attempt, &e.Error, &data, &created); err != nil {
-			return out, b.wrap("read events", err)
-		}
-		e.ID, e.Type, e.State, e.Time = strconv.FormatInt(seq, 10), queue.EventType(typ), queue.State(st), fromNanos(created)
-		if data != "" {
-			e.Data = json.RawMessage(data)
-		}
-		// Sequence numbers are dense but for pruning (AUTOINCREMENT, and
-		// a rolled-back insert takes its number back): a first event past
-		// the next number means the ones between were pruned.
-		if len(out.Events) == 0 && from > 0 && seq > from+1 {
-			out.Gap = true
-		}
-		out.Events = append(out.Events, e)
-	}
-	return out, b.wrap("read events", rows.Err())
+	evs, first, err := sqlstore.ReadLog(sqlstore.OnSQL{Ctx: ctx, Q: b.r}.Query(qReadEvents, from, max))
+	// Sequence numbers are dense but for pruning (AUTOINCREMENT, and a
+	// rolled-back insert takes its number back): a first event past the
+	// next number means the ones between were pruned.
+	out.Events, out.Gap = evs, from > 0 && first > from+1
+	return out, b.wrap("read events", err)
 }
 
 // LastEventID implements queue.EventLog: the last sequence number handed

@@ -239,17 +239,6 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (
 	return next, nil
 }
 
-// appendError adds e to the history, keeping the newest MaxErrorHistory,
-// and returns it as JSON.
-func appendError(hist []queue.AttemptError, e queue.AttemptError) (string, error) {
-	hist = append(hist, e)
-	if n := len(hist) - queue.MaxErrorHistory; n > 0 {
-		hist = hist[n:]
-	}
-	out, err := json.Marshal(hist)
-	return string(out), err
-}
-
 // Snooze implements queue.Backend.
 func (b *Backend) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
 	return b.giveBack(ctx, "snooze", id, token, sqlstore.SnoozeState(d), d)

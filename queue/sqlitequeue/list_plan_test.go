@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // TestListPlans checks that a page of every filter is read from an index
@@ -38,7 +39,7 @@ func TestListPlans(t *testing.T) {
 		for _, o := range []queue.ListOrder{queue.OldestFirst, queue.NewestFirst} {
 			f := c.f
 			f.Order = o
-			query, args, err := listQuery(f, 101)
+			query, args, _, err := sqlstore.ListQuery(listQ, f)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"strconv"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var (
@@ -36,7 +36,7 @@ func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 	err = b.writeSched(ctx, "retry", func(s *sched) error {
 		var q, tenant, grp, state string
 		var priority int
-		var key sql.NullString
+		var key *string
 		var start sql.NullInt64
 		err := s.tx.queryRow(qRetryRow, rid).Scan(&q, &tenant, &grp, &priority, &state, &key, &start)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -44,16 +44,9 @@ func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 		} else if err != nil {
 			return err
 		}
-		if err := retryable(id, queue.State(state), grp); err != nil {
+		parent := func() sqlstore.Row { return s.tx.queryRow(qRetryParent, rid) }
+		if err := sqlstore.RetryChecks(id, q, queue.State(state), grp, key, parent, s.uniqueHolder); err != nil {
 			return err
-		}
-		if err := s.parentsDone(id, rid, queue.State(state)); err != nil {
-			return err
-		}
-		if key.Valid {
-			if err := s.uniqueFree(rid, q, key.String); err != nil {
-				return err
-			}
 		}
 		if _, err := s.tx.exec(qRetryReset, s.now, rid); err != nil {
 			return err
@@ -70,44 +63,12 @@ func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 	return j, nil
 }
 
-// retryable returns a *queue.NotRetryableError unless a job in state and
-// group may be retried.
-func retryable(id string, state queue.State, grp string) error {
-	if state != queue.StateFailed && state != queue.StateCancelled {
-		return &queue.NotRetryableError{ID: id, State: state}
-	}
-	if grp != "" {
-		return &queue.NotRetryableError{ID: id, State: state, Group: grp}
-	}
-	return nil
-}
-
-// parentsDone refuses to retry flow job id while a parent holds it back
-// (queue.Retrier).
-func (s *sched) parentsDone(id string, rid int64, st queue.State) error {
-	var pid int64
-	var state string
-	err := s.tx.queryRow(qRetryParent, rid).Scan(&pid, &state)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return &queue.NotRetryableError{ID: id, State: st, Parent: strconv.FormatInt(pid, 10), ParentState: queue.State(state)}
-}
-
-// uniqueFree refuses to retry job id when another job holds its unique key.
-func (s *sched) uniqueFree(id int64, q, key string) error {
+// uniqueHolder returns the job that holds unique key key of queue q, nil
+// for none.
+func (s *sched) uniqueHolder(q, key string) (*queue.Job, error) {
 	holder, err := scanJob(s.tx.queryRow(findUnique, q, key, s.now))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil
+		return nil, nil
 	}
-	if err != nil {
-		return err
-	}
-	if holder.ID == strconv.FormatInt(id, 10) {
-		return nil
-	}
-	return &queue.DuplicateError{ID: strconv.FormatInt(id, 10), Holder: holder.ID, Queue: q, Key: key}
+	return holder, err
 }

@@ -3,14 +3,13 @@ package sqlitequeue
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-const scheduleCols = `name, def, timing, source, paused, last_tick, pending, claimed_at,
-	last_job, last_run_tick, last_run_at, created_at, updated_at`
+const scheduleCols = sqlstore.ScheduleColumns
 
 var (
 	qScheduleGet  = `SELECT ` + scheduleCols + ` FROM schedules WHERE name = ?`
@@ -37,51 +36,18 @@ var (
 		WHERE name = ?1`
 )
 
-func scanSchedule(r rowScanner) (*queue.ScheduleRecord, error) {
-	var rec queue.ScheduleRecord
-	var last, claimed, runTick, runAt, created, updated int64
-	err := r.Scan(&rec.Name, &rec.Def, &rec.Timing, &rec.Source, &rec.Paused, &last, &rec.Pending,
-		&claimed, &rec.LastJobID, &runTick, &runAt, &created, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, queue.ErrScheduleNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	rec.LastTick, rec.ClaimedAt = fromNanos(last), fromNanos(claimed)
-	rec.LastRunTick, rec.LastRunAt = fromNanos(runTick), fromNanos(runAt)
-	rec.CreatedAt, rec.UpdatedAt = fromNanos(created), fromNanos(updated)
-	return &rec, nil
-}
-
-// owned refuses a change from source to a schedule kept by keep.
-func owned(tx *wtx, name, source, keep string) error {
-	if keep == "" || source == keep {
-		return nil
-	}
-	var cur string
-	err := tx.queryRow(qScheduleSource, name).Scan(&cur)
-	if err == nil && cur == keep {
-		return &queue.ScheduleOwnedError{Name: name, Source: cur}
-	}
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	return err
+// scheduleQ are the schedules' statements.
+var scheduleQ = &sqlstore.ScheduleStatements{
+	Get: qScheduleGet, List: qScheduleList, Put: qSchedulePut, Source: qScheduleSource, Delete: qScheduleDelete,
+	Pause: qSchedulePause, Claim: qScheduleClaim, RecordTick: qScheduleRecordTick, RecordManual: qScheduleRecordManual,
 }
 
 // PutSchedule implements queue.ScheduleStore.
 func (b *Backend) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, keep string) (*queue.ScheduleRecord, error) {
 	var out *queue.ScheduleRecord
 	err := b.write(ctx, "put schedule", func(tx *wtx) error {
-		if err := owned(tx, rec.Name, rec.Source, keep); err != nil {
-			return err
-		}
-		if _, err := tx.exec(qSchedulePut, rec.Name, rec.Def, rec.Timing, rec.Source, b.now()); err != nil {
-			return err
-		}
 		var err error
-		out, err = scanSchedule(tx.queryRow(qScheduleGet, rec.Name))
+		out, err = sqlstore.PutSchedule(tx, scheduleQ, rec, keep, b.now())
 		return err
 	})
 	return out, err
@@ -92,7 +58,7 @@ func (b *Backend) GetSchedule(ctx context.Context, name string) (*queue.Schedule
 	var out *queue.ScheduleRecord
 	err := b.read(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = scanSchedule(tx.QueryRowContext(ctx, qScheduleGet, name))
+		out, err = sqlstore.GetSchedule(sqlstore.OnSQL{Ctx: ctx, Q: tx}, scheduleQ, name)
 		return err
 	})
 	return out, b.wrap("get schedule", err)
@@ -102,19 +68,9 @@ func (b *Backend) GetSchedule(ctx context.Context, name string) (*queue.Schedule
 func (b *Backend) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, error) {
 	var out []*queue.ScheduleRecord
 	err := b.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, qScheduleList)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			rec, err := scanSchedule(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, rec)
-		}
-		return rows.Err()
+		var err error
+		out, err = sqlstore.ListSchedules(sqlstore.OnSQL{Ctx: ctx, Q: tx}, scheduleQ)
+		return err
 	})
 	return out, b.wrap("list schedules", err)
 }
@@ -122,35 +78,16 @@ func (b *Backend) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, e
 // DeleteSchedule implements queue.ScheduleStore.
 func (b *Backend) DeleteSchedule(ctx context.Context, name, source, keep string) error {
 	return b.write(ctx, "delete schedule", func(tx *wtx) error {
-		if err := owned(tx, name, source, keep); err != nil {
-			return err
-		}
-		return affected(tx.exec(qScheduleDelete, name))
+		return sqlstore.DeleteSchedule(tx, scheduleQ, name, source, keep)
 	})
-}
-
-// affected turns an update of no row into ErrScheduleNotFound.
-func affected(res sql.Result, err error) error {
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return queue.ErrScheduleNotFound
-	}
-	return nil
 }
 
 // PauseSchedule implements queue.ScheduleStore.
 func (b *Backend) PauseSchedule(ctx context.Context, name string, paused bool) (*queue.ScheduleRecord, error) {
 	var out *queue.ScheduleRecord
 	err := b.write(ctx, "pause schedule", func(tx *wtx) error {
-		if err := affected(tx.exec(qSchedulePause, name, paused, b.now())); err != nil {
-			return err
-		}
 		var err error
-		out, err = scanSchedule(tx.queryRow(qScheduleGet, name))
+		out, err = sqlstore.PauseSchedule(tx, scheduleQ, name, paused, b.now())
 		return err
 	})
 	return out, err
@@ -160,12 +97,8 @@ func (b *Backend) PauseSchedule(ctx context.Context, name string, paused bool) (
 func (b *Backend) ClaimTick(ctx context.Context, name string, prev, tick time.Time, run bool) (bool, error) {
 	var ok bool
 	err := b.write(ctx, "claim tick", func(tx *wtx) error {
-		res, err := tx.exec(qScheduleClaim, name, toNanos(prev), toNanos(tick), run, b.now())
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		ok = n == 1
+		var err error
+		ok, err = sqlstore.ClaimTick(tx, scheduleQ, name, prev, tick, run, b.now())
 		return err
 	})
 	return ok, err
@@ -174,19 +107,6 @@ func (b *Backend) ClaimTick(ctx context.Context, name string, prev, tick time.Ti
 // RecordRun implements queue.ScheduleStore.
 func (b *Backend) RecordRun(ctx context.Context, name string, tick time.Time, jobID string) error {
 	return b.write(ctx, "record run", func(tx *wtx) error {
-		if tick.IsZero() {
-			return affected(tx.exec(qScheduleRecordManual, name, jobID, b.now()))
-		}
-		if _, err := tx.exec(qScheduleRecordTick, name, toNanos(tick), jobID, b.now()); err != nil {
-			return err
-		}
-		// A claim moved on meanwhile changes nothing; a deleted schedule
-		// is reported.
-		var src string
-		err := tx.queryRow(qScheduleSource, name).Scan(&src)
-		if errors.Is(err, sql.ErrNoRows) {
-			return queue.ErrScheduleNotFound
-		}
-		return err
+		return sqlstore.RecordRun(tx, scheduleQ, name, tick, jobID, b.now())
 	})
 }

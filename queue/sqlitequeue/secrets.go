@@ -2,13 +2,20 @@ package sqlitequeue
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var _ queue.TenantSecrets = (*Backend)(nil)
+
+// secretQ are the statements of tenant secrets.
+var secretQ = &sqlstore.SecretStatements{
+	Set: `INSERT INTO tenant_secrets (tenant, secret, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (tenant) DO UPDATE SET secret = excluded.secret, updated_at = excluded.updated_at`,
+	Delete: `DELETE FROM tenant_secrets WHERE tenant = ?`,
+	Get:    `SELECT secret FROM tenant_secrets WHERE tenant = ?`,
+}
 
 // SetTenantSecret implements queue.TenantSecrets.
 func (b *Backend) SetTenantSecret(ctx context.Context, tenant, secret string) error {
@@ -16,14 +23,7 @@ func (b *Backend) SetTenantSecret(ctx context.Context, tenant, secret string) er
 		return err
 	}
 	return b.write(ctx, "set tenant secret", func(tx *wtx) error {
-		if secret == "" {
-			_, err := tx.exec(`DELETE FROM tenant_secrets WHERE tenant = ?`, tenant)
-			return err
-		}
-		_, err := tx.exec(`INSERT INTO tenant_secrets (tenant, secret, updated_at) VALUES (?, ?, ?)
-			ON CONFLICT (tenant) DO UPDATE SET secret = excluded.secret, updated_at = excluded.updated_at`,
-			tenant, secret, b.now())
-		return err
+		return sqlstore.SetTenantSecret(tx, secretQ, tenant, secret, b.now())
 	})
 }
 
@@ -32,10 +32,6 @@ func (b *Backend) TenantSecret(ctx context.Context, tenant string) (string, erro
 	if b.closed.Load() {
 		return "", b.wrap("tenant secret", queue.ErrClosed)
 	}
-	var s string
-	err := b.r.QueryRowContext(ctx, `SELECT secret FROM tenant_secrets WHERE tenant = ?`, tenant).Scan(&s)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	return s, b.wrap("tenant secret", err)
+	secret, err := sqlstore.TenantSecret(sqlstore.OnSQL{Ctx: ctx, Q: b.r}, secretQ, tenant)
+	return secret, b.wrap("tenant secret", err)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -75,8 +76,7 @@ type Backend struct {
 	stop       chan struct{} // closed by Close
 	writerDone chan struct{} // closed when the writer has returned
 
-	subMu sync.Mutex
-	subs  map[*subscriber]struct{}
+	subs sqlstore.Subscribers
 }
 
 var _ queue.Backend = (*Backend)(nil)
@@ -128,7 +128,7 @@ func Open(path string, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{
-		w: w, ws: ws, r: r, clk: clock.Or(opts.Clock), subs: map[*subscriber]struct{}{}, outbox: opts.Outbox,
+		w: w, ws: ws, r: r, clk: clock.Or(opts.Clock), outbox: opts.Outbox,
 		events: opts.Events, feed: make(chan struct{}),
 		ops: make(chan *writeOp), stop: make(chan struct{}), writerDone: make(chan struct{}),
 	}
@@ -183,7 +183,7 @@ func (b *Backend) wrap(op string, err error) error {
 	if b.closed.Load() {
 		return fmt.Errorf("sqlitequeue: %s: %w", op, queue.ErrClosed)
 	}
-	for _, s := range []error{queue.ErrLeaseLost, queue.ErrNotFound, queue.ErrJobFinished, queue.ErrClosed, queue.ErrNotRetryable, queue.ErrDuplicate} {
+	for _, s := range []error{queue.ErrLeaseLost, queue.ErrNotFound, queue.ErrJobFinished, queue.ErrClosed, queue.ErrNotRetryable, queue.ErrDuplicate, queue.ErrInvalidArgument} {
 		if errors.Is(err, s) {
 			return err
 		}

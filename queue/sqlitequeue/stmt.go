@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"sync"
+
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // stmts caches prepared statements on one *sql.DB. Parsing a statement
@@ -103,3 +106,27 @@ func (s *stmts) prepareAll(ctx context.Context) error {
 	s.mu.Unlock()
 	return nil
 }
+
+// Exec implements sqlstore.Tx.
+func (w *wtx) Exec(query string, args ...any) (int64, error) {
+	res, err := w.exec(query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// QueryRow implements sqlstore.Tx.
+func (w *wtx) QueryRow(query string, args ...any) sqlstore.Row { return w.queryRow(query, args...) }
+
+// Query implements sqlstore.Tx.
+func (w *wtx) Query(query string, args ...any) (sqlstore.Rows, error) {
+	r, err := w.query(query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlstore.SQLRows{Rows: r}, nil
+}
+
+// sqlParam is SQLite's n-th positional parameter.
+func sqlParam(n int) string { return "?" + strconv.Itoa(n) }

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/sluicehq/sluice/queue"
-	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 var _ queue.TenantLister = (*Backend)(nil)
@@ -40,78 +40,19 @@ func (b *Backend) Tenants(ctx context.Context, f queue.TenantFilter) (*queue.Ten
 	if b.closed.Load() {
 		return nil, b.wrap("tenants", queue.ErrClosed)
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = queue.DefaultListLimit
-	}
-	limit = min(limit, queue.MaxListLimit)
-	busiest := f.Order == queue.TenantsBusiest
-	where, args, err := tenantCursor(f.Cursor, busiest)
+	query, args, limit, err := sqlstore.TenantsQuery(listQ, f)
 	if err != nil {
 		return nil, err
 	}
-	order := " ORDER BY t.tenant"
-	if busiest {
-		order = " ORDER BY t.active DESC, t.backlog DESC, t.tenant"
-	}
-	page := &queue.TenantPage{}
-	var last *queue.TenantInfo
+	var page *queue.TenantPage
+	now := b.now()
 	err = b.read(ctx, func(tx *sql.Tx) error {
 		def, err := readDefaults(tx.QueryRowContext(ctx, qDefaults))
 		if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, qTenantList+where+order+" LIMIT ?", append(args, limit+1)...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			info, err := b.scanTenant(rows, def)
-			if err != nil {
-				return err
-			}
-			page.Tenants = append(page.Tenants, info)
-		}
-		return rows.Err()
+		page, err = sqlstore.ListTenants(sqlstore.OnSQL{Ctx: ctx, Q: tx}, query, args, limit, f, def, now)
+		return err
 	})
-	if err != nil {
-		return nil, b.wrap("tenants", err)
-	}
-	if len(page.Tenants) > limit {
-		page.Tenants = page.Tenants[:limit]
-		last = page.Tenants[limit-1]
-		page.Next = backend.NextTenantCursor(last, busiest)
-	}
-	return page, nil
-}
-
-func (b *Backend) scanTenant(rows *sql.Rows, def queue.TenantConfig) (*queue.TenantInfo, error) {
-	info := &queue.TenantInfo{}
-	var backlog, maxWait, paused int64
-	err := rows.Scan(&info.Tenant, &info.Active, &backlog, &info.Scheduled, &info.Pending, &info.Waiting, &info.Retrying,
-		&info.Own.Limit, &info.Own.Weight, &info.Own.Backlog, &maxWait, &paused)
-	if err != nil {
-		return nil, err
-	}
-	info.Own.MaxWait = durationOf(maxWait)
-	info.Effective = info.Own.Effective(def)
-	if paused > b.now() {
-		info.PausedUntil = fromNanos(paused)
-	}
-	return info, nil
-}
-
-// tenantCursor turns a cursor into the condition that selects the rows
-// after it in the listing's order, with its arguments.
-func tenantCursor(c string, busiest bool) (string, []any, error) {
-	cur, ok, err := backend.ParseTenantCursor(c, busiest)
-	switch {
-	case err != nil || !ok:
-		return "", nil, err
-	case !busiest:
-		return " WHERE t.tenant > ?", []any{cur.Tenant}, nil
-	}
-	return " WHERE (t.active < ?1 OR (t.active = ?1 AND (t.backlog < ?2 OR (t.backlog = ?2 AND t.tenant > ?3))))",
-		[]any{cur.Active, cur.Backlog, cur.Tenant}, nil
+	return page, b.wrap("tenants", err)
 }
