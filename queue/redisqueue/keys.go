@@ -50,9 +50,9 @@ type qkeys struct {
 type keyring struct {
 	prefix   keyspace.Prefix
 	registry string // the set of queue names, for calls on all queues
-	// outbox is the prefix of the event outbox's keys, "<prefix>outbox:";
-	// the scripts append the rest (see lua/events.lua), escaping every
-	// segment that comes from a caller as keyspace.Escape does.
+	// outbox is the prefix of the event outbox's keys, "<prefix>outbox:":
+	// outboxKey appends the rest of a key whose name a call knows, the
+	// scripts those they find while they run (see lua/events.lua).
 	outbox string
 	cache  sync.Map
 }
@@ -75,6 +75,15 @@ func (r *keyring) sched(parts ...string) string {
 func (r *keyring) tenant(name string) string { return r.sched("t", name) }
 func (r *keyring) group(id string) string    { return r.sched("g", id) }
 func (r *keyring) defaults() string          { return r.sched("defaults") }
+
+// outboxKey returns the physical key "<prefix>outbox:<kind>:<name>" of the
+// event outbox: kind is a constant ("event", "log:event", "log:job",
+// "log:sub") and name a caller's id or subscription, escaped here. The
+// scripts that find such a name only while they run escape it the same
+// way (lib.lua's esc).
+func (r *keyring) outboxKey(kind, name string) string {
+	return r.outbox + kind + ":" + keyspace.Escape(name)
+}
 
 func newKeyring(p keyspace.Prefix) (*keyring, error) {
 	reg, err := p.Physical("queues")

@@ -25,15 +25,8 @@ scoped = function()
   -- jobs and no settings.
   X.REG, X.EMPTY_T = X.SP .. 'tenants', {}
 
-  -- esc is keyspace.Escape: every byte outside A-Z a-z 0-9 - _ . ~ as %XX.
-  function X.esc(s)
-    return (string.gsub(s, '[^%w%-_%.~]', function(c)
-      return string.format('%%%02X', string.byte(c))
-    end))
-  end
-
-  function X.tkey(name) return X.SP .. 't:' .. X.esc(name) end
-  function X.gkey(id) return X.SP .. 'g:' .. X.esc(id) end
+  function X.tkey(name) return X.SP .. 't:' .. esc(name) end
+  function X.gkey(id) return X.SP .. 'g:' .. esc(id) end
 
   -- qbase returns the queue table of the queue whose keys start with base
   -- ('<P>queue:{<name>}:'), the script's own when it has one.
@@ -372,14 +365,14 @@ scoped = function()
   -- key. A job holding the unique key uk and not finished is returned
   -- instead.
   function X.store_new(name, kind, payload, tn, uk, ma)
-    local base = P .. 'queue:{' .. X.esc(name) .. '}:'
+    local base = P .. 'queue:{' .. esc(name) .. '}:'
     local q = X.qbase(base)
-    local ukk = base .. 'unique:' .. X.esc(uk)
+    local ukk = base .. 'unique:' .. esc(uk)
     local held = redis.call('GET', ukk)
     if held then
       local st = redis.call('HGET', q.jp .. held, 'st')
       if st and not final(st) then
-        return held .. '-' .. id_part(X.esc(name)), q.jp .. held
+        return held .. '-' .. id_part(esc(name)), q.jp .. held
       end
     end
     register(q)
@@ -400,7 +393,7 @@ scoped = function()
     redis.call('HSET', J.jk, unpack(h))
     -- A new job is logged like any enqueued one, whoever stores it.
     log_job(q, seq, 'job.enqueued', st, SNOW, {k = kind, tn = tn, at = '0'})
-    return seq .. '-' .. id_part(X.esc(name)), J.jk
+    return seq .. '-' .. id_part(esc(name)), J.jk
   end
 
   X.GROUP_COUNTS = {'n:scheduled', 'n:pending', 'n:waiting', 'n:active', 'n:retrying',
