@@ -25,8 +25,36 @@ scoped = function()
   -- jobs and no settings.
   X.REG, X.EMPTY_T = X.SP .. 'tenants', {}
 
-  function X.tkey(name) return X.SP .. 't:' .. esc(name) end
-  function X.gkey(id) return X.SP .. 'g:' .. esc(id) end
+  -- TK and GK map tenant and group names to their hashes' keys: the keys
+  -- of the names a script was called with, which keys.go built (known),
+  -- and those tkey and gkey escaped here for names found while it runs
+  -- (in jobs, groups, sets), each escaped once per script.
+  X.TK, X.GK = {}, {}
+
+  function X.tkey(name)
+    local k = X.TK[name]
+    if not k then
+      k = X.SP .. 't:' .. esc(name)
+      X.TK[name] = k
+    end
+    return k
+  end
+
+  function X.gkey(id)
+    local k = X.GK[id]
+    if not k then
+      k = X.SP .. 'g:' .. esc(id)
+      X.GK[id] = k
+    end
+    return k
+  end
+
+  -- known records the keys Go built for tenant tn and group g of a job
+  -- the script was called with ('' for none).
+  function X.known(tn, tk, g, gk)
+    if tn ~= '' then X.TK[tn] = tk end
+    if g ~= '' then X.GK[g] = gk end
+  end
 
   -- qbase returns the queue table of the queue whose keys start with base
   -- ('<P>queue:{<name>}:'), the script's own when it has one.
