@@ -261,3 +261,46 @@ func anySlice(ss []string) []any {
 	}
 	return out
 }
+
+// TestLuaFairMatchesGo runs fair.lua's fair, the scripts' one definition
+// of the fair order, directly on the cases' values against backend.FairTag
+// and backend.FairOrder, with the constants the scripts are built with.
+func TestLuaFairMatchesGo(t *testing.T) {
+	script := redis.NewScript(redisqueue.SharedSource() + `
+local out = {}
+for i = 3, #ARGV, 5 do
+  local start, fin, band, rank = fair(tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]),
+    tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]))
+  out[#out + 1] = n2s(start) .. ' ' .. n2s(fin) .. ' ' .. n2s(band) .. ' ' .. n2s(rank)
+end
+return out
+`)
+	args := []any{"", ""}
+	for _, fc := range fairCases {
+		w := fc.weight
+		if w == 0 {
+			w = 1
+		}
+		args = append(args, fc.vtime, fc.finish, w, fc.priority, fc.aging)
+	}
+	forEachServer(t, func(t *testing.T, s server) {
+		res, err := script.Run(context.Background(), s.client(t), nil, args...).StringSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != len(fairCases) {
+			t.Fatalf("%d results for %d cases", len(res), len(fairCases))
+		}
+		for i, fc := range fairCases {
+			w := fc.weight
+			if w == 0 {
+				w = 1
+			}
+			start, next := backend.FairTag(fc.vtime, fc.finish, w)
+			band, rank := backend.FairOrder(start, fc.priority, fc.aging)
+			if want := fmt.Sprintf("%d %d %d %d", start, next, band, rank); res[i] != want {
+				t.Errorf("%s: fair gives %s (start, next, band, rank); Go's rule gives %s", fc.name, res[i], want)
+			}
+		}
+	})
+}
