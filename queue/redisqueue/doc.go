@@ -69,6 +69,15 @@
 // this order (the order of every script's KEYS), and the scripts' headers
 // describe only the fields inside them.
 //
+// Names become key segments through keyspace.Escape. Go builds the key of
+// every name a call gives (a queue, a job's tenant and group, a tenant or
+// group the call is about, an event id, a subscription, a schedule) and
+// passes it to the script. A script escapes only the names it finds while
+// it runs, which stored data keeps as they are (a released job's tenant, a
+// group's completion queue, a flow id, a pruned delivery's subscription),
+// with lib.lua's esc, the scripts' one copy of keyspace.Escape, which a
+// test checks against it.
+//
 // Times are Unix microseconds; sorted-set scores stay exact because they
 // are integers below 2^53. The ready set is in the fair order of
 // queue.TenantBackend: a job's score is its band (the priority, or 0 with

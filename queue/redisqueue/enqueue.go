@@ -60,7 +60,7 @@ func (b *Backend) registerAfter(ctx context.Context, qs []*qkeys) {
 }
 
 // specFields is how many arguments each spec takes in the enqueue script.
-const specFields = 14
+const specFields = 16
 
 // Enqueue implements queue.Backend. On a Redis Cluster client, a batch
 // that spans queues is stored queue by queue, each queue's part atomic
@@ -173,8 +173,20 @@ func (b *Backend) specArgs(args []any, qpos int, s queue.JobSpec) []any {
 		ukk = b.keys.uniqueKey(s.Queue, s.UniqueKey)
 		ufor = us(s.UniqueFor)
 	}
+	// The scheduler's keys of the spec's tenant and group, which the
+	// script would otherwise escape itself (none with the scheduler off).
+	tkey, gkey := "", ""
+	if b.schedPrefix != "" {
+		if s.Tenant != "" {
+			tkey = b.keys.tenant(s.Tenant)
+		}
+		if s.Group != "" {
+			gkey = b.keys.group(s.Group)
+		}
+	}
 	return append(args, qpos, s.Kind, s.Payload, s.Tenant, s.Group, s.Priority, runAt,
-		maxAttempts(s), int64(s.Timeout), s.UniqueKey, ukk, ufor, queue.EncodeWebhook(s.Webhook), s.Trace)
+		maxAttempts(s), int64(s.Timeout), s.UniqueKey, ukk, ufor, queue.EncodeWebhook(s.Webhook), s.Trace,
+		tkey, gkey)
 }
 
 func btoi(v bool) int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -205,30 +206,34 @@ func TestFairTagsOfABatchMatchGo(t *testing.T) {
 }
 
 // escapeCases are names as callers may give them: unreserved bytes alone,
-// each reserved ASCII class, escapes that look escaped already, UTF-8 and
-// bytes that are not UTF-8, and every byte value once.
+// each reserved ASCII class, the key syntax's own bytes ('{', '}', ':'),
+// escapes that look escaped already, control bytes, UTF-8 and bytes that
+// are not UTF-8, every byte value once, and long names.
 var escapeCases = func() []string {
 	all := make([]byte, 256)
 	for i := range all {
 		all[i] = byte(i)
 	}
 	return []string{
-		"", "tenant", "AZaz09-_.~", "a b", "a:b", "{x}", "a/b?c=d&e#f", "50%", "%41", "~7E",
-		"!*'()", "+,;=@$", "\"\\`^|<>[]", "é", "队列", "🙂", "\x00", "\x7f", "\x80", "\xff", "\t\n\r",
+		"", "tenant", "AZaz09-_.~", "a b", "a:b", "{x}", "{", "}", ":", "}{", "::", "%", "~", "%%",
+		"a/b?c=d&e#f", "50%", "%41", "%7B", "~7E", "~~",
+		"!*'()", "+,;=@$", "\"\\`^|<>[]", "é", "队列", "🙂", "é-队列:{🙂}",
+		"\x00", "\x01\x02\x1f", "\x7f", "\x80", "\xff", "\t\n\r", "\xc3", "\xe9\x98",
 		string(all),
+		strings.Repeat("tenant-", 300),
+		strings.Repeat("a{b}:c%~é", 100),
+		strings.Repeat("队", 500),
 	}
 }()
 
-// TestLuaEscapeMatchesGo checks both of the scripts' escapes of a name into
-// a key (events.lua's esc and the scheduler's X.esc) against
-// keyspace.Escape, running them in the code every moving script is built
-// from.
+// TestLuaEscapeMatchesGo checks the scripts' one escape of a name into a
+// key (lib.lua's esc, which every script but the lean and schedule ones
+// carries) against keyspace.Escape.
 func TestLuaEscapeMatchesGo(t *testing.T) {
 	script := redis.NewScript(redisqueue.SharedSource() + `
 local out = {}
 for i = 3, #ARGV do
   out[#out + 1] = esc(ARGV[i])
-  out[#out + 1] = scoped().esc(ARGV[i])
 end
 return out
 `)
@@ -238,16 +243,12 @@ return out
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res) != 2*len(escapeCases) {
+		if len(res) != len(escapeCases) {
 			t.Fatalf("%d results for %d names", len(res), len(escapeCases))
 		}
 		for i, name := range escapeCases {
-			want := keyspace.Escape(name)
-			if res[2*i] != want {
-				t.Errorf("esc(%q) = %q; keyspace.Escape gives %q", name, res[2*i], want)
-			}
-			if res[2*i+1] != want {
-				t.Errorf("X.esc(%q) = %q; keyspace.Escape gives %q", name, res[2*i+1], want)
+			if want := keyspace.Escape(name); res[i] != want {
+				t.Errorf("esc(%.40q) = %.40q; keyspace.Escape gives %.40q", name, res[i], want)
 			}
 		}
 	})
@@ -259,4 +260,47 @@ func anySlice(ss []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// TestLuaFairMatchesGo runs fair.lua's fair, the scripts' one definition
+// of the fair order, directly on the cases' values against backend.FairTag
+// and backend.FairOrder, with the constants the scripts are built with.
+func TestLuaFairMatchesGo(t *testing.T) {
+	script := redis.NewScript(redisqueue.SharedSource() + `
+local out = {}
+for i = 3, #ARGV, 5 do
+  local start, fin, band, rank = fair(tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]),
+    tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]))
+  out[#out + 1] = n2s(start) .. ' ' .. n2s(fin) .. ' ' .. n2s(band) .. ' ' .. n2s(rank)
+end
+return out
+`)
+	args := []any{"", ""}
+	for _, fc := range fairCases {
+		w := fc.weight
+		if w == 0 {
+			w = 1
+		}
+		args = append(args, fc.vtime, fc.finish, w, fc.priority, fc.aging)
+	}
+	forEachServer(t, func(t *testing.T, s server) {
+		res, err := script.Run(context.Background(), s.client(t), nil, args...).StringSlice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != len(fairCases) {
+			t.Fatalf("%d results for %d cases", len(res), len(fairCases))
+		}
+		for i, fc := range fairCases {
+			w := fc.weight
+			if w == 0 {
+				w = 1
+			}
+			start, next := backend.FairTag(fc.vtime, fc.finish, w)
+			band, rank := backend.FairOrder(start, fc.priority, fc.aging)
+			if want := fmt.Sprintf("%d %d %d %d", start, next, band, rank); res[i] != want {
+				t.Errorf("%s: fair gives %s (start, next, band, rank); Go's rule gives %s", fc.name, res[i], want)
+			}
+		}
+	})
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // A script sent with EVALSHA runs its whole text every time: the shared
-// files before its own (events.lua, lib.lua, sched.lua, scope.lua,
+// files before its own (events.lua, lib.lua, fair.lua, sched.lua, scope.lua,
 // flowlib.lua) make their closures and tables on every run, whatever the
 // run needs. On Redis 7 and later the backend instead loads every script
 // once as a function of one library (FUNCTION LOAD) and calls it with
@@ -70,7 +70,7 @@ func (l *luaLibrary) addLean(s *redis.Script, name, text string) {
 }
 
 // libShared are the files every function shares, in the scripts' order.
-var libShared = []string{"events", "lib", "sched", "scope", "flowlib"}
+var libShared = []string{"events", "lib", "fair", "sched", "scope", "flowlib"}
 
 // libReset starts each call: it gives the shared code this call's
 // arguments and forgets what the previous call read or built.

@@ -50,11 +50,13 @@ type qkeys struct {
 type keyring struct {
 	prefix   keyspace.Prefix
 	registry string // the set of queue names, for calls on all queues
-	// outbox is the prefix of the event outbox's keys, "<prefix>outbox:";
-	// the scripts append the rest (see lua/events.lua), escaping every
-	// segment that comes from a caller as keyspace.Escape does.
+	// outbox is the prefix of the event outbox's keys, "<prefix>outbox:":
+	// outboxKey appends the rest of a key whose name a call knows, the
+	// scripts those they find while they run (see lua/events.lua).
 	outbox string
-	cache  sync.Map
+	// schedPrefix is the prefix of the scheduler's keys, "<prefix>sched:".
+	schedPrefix string
+	cache       sync.Map
 }
 
 // sched returns the physical key "<prefix>sched:<parts...>" of the tenant
@@ -72,9 +74,22 @@ func (r *keyring) sched(parts ...string) string {
 	return phys
 }
 
-func (r *keyring) tenant(name string) string { return r.sched("t", name) }
-func (r *keyring) group(id string) string    { return r.sched("g", id) }
+// tenant and group return the keys of a tenant's and a group's hashes,
+// sched:t:<tenant> and sched:g:<group>: what sched("t", name) builds,
+// concatenated, since an enqueue builds them for every spec with a tenant
+// or group.
+func (r *keyring) tenant(name string) string { return r.schedPrefix + "t:" + keyspace.Escape(name) }
+func (r *keyring) group(id string) string    { return r.schedPrefix + "g:" + keyspace.Escape(id) }
 func (r *keyring) defaults() string          { return r.sched("defaults") }
+
+// outboxKey returns the physical key "<prefix>outbox:<kind>:<name>" of the
+// event outbox: kind is a constant ("event", "log:event", "log:job",
+// "log:sub") and name a caller's id or subscription, escaped here. The
+// scripts that find such a name only while they run escape it the same
+// way (lib.lua's esc).
+func (r *keyring) outboxKey(kind, name string) string {
+	return r.outbox + kind + ":" + keyspace.Escape(name)
+}
 
 func newKeyring(p keyspace.Prefix) (*keyring, error) {
 	reg, err := p.Physical("queues")
@@ -85,7 +100,11 @@ func newKeyring(p keyspace.Prefix) (*keyring, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &keyring{prefix: p, registry: reg, outbox: ob}, nil
+	sp, err := p.Physical("sched:")
+	if err != nil {
+		return nil, err
+	}
+	return &keyring{prefix: p, registry: reg, outbox: ob, schedPrefix: sp}, nil
 }
 
 // key returns the physical key "<prefix>queue:{<queue>}:<parts...>".

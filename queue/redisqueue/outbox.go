@@ -39,11 +39,12 @@ func (b *Backend) outboxArgs() []any {
 	return []any{string(nonce[:]), b.outbox, "outbox"}
 }
 
-// outboxScript runs one of the outbox's own scripts: ARGV is now, no
-// queues, the outbox's prefix and args.
-func (b *Backend) outboxScript(ctx context.Context, op string, s scriptRef, args ...any) (any, error) {
+// outboxScript runs one of the outbox's own scripts on keys, those it
+// touches whose names the call knows (built by keyring.outboxKey): ARGV
+// is now, no queues, the outbox's prefix and args.
+func (b *Backend) outboxScript(ctx context.Context, op string, s scriptRef, keys []string, args ...any) (any, error) {
 	_, head := b.group(nil, 1+len(args))
-	return b.eval(ctx, op, s, nil, append(append(head, b.outbox), args...)...)
+	return b.eval(ctx, op, s, keys, append(append(head, b.outbox), args...)...)
 }
 
 // ClaimEvents implements queue.Outbox. It claims at most 1000 events per
@@ -60,7 +61,7 @@ func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Durati
 	if err != nil {
 		return nil, b.fault("claim events", err)
 	}
-	res, err := b.outboxScript(ctx, "claim events", scriptEventClaim, min(max, maxLease), us(leaseFor), tokens)
+	res, err := b.outboxScript(ctx, "claim events", scriptEventClaim, nil, min(max, maxLease), us(leaseFor), tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +158,7 @@ func (b *Backend) endClaim(ctx context.Context, op, id, token, after string) err
 	if b.outbox == "" {
 		return queue.ErrOutboxOff
 	}
-	res, err := b.outboxScript(ctx, op, scriptEventDone, id, token, after)
+	res, err := b.outboxScript(ctx, op, scriptEventDone, []string{b.keys.outboxKey("event", id)}, id, token, after)
 	if err != nil {
 		return err
 	}
@@ -180,7 +181,12 @@ func (b *Backend) RecordDelivery(ctx context.Context, d queue.Delivery) error {
 	if d.Outcome.Final() {
 		final = "1"
 	}
-	_, err := b.outboxScript(ctx, "record delivery", scriptDeliveryRecord, d.EventID, string(d.EventType), d.JobID,
+	keys := []string{b.keys.outboxKey("event", d.EventID), b.keys.outboxKey("log:event", d.EventID),
+		b.keys.outboxKey("log:sub", d.Subscription)}
+	if d.JobID != "" {
+		keys = append(keys, b.keys.outboxKey("log:job", d.JobID))
+	}
+	_, err := b.outboxScript(ctx, "record delivery", scriptDeliveryRecord, keys, d.EventID, string(d.EventType), d.JobID,
 		d.Group, d.Subscription, d.URL, d.Attempt, d.Status, int64(d.Latency), d.Error, string(d.Outcome), final)
 	return err
 }
@@ -200,7 +206,17 @@ func (b *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queu
 			return nil, backend.InvalidArgument(queue.Field("DeliveryFilter", "Cursor"), "is not a cursor from this backend: %q", f.Cursor)
 		}
 	}
-	res, err := b.outboxScript(ctx, "deliveries", scriptDeliveryList, f.Cursor, limit+1, f.EventID, f.JobID, f.Subscription)
+	// The most selective filter picks the index the script walks.
+	idx := b.keys.outbox + "log"
+	switch {
+	case f.EventID != "":
+		idx = b.keys.outboxKey("log:event", f.EventID)
+	case f.JobID != "":
+		idx = b.keys.outboxKey("log:job", f.JobID)
+	case f.Subscription != "":
+		idx = b.keys.outboxKey("log:sub", f.Subscription)
+	}
+	res, err := b.outboxScript(ctx, "deliveries", scriptDeliveryList, []string{idx}, f.Cursor, limit+1, f.EventID, f.JobID, f.Subscription)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +271,7 @@ func (b *Backend) PruneDeliveries(ctx context.Context, olderThan time.Duration, 
 	if limit <= 0 {
 		limit = queue.DefaultBatchLimit
 	}
-	res, err := b.outboxScript(ctx, "prune deliveries", scriptDeliveryPrune, us(-olderThan), limit)
+	res, err := b.outboxScript(ctx, "prune deliveries", scriptDeliveryPrune, nil, us(-olderThan), limit)
 	if err != nil {
 		return 0, err
 	}

@@ -8,12 +8,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // The scripts, one per transition. A script that moves jobs is
-// lua/events.lua (the outbox's append step), lua/lib.lua, lua/sched.lua and
-// lua/scope.lua (the tenant and group scheduler) followed by its own file;
-// a script that moves none is lib.lua and its own file. go-redis sends it
+// lua/events.lua (the outbox's append step), lua/lib.lua, lua/fair.lua (the
+// fair order), lua/sched.lua and lua/scope.lua (the tenant and group
+// scheduler), lua/flowlib.lua (flows), then its own file; a script that
+// moves none is lib.lua and its own file. go-redis sends it
 // by SHA-1 (EVALSHA) and falls back to EVAL when the server does not know
 // it yet; on Redis 7 and later every script is also a function of one
 // library loaded once (functions.go), which the backend calls instead.
@@ -46,7 +48,7 @@ var (
 	scriptCancelGroup = loadScript("cancelgroup")
 	scriptCleanGroups = loadScript("cleangroups")
 
-	scriptLeanEnqueue  = loadLeanScript("lean_enqueue")
+	scriptLeanEnqueue  = loadLeanScript("lean_enqueue", "fair")
 	scriptLeanLease    = loadLeanScript("lean_lease")
 	scriptLeanComplete = loadLeanScript("lean_complete")
 
@@ -93,14 +95,22 @@ func loadOutboxScript(name string) *redis.Script { return buildScript(name, "", 
 // move no job between states: every run pays for the code before its own.
 func loadPlainScript(name string) *redis.Script { return buildScript(name, "", "lib") }
 
-// loadLeanScript is a script of the lean path (lean.go): its own file
-// alone, which shares no code with the others, so a run builds nothing it
-// does not use. As a function of the library it skips the reset of the
-// shared code's state too.
-func loadLeanScript(name string) *redis.Script {
-	text := luaFile("lean_now") + luaFile(name)
-	s := redis.NewScript(luaConstants.Replace(text))
-	library.addLean(s, name, text)
+// loadLeanScript is a script of the lean path (lean.go): lean_now.lua,
+// the shared files it names (only fair.lua, the fair order's one
+// definition, which makes one closure) and its own file, so a run builds
+// nothing it does not use. As a function of the library it skips the
+// reset of the shared code's state too, and finds those files in the
+// library's shared code (libShared), built once when it loads.
+func loadLeanScript(name string, shared ...string) *redis.Script {
+	var src strings.Builder
+	src.WriteString(luaFile("lean_now"))
+	for _, f := range shared {
+		src.WriteString(luaFile(f))
+		src.WriteByte('\n')
+	}
+	src.WriteString(luaFile(name))
+	s := redis.NewScript(luaConstants.Replace(src.String()))
+	library.addLean(s, name, luaFile("lean_now")+luaFile(name))
 	return s
 }
 
@@ -130,6 +140,9 @@ func luaFile(name string) string {
 var luaConstants = strings.NewReplacer(
 	"__MAX_HISTORY__", strconv.Itoa(queue.MaxErrorHistory),
 	"__MAX_ATTEMPTS__", strconv.Itoa(queue.DefaultMaxAttempts),
+	"__FAIR_UNIT__", strconv.Itoa(backend.FairUnit),
+	"__MAX_WEIGHT__", strconv.Itoa(queue.MaxWeight),
+	"__MAX_AGING_STEP__", strconv.Itoa(queue.MaxAgingStep),
 )
 
 // Reply codes of the fenced scripts.

@@ -6,6 +6,7 @@ local qs, a = queues()
 local _, snow = now_us()
 local id = ARGV[a]
 local X = scoped()
+X.known('', '', id, KEYS[1])
 if not X.group(id) then
   return {'nf'}
 end

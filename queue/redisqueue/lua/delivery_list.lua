@@ -1,19 +1,14 @@
 -- delivery_list: one page of the delivery log, newest first. Own
 -- arguments: outbox prefix, cursor (a sequence; '' for the newest),
 -- count, then the filters (event id, job id, subscription; '' for none).
--- The most selective filter picks the index walked; the others are checked
--- per entry. Returns per entry {seq, fields in DELIVERY order}.
+-- The most selective filter picks the index walked (outbox.go builds its
+-- key, KEYS[1]: log:event, else log:job, else log:sub, else log); the
+-- others are checked per entry. Returns per entry {seq, fields in
+-- DELIVERY order}.
 local _, a = queues()
 local p, cursor, count = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
-local ev, job, sub = ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
-local idx = p .. 'log'
-if ev ~= '' then
-  idx = p .. 'log:event:' .. esc(ev)
-elseif job ~= '' then
-  idx = p .. 'log:job:' .. esc(job)
-elseif sub ~= '' then
-  idx = p .. 'log:sub:' .. esc(sub)
-end
+local job, sub = ARGV[a + 4], ARGV[a + 5]
+local idx = KEYS[1]
 local upto = '+inf'
 if cursor ~= '' then
   upto = '(' .. cursor

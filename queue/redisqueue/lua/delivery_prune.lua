@@ -7,6 +7,10 @@
 -- time would cost every entry another sorted-set member (about 100 bytes)
 -- only to serve entries recorded under a clock that went back; such an
 -- entry holds the ones after it until it is old enough itself.
+--
+-- The filter indexes are named from the entry's event id, subscription
+-- and job id as entries store them, unescaped: their keys are escaped here
+-- (lib.lua's esc).
 local _, a = queues()
 local now = now_us()
 local p, limit = ARGV[a], tonumber(ARGV[a + 2])

@@ -2,7 +2,10 @@
 -- in its event's progress, if the event is still in the outbox. Own
 -- arguments: outbox prefix, then the entry: event id, event type, job id,
 -- group, subscription, url, attempt, status, latency (ns), error, outcome,
--- final (1|0). Returns the entry's sequence.
+-- final (1|0). KEYS, built by outbox.go from the entry's names: the
+-- event's hash, its log:event index, the subscription's log:sub index and,
+-- when the entry has a job, its log:job index. Returns the entry's
+-- sequence.
 --
 -- Log keys, under the prefix: log:seq the last sequence; log the entries
 -- (score = sequence); log:event:<id>, log:job:<id> and log:sub:<name> the
@@ -27,12 +30,12 @@ for _, o in ipairs(opt) do
 end
 redis.call('HSET', p .. 'delivery:' .. s, unpack(h))
 redis.call('ZADD', p .. 'log', seq, s)
-redis.call('ZADD', p .. 'log:event:' .. esc(ev), seq, s)
-redis.call('ZADD', p .. 'log:sub:' .. esc(sub), seq, s)
+redis.call('ZADD', KEYS[2], seq, s)
+redis.call('ZADD', KEYS[3], seq, s)
 if job ~= '' then
-  redis.call('ZADD', p .. 'log:job:' .. esc(job), seq, s)
+  redis.call('ZADD', KEYS[4], seq, s)
 end
-local ek = p .. 'event:' .. esc(ev)
+local ek = KEYS[1]
 if redis.call('EXISTS', ek) == 1 then
   local f = 'p:' .. sub
   local cur = redis.call('HGET', ek, f)

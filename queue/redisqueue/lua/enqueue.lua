@@ -2,8 +2,10 @@
 -- merged into one run). Own arguments: 1 when a spec has a tenant or group
 -- (else 0), the caller's origin (the message it knows for its own), per
 -- queue '1' when the caller hears its channel itself (else '0'), the
--- number of specs, then 14 per spec: queue position, kind, payload, tenant, group, priority, run at,
--- max attempts, timeout, unique key, its key name, unique-for, webhook (JSON), trace context.
+-- number of specs, then 16 per spec: queue position, kind, payload, tenant, group, priority, run at,
+-- max attempts, timeout, unique key, its key name, unique-for, webhook (JSON), trace context,
+-- the tenant's key and the group's (keys.go's; '' for none or with the
+-- scheduler off).
 -- Returns {now, per spec {duplicate 0|1, seq, state | existing job}, woken}.
 
 -- held returns the sequence of the job holding unique key ukk, if any: a
@@ -121,13 +123,17 @@ end
 -- group that is done or cancelled ({'gc', group}), or a tenant's backlog
 -- (pending and waiting jobs) that the batch's ready jobs would pass
 -- ({'bf', tenant, backlog, cap}). Duplicates store nothing and count for
--- nothing.
+-- nothing. It runs first whenever a spec has a tenant or group, so it
+-- also gives the scheduler the keys of the specs' tenants and groups.
 local function refuse(qs, now, a, n)
   local seen, adds = {}, {}
   for i = 0, n - 1 do
-    local b = a + 4 + i * 14
+    local b = a + 4 + i * 16
     local q = qs[tonumber(ARGV[b])]
     local tn, g, ukk = ARGV[b + 3], ARGV[b + 4], ARGV[b + 10]
+    if tn ~= '' or g ~= '' then
+      scoped().known(tn, ARGV[b + 14], g, ARGV[b + 15])
+    end
     local dup = false
     if ukk ~= '' and (tn ~= '' or g ~= '') then
       dup = seen[ukk] or held(q, ukk, now) ~= nil
@@ -165,7 +171,7 @@ for _, q in ipairs(qs) do
   q.add = {jobs = {}, pending = {}, scheduled = {}}
 end
 for i = 0, n - 1 do
-  local b = a + 4 + i * 14
+  local b = a + 4 + i * 16
   local q = qs[tonumber(ARGV[b])]
   local ukk = ARGV[b + 10]
   local dup = nil

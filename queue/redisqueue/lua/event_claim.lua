@@ -9,7 +9,9 @@ local due = p .. 'due'
 local ids = redis.call('ZRANGEBYSCORE', due, '-inf', snow, 'LIMIT', 0, max)
 local out, gone = {}, {}
 for _, id in ipairs(ids) do
-  local ek = p .. 'event:' .. esc(id)
+  -- The id is one append made (events.lua: 'evt_' and hex digits),
+  -- which named the key with it as it is: nothing to escape.
+  local ek = p .. 'event:' .. id
   local f = redis.call('HGETALL', ek)
   if #f == 0 then
     gone[#gone + 1] = id

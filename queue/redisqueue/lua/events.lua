@@ -34,16 +34,6 @@ local function outbox_args()
   return OUTBOX
 end
 
--- esc escapes a key segment as keyspace.Escape does: every byte outside
--- A-Z a-z 0-9 - _ . ~ becomes %XX. Ids, job ids and subscription names
--- from callers go into keys only through it. fairtag_test.go checks it,
--- and scope.lua's X.esc, against keyspace.Escape.
-local function esc(s)
-  return (string.gsub(s, '[^A-Za-z0-9%-_%.~]', function(c)
-    return string.format('%%%02X', string.byte(c))
-  end))
-end
-
 -- id_part turns a queue name escaped as keyspace.Escape does into its
 -- form in job ids (keyspace.Escape with '~' for '%', and '~' itself as
 -- '~7E': only URL-unreserved characters), as keys.go's idQueue does.

@@ -1,7 +1,7 @@
 -- flow_enqueue: store jobs that depend on others: a flow's nodes, or an
 -- enqueue whose specs have DependsOn. KEYS: queue groups. Own arguments:
 -- the flow id ('' for none), the flow's key ('' for none), its name, the
--- number of nodes, then 19 per node: the 14 of an enqueue's spec (see
+-- number of nodes, then 21 per node: the 16 of an enqueue's spec (see
 -- enqueue.lua), node name, on parent failure, the positions of
 -- its parents among the nodes before it (0-based, comma-separated), the
 -- job keys of its other parents ('\0'-separated), their ids
@@ -11,7 +11,7 @@
 -- {'nf', node, parent id}, {'dup', node, holder seq}, {'gc', group},
 -- {'bf', tenant, backlog, cap}.
 
-local NF = 19
+local NF = 21
 local qs, a = queues()
 local now, snow = now_us()
 local fid, fkey, fname, n = ARGV[a], ARGV[a + 1], ARGV[a + 2], tonumber(ARGV[a + 3])
@@ -28,10 +28,15 @@ local function split(s, sep)
 end
 
 -- check refuses the whole call before any write: Redis does not undo a
--- script's writes when it stops half-way.
+-- script's writes when it stops half-way. It runs first, so it also gives
+-- the scheduler the keys of the nodes' tenants and groups.
 local function check()
   local seen = {}
   for i = 0, n - 1 do
+    local tn, g = arg(i, 3), arg(i, 4)
+    if P ~= '' and (tn ~= '' or g ~= '') then
+      scoped().known(tn, arg(i, 14), g, arg(i, 15))
+    end
     local ukk = arg(i, 10)
     if ukk ~= '' then
       local h = redis.call('GET', ukk)
@@ -48,15 +53,14 @@ local function check()
         end
       end
     end
-    local g = arg(i, 4)
     if g ~= '' then
       local grp = scoped().group(g)
       if grp and (grp.cr or grp.da > 0) then
         return {'gc', g}
       end
     end
-    local ids = split(arg(i, 18), '[^,]+')
-    for k, pk in ipairs(split(arg(i, 17), '[^%z]+')) do
+    local ids = split(arg(i, 20), '[^,]+')
+    for k, pk in ipairs(split(arg(i, 19), '[^%z]+')) do
       if redis.call('EXISTS', pk) == 0 then
         return {'nf', i, ids[k]}
       end
@@ -104,17 +108,17 @@ local function store(i, made)
   local tn, g = arg(i, 3), arg(i, 4)
   local J = mkjob(q, seq, tn ~= '' and tn or nil, g ~= '' and g or nil, pr)
   local jk = J.jk
-  local pks = split(arg(i, 17), '[^%z]+')
-  local ids = split(arg(i, 18), '[^,]+')
-  for _, k in ipairs(split(arg(i, 16), '[^,]+')) do
+  local pks = split(arg(i, 19), '[^%z]+')
+  local ids = split(arg(i, 20), '[^,]+')
+  for _, k in ipairs(split(arg(i, 18), '[^,]+')) do
     pks[#pks + 1] = made[tonumber(k) + 1]
     ids[#ids + 1] = F.idof(made[tonumber(k) + 1])
   end
-  local run = arg(i, 15) == 'run'
+  local run = arg(i, 17) == 'run'
   local st, left, cb = state(pks, run, ra)
   local le = ''
   if fid ~= '' then
-    h[#h + 1], h[#h + 2], h[#h + 3], h[#h + 4] = 'fl', fid, 'fn', arg(i, 14)
+    h[#h + 1], h[#h + 2], h[#h + 3], h[#h + 4] = 'fl', fid, 'fn', arg(i, 16)
     redis.call('RPUSH', fkey .. ':jobs', jk)
   end
   if #pks > 0 then
@@ -177,8 +181,8 @@ local function backlog()
   local adds = {}
   for i = 0, n - 1 do
     local tn = arg(i, 3)
-    if tn ~= '' and arg(i, 16) == '' and
-        state(split(arg(i, 17), '[^%z]+'), arg(i, 15) == 'run', tonumber(arg(i, 6))) == 'ready' then
+    if tn ~= '' and arg(i, 18) == '' and
+        state(split(arg(i, 19), '[^%z]+'), arg(i, 17) == 'run', tonumber(arg(i, 6))) == 'ready' then
       local no = backlog_take(adds, tn)
       if no then
         return no

@@ -4,7 +4,8 @@
 -- enqueue.lua writes for such jobs, event log included, with
 -- straight-line code: at ordinary rates a job's cost is the Lua a run
 -- builds, not its Redis commands (docs/benchmarks.md). It makes no
--- closures, so it is self-contained as an EVALSHA script too.
+-- closures but fair.lua's fair, which it carries as an EVALSHA script
+-- and finds in the library's shared code as a function (scripts.go).
 -- KEYS: pending, scheduled, jobs, seq, sched.
 -- ARGV: now ('' for Redis TIME), key prefix ('' on Cluster), job key
 -- prefix, channel, queue name, origin, '1' when the caller hears the
@@ -18,9 +19,10 @@ local P, jp = ARGV[2], ARGV[3]
 local n = tonumber(ARGV[11])
 local log, logmax, idsuf = ARGV[8], ARGV[9], ARGV[10]
 local last = tonumber(redis.call('GET', KEYS[4]) or '0')
--- The fair order (sched.lua's tag): jobs without a tenant share the
--- finish tag f: and advance it by 1000 (weight 1). fairtag_test.go checks
--- this copy and sched.lua's against backend.FairTag and backend.FairOrder.
+-- The fair order (fair.lua, as sched.lua's tag applies it): jobs without
+-- a tenant share the finish tag f: and have weight 1. fairtag_test.go
+-- checks what this script stores against backend.FairTag and
+-- backend.FairOrder.
 local sv = redis.call('HMGET', KEYS[5], 'v', 'ag', 'f:')
 local v, ag, f = tonumber(sv[1] or '0'), tonumber(sv[2] or '0'), tonumber(sv[3] or '0')
 local out, jobs, pending, scheduled = {}, {}, {}, {}
@@ -70,14 +72,9 @@ for i = 0, n - 1 do
       scheduled[#scheduled + 1] = seq
     else
       st = 'pending'
-      local start = math.max(v, f)
-      f = start + 1000
       local p = tonumber(pr)
-      local band, rank = p, start
-      if ag > 0 then
-        band = 0
-        rank = start + p * math.min(ag, 1000000) * 1000
-      end
+      local start, band, rank
+      start, f, band, rank = fair(v, f, 1, p, ag)
       local vo = string.format('%016d', rank)
       h[#h + 1] = 'ra'; h[#h + 1] = snow
       h[#h + 1] = 'vo'; h[#h + 1] = vo

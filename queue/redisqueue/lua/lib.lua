@@ -51,6 +51,23 @@ local function n2s(n)
   return string.format('%.0f', n)
 end
 
+-- esc escapes a name into a key segment as keyspace.Escape does: every
+-- byte outside A-Z a-z 0-9 - _ . ~ becomes %XX. It is the scripts' one
+-- escape, kept for the names a script finds only while it runs (a released
+-- job's tenant, a group's completion queue, a delivery's subscription read
+-- from its entry), which live data stores unescaped; a name known when a
+-- script is called arrives in a key Go built (keys.go). fairtag_test.go
+-- checks it against keyspace.Escape. Most names need no escaping, and a
+-- find is cheaper than a gsub.
+local function esc(s)
+  if not string.find(s, '[^A-Za-z0-9%-_%.~]') then
+    return s
+  end
+  return (string.gsub(s, '[^A-Za-z0-9%-_%.~]', function(c)
+    return string.format('%%%02X', string.byte(c))
+  end))
+end
+
 -- now_us returns now as a number and as a string (formatting numbers
 -- costs more than it seems, so the string is built once).
 local function now_us()

@@ -33,6 +33,11 @@ if kind == 'queue' then
   return {'ok', n2s(u), snow}
 end
 local X = scoped()
+if kind == 'group' then
+  X.known('', '', name, KEYS[1])
+else
+  X.known(name, KEYS[1], '', '')
+end
 if kind == 'group' and not X.group(name) then
   return {'nf'}
 end

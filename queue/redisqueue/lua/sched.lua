@@ -157,9 +157,9 @@ local function backlog_take(adds, tn)
   return nil
 end
 
--- tag gives a job ready for the first time its start tag and order, and
--- appends the fields to write to h. fairtag_test.go checks it against
--- backend.FairTag and backend.FairOrder.
+-- tag gives a job ready for the first time its start tag and order (the
+-- rule is fair.lua's), and appends the fields to write to h.
+-- fairtag_test.go checks it against backend.FairTag and backend.FairOrder.
 local function tag(J, h)
   local s = qsched(J.q)
   local tn = J.tn or ''
@@ -169,17 +169,12 @@ local function tag(J, h)
   end
   local w = 1
   if J.tn and P ~= '' then
-    w = math.min(math.max(scoped().tenant(J.tn).w, 1), 1000)
+    w = scoped().tenant(J.tn).w
   end
-  local start = math.max(s.v, f)
-  s.f[tn] = start + math.floor(1000 / w)
-  s.moved[tn] = true
   local pr = tonumber(J.pr)
-  local band, rank = pr, start
-  if s.ag > 0 then
-    band = 0
-    rank = start + pr * math.min(s.ag, 1000000) * 1000
-  end
+  local start, fin, band, rank = fair(s.v, f, w, pr, s.ag)
+  s.f[tn] = fin
+  s.moved[tn] = true
   J.vo = string.format('%016.0f', rank)
   -- vb and vs are stored only when they differ from the priority and the
   -- rank (with aging): most jobs write one field.

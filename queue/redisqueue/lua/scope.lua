@@ -25,15 +25,36 @@ scoped = function()
   -- jobs and no settings.
   X.REG, X.EMPTY_T = X.SP .. 'tenants', {}
 
-  -- esc is keyspace.Escape: every byte outside A-Z a-z 0-9 - _ . ~ as %XX.
-  function X.esc(s)
-    return (string.gsub(s, '[^%w%-_%.~]', function(c)
-      return string.format('%%%02X', string.byte(c))
-    end))
+  -- TK and GK map tenant and group names to their hashes' keys: the keys
+  -- of the names a script was called with, which keys.go built (known),
+  -- and those tkey and gkey escaped here for names found while it runs
+  -- (in jobs, groups, sets), each escaped once per script.
+  X.TK, X.GK = {}, {}
+
+  function X.tkey(name)
+    local k = X.TK[name]
+    if not k then
+      k = X.SP .. 't:' .. esc(name)
+      X.TK[name] = k
+    end
+    return k
   end
 
-  function X.tkey(name) return X.SP .. 't:' .. X.esc(name) end
-  function X.gkey(id) return X.SP .. 'g:' .. X.esc(id) end
+  function X.gkey(id)
+    local k = X.GK[id]
+    if not k then
+      k = X.SP .. 'g:' .. esc(id)
+      X.GK[id] = k
+    end
+    return k
+  end
+
+  -- known records the keys Go built for tenant tn and group g of a job
+  -- the script was called with ('' for none).
+  function X.known(tn, tk, g, gk)
+    if tn ~= '' then X.TK[tn] = tk end
+    if g ~= '' then X.GK[g] = gk end
+  end
 
   -- qbase returns the queue table of the queue whose keys start with base
   -- ('<P>queue:{<name>}:'), the script's own when it has one.
@@ -372,14 +393,14 @@ scoped = function()
   -- key. A job holding the unique key uk and not finished is returned
   -- instead.
   function X.store_new(name, kind, payload, tn, uk, ma)
-    local base = P .. 'queue:{' .. X.esc(name) .. '}:'
+    local base = P .. 'queue:{' .. esc(name) .. '}:'
     local q = X.qbase(base)
-    local ukk = base .. 'unique:' .. X.esc(uk)
+    local ukk = base .. 'unique:' .. esc(uk)
     local held = redis.call('GET', ukk)
     if held then
       local st = redis.call('HGET', q.jp .. held, 'st')
       if st and not final(st) then
-        return held .. '-' .. id_part(X.esc(name)), q.jp .. held
+        return held .. '-' .. id_part(esc(name)), q.jp .. held
       end
     end
     register(q)
@@ -400,7 +421,7 @@ scoped = function()
     redis.call('HSET', J.jk, unpack(h))
     -- A new job is logged like any enqueued one, whoever stores it.
     log_job(q, seq, 'job.enqueued', st, SNOW, {k = kind, tn = tn, at = '0'})
-    return seq .. '-' .. id_part(X.esc(name)), J.jk
+    return seq .. '-' .. id_part(esc(name)), J.jk
   end
 
   X.GROUP_COUNTS = {'n:scheduled', 'n:pending', 'n:waiting', 'n:active', 'n:retrying',

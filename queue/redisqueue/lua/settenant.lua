@@ -10,6 +10,7 @@ redis.call('HSET', KEYS[1], 'l', ARGV[a + 1], 'w', ARGV[a + 2], 'b', ARGV[a + 3]
 local X = scoped()
 X.forget()
 if name ~= '' then
+  X.known(name, KEYS[1], '', '')
   redis.call('ZADD', X.REG, 0, name)
   X.fill_tenant(name)
 else

@@ -9,21 +9,9 @@ local _, a = queues()
 local _, snow = now_us()
 local tp = ARGV[2] .. 'sched:t:'
 
--- esc is keyspace.Escape, as scope.lua's: this script loads without it.
-local function esc(s)
-  return (string.gsub(s, '[^%w%-_%.~]', function(c)
-    return string.format('%%%02X', string.byte(c))
-  end))
-end
-
 local out = {}
 for i, n in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], ARGV[a], '+', 'LIMIT', 0, tonumber(ARGV[a + 1]))) do
-  -- Most names need no escaping, and a find is cheaper than a gsub.
-  local e = n
-  if string.find(n, '[^%w%-_%.~]') then
-    e = esc(n)
-  end
-  out[i] = {n, redis.call('HMGET', tp .. e, 'l', 'w', 'b', 'mw', 'pu',
+  out[i] = {n, redis.call('HMGET', tp .. esc(n), 'l', 'w', 'b', 'mw', 'pu',
     'n:scheduled', 'n:pending', 'n:waiting', 'n:active', 'n:retrying')}
 end
 return {snow, redis.call('HMGET', KEYS[2], 'l', 'w', 'b', 'mw'), out}
