@@ -7,6 +7,8 @@ import (
 	"errors"
 	"math"
 	"time"
+
+	"github.com/sluicehq/sluice/queue/internal/handlerctx"
 )
 
 // MaxProgressBytes bounds a progress report: the JSON of its percent and
@@ -106,22 +108,37 @@ var ErrNotInHandler = errors.New("queue: progress reported outside a job handler
 // longer held, and a store fault of the write it made, if it made one (a
 // coalesced report returns nil; its write's fault is logged).
 func ReportProgress(ctx context.Context, p JobProgress) error {
-	l, ok := ctx.Value(leaseKey{}).(*jobLease)
+	l, ok := handlerctx.Value(ctx).(*jobLease)
 	if !ok {
 		return ErrNotInHandler
 	}
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	return l.progress.report(ctx, p)
+	return l.ReportProgress(ctx, p)
+}
+
+// progressReporter is what a running handler's context carries (see
+// package handlerctx): the job it runs and where its progress goes.
+type progressReporter interface {
+	LeasedJobID() string
+	ReportProgress(ctx context.Context, p JobProgress) error
 }
 
 // ReportProgress is queue.ReportProgress for the job j, which must be the
 // job whose handler ctx belongs to.
 func (j *Job) ReportProgress(ctx context.Context, p JobProgress) error {
-	l, ok := ctx.Value(leaseKey{}).(*jobLease)
-	if !ok || l.id != j.ID {
+	l, ok := handlerctx.Value(ctx).(progressReporter)
+	if !ok || l.LeasedJobID() != j.ID {
 		return ErrNotInHandler
 	}
-	return ReportProgress(ctx, p)
+	return l.ReportProgress(ctx, p)
+}
+
+// LeasedJobID returns the ID of the job l holds.
+func (l *jobLease) LeasedJobID() string { return l.id }
+
+// ReportProgress validates p and hands it to the job's progress writer.
+func (l *jobLease) ReportProgress(ctx context.Context, p JobProgress) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return l.progress.report(ctx, p)
 }

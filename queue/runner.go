@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/queue/internal/handlerctx"
 )
 
 // jobLease is the lease of one running job, shared by its heartbeat and
@@ -63,15 +64,13 @@ func (l *jobLease) extend(ctx context.Context, d time.Duration) (LeaseStatus, er
 	return st, nil
 }
 
-type leaseKey struct{}
-
 // ExtendLease renews the lease of the job whose handler ctx belongs to, to
 // d from now, and makes later heartbeats renew it by d too. Use it before a
 // step longer than the worker's LeaseFor. It returns ErrLeaseLost (and the
 // handler's context is cancelled) when the job is no longer held, and an
 // error when ctx is not a handler's context.
 func ExtendLease(ctx context.Context, d time.Duration) error {
-	l, ok := ctx.Value(leaseKey{}).(*jobLease)
+	l, ok := handlerctx.Value(ctx).(*jobLease)
 	if !ok {
 		return errors.New("queue: ExtendLease called outside a job handler")
 	}
@@ -115,7 +114,7 @@ func (r *run) runJob(ls Lease, slot <-chan struct{}) {
 			return
 		}
 	}
-	hctx := context.WithValue(ctx, leaseKey{}, jl)
+	hctx := handlerctx.With(ctx, jl)
 	hctx, jl.work = r.w.tr.startWork(hctx, job)
 	defer endWork(jl.work)
 
