@@ -11,13 +11,15 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/internal/handlerctx"
+	"github.com/sluicehq/sluice/queue/queuetype"
 )
 
 // jobLease is the lease of one running job, shared by its heartbeat and
 // ExtendLease calls from the handler.
 type jobLease struct {
-	b      Backend
+	b      backend.Backend
 	id     string
 	token  string
 	cancel context.CancelCauseFunc
@@ -75,7 +77,7 @@ func ExtendLease(ctx context.Context, d time.Duration) error {
 		return errors.New("queue: ExtendLease called outside a job handler")
 	}
 	if d <= 0 {
-		return invalid(Field("", "ExtendLease duration"), "must be positive, got %s", d)
+		return queuetype.InvalidArgument(Field("", "ExtendLease duration"), "must be positive, got %s", d)
 	}
 	_, err := l.extend(ctx, d)
 	return err
@@ -295,16 +297,4 @@ func (r *run) isLost(jl *jobLease) bool {
 	jl.mu.Lock()
 	defer jl.mu.Unlock()
 	return jl.lost
-}
-
-// truncate cuts s to at most n bytes, on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut]
 }

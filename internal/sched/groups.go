@@ -8,7 +8,7 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
-// This file is queue.GroupBackend: groups, their limits' bookkeeping, and
+// This file is backend.GroupBackend: groups, their limits' bookkeeping, and
 // completion exactly once.
 
 // CreateGroup stores a new group (spec as queue.Client passes it: valid,

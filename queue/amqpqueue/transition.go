@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Extend renews a lease locally: a delivery has no deadline at the broker
@@ -205,8 +206,8 @@ func (b *Backend) Requeue(ctx context.Context, id, token string) (queue.State, e
 // dead-letter queue instead, and one cancelled while running ends
 // cancelled. Leases of other processes are not visible here: the broker
 // redelivers their jobs when their process dies.
-func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (queue.RescueResult, error) {
-	var res queue.RescueResult
+func (b *Backend) RescueExpired(ctx context.Context, req backend.RescueRequest) (backend.RescueResult, error) {
+	var res backend.RescueResult
 	if b.closed.Load() {
 		return res, queue.ErrClosed
 	}
@@ -246,10 +247,10 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 }
 
 // expired removes and returns the expired leases that req selects.
-func (b *Backend) expired(req queue.RescueRequest) []*held {
+func (b *Backend) expired(req backend.RescueRequest) []*held {
 	limit := req.Limit
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	want := make(map[string]bool, len(req.Queues))
 	for _, q := range req.Queues {

@@ -9,9 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// Get implements queue.Backend.
+// Get implements backend.Backend.
 func (s *Store) Get(ctx context.Context, id string) (*queue.Job, error) {
 	rid, err := parseID(id)
 	if err != nil {
@@ -27,7 +28,7 @@ func (s *Store) Get(ctx context.Context, id string) (*queue.Job, error) {
 	return j, s.wrap("get", err)
 }
 
-// Stats implements queue.Backend, counting from the (queue, state) index.
+// Stats implements backend.Backend, counting from the (queue, state) index.
 func (s *Store) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	if err := s.check("stats"); err != nil {
 		return nil, err
@@ -69,7 +70,7 @@ func (s *Store) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	return out, nil
 }
 
-// Cancel implements queue.Backend in one statement on a job that has not
+// Cancel implements backend.Backend in one statement on a job that has not
 // finished; a finished or missing job is only read.
 func (s *Store) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 	rid, err := parseID(id)
@@ -100,26 +101,26 @@ func (s *Store) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 	return j, nil
 }
 
-// RescueExpired implements queue.Backend in one transaction: the expired
+// RescueExpired implements backend.Backend in one transaction: the expired
 // jobs are locked with SKIP LOCKED, so rescuers running at once share the
 // work and each job is rescued once per expiry; their updates go in one
 // batch. The scopes of the expired jobs of tenants or groups are locked
 // first, before any job (see stepLocks).
-func (s *Store) RescueExpired(ctx context.Context, req queue.RescueRequest) (queue.RescueResult, error) {
+func (s *Store) RescueExpired(ctx context.Context, req backend.RescueRequest) (backend.RescueResult, error) {
 	maxStalls := req.MaxStalls
 	if maxStalls <= 0 {
 		maxStalls = queue.DefaultMaxStalls
 	}
 	limit := req.Limit
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	queues := req.Queues
 	if queues == nil {
 		queues = []string{}
 	}
 	now := s.now()
-	var res queue.RescueResult
+	var res backend.RescueResult
 	var requeued map[string]bool
 	err := s.schedTx(ctx, "rescue", func(sc *sched) error {
 		sc.now = now
@@ -128,7 +129,7 @@ func (s *Store) RescueExpired(ctx context.Context, req queue.RescueRequest) (que
 		return err
 	})
 	if err != nil {
-		return queue.RescueResult{}, err
+		return backend.RescueResult{}, err
 	}
 	for q := range requeued {
 		s.wake(q)
@@ -142,8 +143,8 @@ const qExpiredScopes = `SELECT tenant, grp FROM __schema__.jobs WHERE state = 'a
 	AND (cardinality($2::text[]) = 0 OR queue = ANY($2)) AND (tenant <> '' OR grp <> '') ORDER BY lease_until LIMIT $3`
 
 // rescue is RescueExpired's step.
-func (s *Store) rescue(sc *sched, queues []string, limit, maxStalls int) (queue.RescueResult, map[string]bool, error) {
-	res, requeued := queue.RescueResult{}, map[string]bool{}
+func (s *Store) rescue(sc *sched, queues []string, limit, maxStalls int) (backend.RescueResult, map[string]bool, error) {
+	res, requeued := backend.RescueResult{}, map[string]bool{}
 	if err := sc.lockExpiredScopes(queues, limit); err != nil {
 		return res, nil, err
 	}
@@ -242,12 +243,12 @@ func rescueArgs(j *queue.Job, now int64, maxStalls int) (queue.State, []any, err
 	}
 }
 
-// Cleanup implements queue.Backend: per final state, one DELETE of the
+// Cleanup implements backend.Backend: per final state, one DELETE of the
 // oldest expired jobs of no group, then those of groups (cleanGroups).
-func (s *Store) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, error) {
+func (s *Store) Cleanup(ctx context.Context, req backend.CleanupRequest) (int, error) {
 	limit := req.Limit
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	if err := s.check("cleanup"); err != nil {
 		return 0, err
@@ -282,7 +283,7 @@ func (s *Store) execN(ctx context.Context, query string, args ...any) (int64, er
 	return tag.RowsAffected(), err
 }
 
-// Retry implements queue.Retrier: a failed or cancelled job becomes
+// Retry implements backend.Retrier: a failed or cancelled job becomes
 // pending with fresh attempts, unless another job holds its unique key.
 // Its tenant's and unique key's locks are taken first, before its row.
 func (s *Store) Retry(ctx context.Context, id string) (*queue.Job, error) {
@@ -361,7 +362,7 @@ func (sc *sched) retry(id string, rid int64) (*queue.Job, error) {
 }
 
 // parentsDone refuses to retry flow job id while a parent holds it back
-// (queue.Retrier).
+// (backend.Retrier).
 func (s *Store) parentsDone(ctx context.Context, db execer, id string, rid int64, st queue.State) error {
 	var pid int64
 	var state string

@@ -10,9 +10,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// Enqueue implements queue.Backend. A batch without unique keys, tenants,
+// Enqueue implements backend.Backend. A batch without unique keys, tenants,
 // groups or parents is one INSERT (one implicit transaction), shared with
 // the calls made at the same time (see inserter); another batch runs in a
 // scheduler's step that locks every key and scope of its jobs first (see
@@ -101,7 +102,7 @@ func (s *Store) notifyIn(ctx context.Context, db execer, qs []string) error {
 
 // checkSpecs validates specs as queue.Client does; newJob fills their
 // defaults.
-func checkSpecs(f queue.Features, specs []queue.JobSpec) ([]queue.JobSpec, error) {
+func checkSpecs(f backend.Features, specs []queue.JobSpec) ([]queue.JobSpec, error) {
 	for _, sp := range specs {
 		if err := queue.ValidateSpec(sp, queue.DefaultMaxPayload); err != nil {
 			return nil, err

@@ -18,7 +18,7 @@ import (
 // with their parents and reads the graph; flowsettle.go settles the
 // groups a cascade touched.
 
-var _ queue.FlowBackend = (*Store)(nil)
+var _ backend.FlowBackend = (*Store)(nil)
 
 const (
 	// qLockParents reads the parents' states under a row lock, in id order,
@@ -198,9 +198,9 @@ func (sc *sched) linkDeps(j *queue.Job, d *deps) error {
 	return sc.exec(qAddDeps, d.parents, mustID(j.ID), j.OnParentFailure == queue.ParentFailureRun)
 }
 
-// EnqueueFlow implements queue.FlowBackend: the flow's row and every node,
+// EnqueueFlow implements backend.FlowBackend: the flow's row and every node,
 // in one step, which locks every unique key and scope of the nodes first.
-func (s *Store) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.Job, error) {
+func (s *Store) EnqueueFlow(ctx context.Context, p backend.FlowPlan) ([]*queue.Job, error) {
 	var out []*queue.Job
 	specs := make([]queue.JobSpec, len(p.Nodes))
 	for i, n := range p.Nodes {
@@ -231,7 +231,7 @@ func (s *Store) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.Job
 
 // enqueueNode stores node n of flow id; its parents in the flow are
 // among done.
-func (sc *sched) enqueueNode(id string, n queue.PlannedNode, done []*queue.Job) (*queue.Job, error) {
+func (sc *sched) enqueueNode(id string, n backend.PlannedNode, done []*queue.Job) (*queue.Job, error) {
 	spec := n.Spec
 	spec.DependsOn = append([]string(nil), spec.DependsOn...)
 	for _, k := range n.Parents {
@@ -257,7 +257,7 @@ func (sc *sched) enqueueNode(id string, n queue.PlannedNode, done []*queue.Job) 
 	return j, nil
 }
 
-// Flow implements queue.FlowBackend.
+// Flow implements backend.FlowBackend.
 func (s *Store) Flow(ctx context.Context, id string) (*queue.Flow, error) {
 	if err := s.check("flow"); err != nil {
 		return nil, err
@@ -294,7 +294,7 @@ const (
 		JOIN __schema__.jobs c ON c.id = d.child WHERE d.parent = $1 ORDER BY c.id`
 )
 
-// Relatives implements queue.FlowBackend. It reads in one read-only
+// Relatives implements backend.FlowBackend. It reads in one read-only
 // transaction of one snapshot, so parents and children are of one moment.
 func (s *Store) Relatives(ctx context.Context, id string, maxResults int) (*queue.Relatives, error) {
 	rid, err := parseID(id)

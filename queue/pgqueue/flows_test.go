@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
@@ -20,7 +21,7 @@ import (
 
 func leaseN(t *testing.T, s *pgqueue.Store, q string, n int) []queue.Lease {
 	t.Helper()
-	ls, err := s.Lease(context.Background(), queue.LeaseRequest{Queues: []string{q}, WorkerID: "w", Max: n, LeaseFor: time.Minute})
+	ls, err := s.Lease(context.Background(), backend.LeaseRequest{Queues: []string{q}, WorkerID: "w", Max: n, LeaseFor: time.Minute})
 	if err != nil {
 		t.Fatalf("Lease(%s): %v", q, err)
 	}

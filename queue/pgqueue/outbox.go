@@ -14,7 +14,7 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.Outbox = (*Store)(nil)
+var _ backend.Outbox = (*Store)(nil)
 
 // outboxCols lists the event columns scanOutbox reads after seq.
 const outboxCols = `event_id, type, job_id, queue, kind, tenant, grp, state, attempt, error, coalesce(data, ''), created_at`
@@ -54,9 +54,9 @@ func (s *Store) emitEvent(ctx context.Context, db execer, e queue.Event, now int
 		e.Tenant, e.Group, string(e.State), e.Attempt, e.Error, data, now)
 }
 
-// ClaimEvents implements queue.Outbox in one statement: the due events are
+// ClaimEvents implements backend.Outbox in one statement: the due events are
 // locked with SKIP LOCKED, so claimers running at once take different ones.
-func (s *Store) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]queue.ClaimedEvent, error) {
+func (s *Store) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]backend.ClaimedEvent, error) {
 	if max < 1 || leaseFor <= 0 {
 		return nil, backend.InvalidArgument(queue.Field("", "ClaimEvents"), "needs max >= 1 and leaseFor > 0, got max %d, leaseFor %s", max, leaseFor)
 	}
@@ -74,7 +74,7 @@ func (s *Store) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration
 	}
 	type claim struct {
 		seq int64
-		c   queue.ClaimedEvent
+		c   backend.ClaimedEvent
 	}
 	claims, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claim, error) {
 		var c claim
@@ -91,7 +91,7 @@ func (s *Store) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration
 	}
 	// RETURNING keeps no order: hand the claims out in outbox order.
 	sort.Slice(claims, func(i, j int) bool { return claims[i].seq < claims[j].seq })
-	out := make([]queue.ClaimedEvent, len(claims))
+	out := make([]backend.ClaimedEvent, len(claims))
 	for i, c := range claims {
 		out[i] = c.c
 	}
@@ -126,7 +126,7 @@ func (s *Store) outboxOn(op string) error {
 	return s.check(op)
 }
 
-// AckEvent implements queue.Outbox.
+// AckEvent implements backend.Outbox.
 func (s *Store) AckEvent(ctx context.Context, id, token string) error {
 	if err := s.outboxOn("ack event"); err != nil {
 		return err
@@ -134,7 +134,7 @@ func (s *Store) AckEvent(ctx context.Context, id, token string) error {
 	return s.fencedExec(ctx, "ack event", qualify(qAckEvent, s.schema), id, token)
 }
 
-// RetryEvent implements queue.Outbox.
+// RetryEvent implements backend.Outbox.
 func (s *Store) RetryEvent(ctx context.Context, id, token string, after time.Duration) error {
 	if err := s.outboxOn("retry event"); err != nil {
 		return err
@@ -156,10 +156,10 @@ func (s *Store) fencedExec(ctx context.Context, op, query string, args ...any) e
 	return nil
 }
 
-// RecordDelivery implements queue.Outbox: the log entry and the event's
+// RecordDelivery implements backend.Outbox: the log entry and the event's
 // progress in one transaction, the event's row locked while its progress
 // is updated.
-func (s *Store) RecordDelivery(ctx context.Context, d queue.Delivery) error {
+func (s *Store) RecordDelivery(ctx context.Context, d backend.Delivery) error {
 	if err := s.outboxOn("record delivery"); err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ func (s *Store) RecordDelivery(ctx context.Context, d queue.Delivery) error {
 
 // addProgress counts d's attempt in its event's progress, if the event is
 // still in the outbox.
-func (s *Store) addProgress(ctx context.Context, tx pgx.Tx, d queue.Delivery) error {
+func (s *Store) addProgress(ctx context.Context, tx pgx.Tx, d backend.Delivery) error {
 	var raw string
 	err := tx.QueryRow(ctx, qualify(qEventProgress, s.schema), d.EventID).Scan(&raw)
 	if isNoRows(err) {
@@ -187,7 +187,7 @@ func (s *Store) addProgress(ctx context.Context, tx pgx.Tx, d queue.Delivery) er
 	} else if err != nil {
 		return err
 	}
-	prog := map[string]queue.Progress{}
+	prog := map[string]backend.Progress{}
 	if err := json.Unmarshal([]byte(raw), &prog); err != nil {
 		return err
 	}
@@ -203,8 +203,8 @@ func (s *Store) addProgress(ctx context.Context, tx pgx.Tx, d queue.Delivery) er
 	return err
 }
 
-// Deliveries implements queue.Outbox.
-func (s *Store) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queue.DeliveryPage, error) {
+// Deliveries implements backend.Outbox.
+func (s *Store) Deliveries(ctx context.Context, f backend.DeliveryFilter) (*backend.DeliveryPage, error) {
 	if err := s.outboxOn("deliveries"); err != nil {
 		return nil, err
 	}
@@ -237,11 +237,11 @@ func (s *Store) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queue.
 	if err != nil {
 		return nil, s.wrap("deliveries", err)
 	}
-	ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (queue.Delivery, error) { return scanDelivery(r) })
+	ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (backend.Delivery, error) { return scanDelivery(r) })
 	if err != nil {
 		return nil, s.wrap("deliveries", err)
 	}
-	page := &queue.DeliveryPage{Deliveries: ds}
+	page := &backend.DeliveryPage{Deliveries: ds}
 	if len(ds) > limit {
 		page.Deliveries = ds[:limit]
 		page.Next = strconv.FormatInt(ds[limit-1].Seq, 10)
@@ -249,26 +249,26 @@ func (s *Store) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queue.
 	return page, nil
 }
 
-func scanDelivery(s scanner) (queue.Delivery, error) {
+func scanDelivery(s scanner) (backend.Delivery, error) {
 	var (
-		d            queue.Delivery
+		d            backend.Delivery
 		typ, outcome string
 		at, latency  int64
 	)
 	err := s.Scan(&d.Seq, &d.EventID, &typ, &d.JobID, &d.Group, &d.Subscription, &d.URL,
 		&d.Attempt, &at, &d.Status, &latency, &d.Error, &outcome)
-	d.EventType, d.Outcome = queue.EventType(typ), queue.DeliveryOutcome(outcome)
+	d.EventType, d.Outcome = queue.EventType(typ), backend.DeliveryOutcome(outcome)
 	d.At, d.Latency = fromNanos(at), time.Duration(latency)
 	return d, err
 }
 
-// PruneDeliveries implements queue.Outbox.
+// PruneDeliveries implements backend.Outbox.
 func (s *Store) PruneDeliveries(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
 	if err := s.outboxOn("prune deliveries"); err != nil {
 		return 0, err
 	}
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	n, err := s.execN(ctx, qualify(qPruneDeliveries, s.schema), s.now()-int64(olderThan), limit)
 	return int(n), s.wrap("prune deliveries", err)

@@ -8,9 +8,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.ProgressBackend = (*Store)(nil)
+var _ backend.ProgressBackend = (*Store)(nil)
 
 const (
 	// qHolderShare reads a job's fence under a share lock, so the job
@@ -25,7 +26,7 @@ const (
 		LEFT JOIN __schema__.job_progress p ON p.job_id = j.id WHERE j.id = $1`
 )
 
-// SetProgress implements queue.ProgressBackend: one transaction that
+// SetProgress implements backend.ProgressBackend: one transaction that
 // checks the lease under the job's row lock, records p and, with the
 // event log on, logs it.
 func (s *Store) SetProgress(ctx context.Context, id, token string, p queue.JobProgress) error {

@@ -11,7 +11,7 @@ import (
 )
 
 // sched does the tenant scheduling of one transaction (see
-// queue.TenantBackend for the rules, internal/sched for the decisions).
+// backend.TenantBackend for the rules, internal/sched for the decisions).
 // Every decision about a tenant is taken under the transaction's advisory
 // lock on that tenant (lock), so a limit of N admits exactly N across
 // processes: the counts are read after the lock, and READ COMMITTED gives

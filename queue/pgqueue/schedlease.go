@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // maintainBatch bounds the scopes woken, the due jobs placed and the
@@ -20,7 +21,7 @@ const pickRounds = 4
 // queues become ready, queue by queue; the tenants whose pause ended
 // release their waiting jobs; jobs that waited past their tenant's MaxWait
 // fail; then the best pending jobs their tenants let start are leased.
-func (s *Store) leaseSched(sc *sched, req queue.LeaseRequest, prefix string) ([]queue.Lease, error) {
+func (s *Store) leaseSched(sc *sched, req backend.LeaseRequest, prefix string) ([]queue.Lease, error) {
 	queues := dedupe(req.Queues)
 	if err := sc.exec(orderedReads); err != nil {
 		return nil, err

@@ -7,9 +7,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.ScheduleStore = (*Store)(nil)
+var _ backend.ScheduleStore = (*Store)(nil)
 
 const scheduleCols = `name, def, timing, source, paused, last_tick, pending, claimed_at,
 	last_job, last_run_tick, last_run_at, created_at, updated_at`
@@ -45,8 +46,8 @@ const (
 		WHERE name = $1`
 )
 
-func scanSchedule(r scanner) (*queue.ScheduleRecord, error) {
-	var rec queue.ScheduleRecord
+func scanSchedule(r scanner) (*backend.ScheduleRecord, error) {
+	var rec backend.ScheduleRecord
 	var last, claimed, runTick, runAt, created, updated int64
 	var timing []byte
 	err := r.Scan(&rec.Name, &rec.Def, &timing, &rec.Source, &rec.Paused, &last, &rec.Pending,
@@ -84,9 +85,9 @@ func (s *Store) owned(ctx context.Context, tx pgx.Tx, name, source, keep string)
 	return err
 }
 
-// PutSchedule implements queue.ScheduleStore.
-func (s *Store) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, keep string) (*queue.ScheduleRecord, error) {
-	var out *queue.ScheduleRecord
+// PutSchedule implements backend.ScheduleStore.
+func (s *Store) PutSchedule(ctx context.Context, rec backend.ScheduleRecord, keep string) (*backend.ScheduleRecord, error) {
+	var out *backend.ScheduleRecord
 	def := rec.Def
 	if def == nil {
 		def = []byte{}
@@ -102,8 +103,8 @@ func (s *Store) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, keep 
 	return out, err
 }
 
-// GetSchedule implements queue.ScheduleStore.
-func (s *Store) GetSchedule(ctx context.Context, name string) (*queue.ScheduleRecord, error) {
+// GetSchedule implements backend.ScheduleStore.
+func (s *Store) GetSchedule(ctx context.Context, name string) (*backend.ScheduleRecord, error) {
 	if err := s.check("get schedule"); err != nil {
 		return nil, err
 	}
@@ -114,8 +115,8 @@ func (s *Store) GetSchedule(ctx context.Context, name string) (*queue.ScheduleRe
 	return out, s.wrap("get schedule", err)
 }
 
-// ListSchedules implements queue.ScheduleStore.
-func (s *Store) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, error) {
+// ListSchedules implements backend.ScheduleStore.
+func (s *Store) ListSchedules(ctx context.Context) ([]*backend.ScheduleRecord, error) {
 	if err := s.check("list schedules"); err != nil {
 		return nil, err
 	}
@@ -123,11 +124,11 @@ func (s *Store) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, err
 	if err != nil {
 		return nil, s.wrap("list schedules", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*queue.ScheduleRecord, error) { return scanSchedule(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*backend.ScheduleRecord, error) { return scanSchedule(r) })
 	return out, s.wrap("list schedules", err)
 }
 
-// DeleteSchedule implements queue.ScheduleStore.
+// DeleteSchedule implements backend.ScheduleStore.
 func (s *Store) DeleteSchedule(ctx context.Context, name, source, keep string) error {
 	return s.tx(ctx, "delete schedule", func(tx pgx.Tx) error {
 		if err := s.owned(ctx, tx, name, source, keep); err != nil {
@@ -146,8 +147,8 @@ func found(n int64, err error) error {
 	return err
 }
 
-// PauseSchedule implements queue.ScheduleStore.
-func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) (*queue.ScheduleRecord, error) {
+// PauseSchedule implements backend.ScheduleStore.
+func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) (*backend.ScheduleRecord, error) {
 	if err := s.check("pause schedule"); err != nil {
 		return nil, err
 	}
@@ -155,7 +156,7 @@ func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) (*q
 	return out, s.wrap("pause schedule", err)
 }
 
-// ClaimTick implements queue.ScheduleStore: one compare-and-set UPDATE;
+// ClaimTick implements backend.ScheduleStore: one compare-and-set UPDATE;
 // of schedulers racing for a tick, the first to commit wins and the others
 // find last_tick moved when they re-check the row after its lock.
 func (s *Store) ClaimTick(ctx context.Context, name string, prev, tick time.Time, run bool) (bool, error) {
@@ -166,7 +167,7 @@ func (s *Store) ClaimTick(ctx context.Context, name string, prev, tick time.Time
 	return n == 1, s.wrap("claim tick", err)
 }
 
-// RecordRun implements queue.ScheduleStore.
+// RecordRun implements backend.ScheduleStore.
 func (s *Store) RecordRun(ctx context.Context, name string, tick time.Time, jobID string) error {
 	if err := s.check("record run"); err != nil {
 		return err

@@ -4,11 +4,12 @@ import (
 	"context"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.TenantSecrets = (*Store)(nil)
+var _ backend.TenantSecrets = (*Store)(nil)
 
-// SetTenantSecret implements queue.TenantSecrets.
+// SetTenantSecret implements backend.TenantSecrets.
 func (s *Store) SetTenantSecret(ctx context.Context, tenant, secret string) error {
 	if err := queue.ValidateSecret(tenant, secret); err != nil {
 		return err
@@ -27,7 +28,7 @@ func (s *Store) SetTenantSecret(ctx context.Context, tenant, secret string) erro
 	return s.wrap("set tenant secret", err)
 }
 
-// TenantSecret implements queue.TenantSecrets.
+// TenantSecret implements backend.TenantSecrets.
 func (s *Store) TenantSecret(ctx context.Context, tenant string) (string, error) {
 	if err := s.check("tenant secret"); err != nil {
 		return "", err

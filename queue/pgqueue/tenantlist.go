@@ -10,7 +10,7 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.TenantLister = (*Store)(nil)
+var _ backend.TenantLister = (*Store)(nil)
 
 // qTenantList is every tenant with unfinished jobs or a row of settings,
 // with its counts and settings. Its first columns are the order keys:
@@ -37,7 +37,7 @@ const qTenantList = `WITH c AS (
 	SELECT tenant, active, backlog, scheduled, pending, waiting, retrying, lim, weight, cap, max_wait, paused_until
 	FROM t`
 
-// Tenants implements queue.TenantLister. The counts come from the jobs
+// Tenants implements backend.TenantLister. The counts come from the jobs
 // (one pass over the unfinished jobs of tenants, by the jobs_tenant
 // index) and the settings from their table, read in one snapshot with the
 // defaults, so a page agrees with itself.

@@ -8,9 +8,9 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.TenantBackend = (*Store)(nil)
+var _ backend.TenantBackend = (*Store)(nil)
 
-// SetTenant implements queue.TenantBackend. New settings of a tenant fill
+// SetTenant implements backend.TenantBackend. New settings of a tenant fill
 // it at once; new defaults ("") fill every tenant with waiting jobs.
 func (s *Store) SetTenant(ctx context.Context, tenant string, cfg queue.TenantConfig) error {
 	return s.schedTx(ctx, "set tenant", func(sc *sched) error {
@@ -44,7 +44,7 @@ func (s *Store) SetTenant(ctx context.Context, tenant string, cfg queue.TenantCo
 const qTenantCounts = `SELECT state, count(*) FROM __schema__.jobs
 	WHERE tenant = $1 AND tenant <> '' AND state NOT IN ` + finalStates + ` GROUP BY state`
 
-// Tenant implements queue.TenantBackend. It reads the settings and counts
+// Tenant implements backend.TenantBackend. It reads the settings and counts
 // in one transaction, so they agree.
 func (s *Store) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo, error) {
 	info := &queue.TenantInfo{Tenant: tenant}
@@ -108,7 +108,7 @@ func (sc *sched) readDefaults(c *queue.TenantConfig) error {
 	return err
 }
 
-// SetAging implements queue.TenantBackend.
+// SetAging implements backend.TenantBackend.
 func (s *Store) SetAging(ctx context.Context, q string, step int) error {
 	return s.schedTx(ctx, "set aging", func(sc *sched) error {
 		return sc.exec(`INSERT INTO __schema__.queue_sched (queue, aging) VALUES ($1, $2)
@@ -116,7 +116,7 @@ func (s *Store) SetAging(ctx context.Context, q string, step int) error {
 	})
 }
 
-// Pause implements queue.TenantBackend. Pausing a tenant moves its pending
+// Pause implements backend.TenantBackend. Pausing a tenant moves its pending
 // jobs to waiting in the same step (a queue's are left pending: Lease
 // skips the queue); resuming releases what there is room for.
 func (s *Store) Pause(ctx context.Context, scope queue.Scope, d time.Duration) (time.Time, error) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 func testEnqueue(t *testing.T, f Factory) {
@@ -187,7 +188,7 @@ func testFencing(t *testing.T, f Factory) {
 	old := h.leaseOne(t, QueueQ)
 	// The lease expires and is rescued; the job is leased again.
 	h.Clock.Advance(testLease + time.Second)
-	if r, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{}); err != nil || r.Requeued != 1 {
+	if r, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{}); err != nil || r.Requeued != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want 1 requeued", r, err)
 	}
 	cur := h.leaseOne(t, QueueQ)

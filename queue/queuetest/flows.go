@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // RunFlows runs the flow tests: dependencies between jobs (chains, fan-out,
@@ -367,7 +368,7 @@ func testFlowStall(t *testing.T, f Factory) {
 	fl := h.enqueueFlow(t, chain(QueueQ, "a", "b"))
 	dead := h.leaseOne(t, QueueQ)
 	h.Clock.Advance(testLease + time.Second)
-	if _, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{}); err != nil {
+	if _, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	again := h.leaseOne(t, QueueQ)

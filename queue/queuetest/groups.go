@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // RunGroups runs the group tests (limits, crawl delay, completion exactly
 // once, cancel, TTL). Run calls it; it skips backends without
-// queue.CapGroups or the queue.GroupBackend methods.
+// queue.CapGroups or the backend.GroupBackend methods.
 func RunGroups(t *testing.T, f Factory) {
 	runTests(t, f, []test{
 		{"CreateAndProgress", needs(queue.CapGroups), testGroupProgress},
@@ -325,7 +326,7 @@ func testGroupCompletionCrash(t *testing.T, f Factory) {
 	h.complete(t, ls[1])
 	dead := h.leaseOne(t, QueueQ) // its worker is killed: no heartbeat, no outcome
 	h.Clock.Advance(testLease + time.Second)
-	if res, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{}); err != nil || res.Requeued != 1 {
+	if res, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{}); err != nil || res.Requeued != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want 1 requeued", res, err)
 	}
 	if p := h.group(t, "g"); p.Done {
@@ -349,7 +350,7 @@ func testGroupCompletionCrash(t *testing.T, f Factory) {
 	h.enqueue(t, queue.JobSpec{Queue: QueueS, Kind: "k", Group: "stall"})
 	h.leaseOne(t, QueueS)
 	h.Clock.Advance(testLease + time.Second)
-	if res, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{MaxStalls: 1}); err != nil || res.Failed != 1 {
+	if res, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{MaxStalls: 1}); err != nil || res.Failed != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want 1 failed", res, err)
 	}
 	if p := h.group(t, "stall"); !p.Done || p.Failed != 1 || len(h.completions(t, "stalls", "report")) != 1 {
@@ -500,7 +501,7 @@ func testGroupRetention(t *testing.T, f Factory) {
 	clean := func() {
 		t.Helper()
 		r := queue.Retention{Completed: time.Hour, Failed: 3 * time.Hour, Cancelled: time.Hour}
-		if _, err := h.Backend.Cleanup(ctx, queue.CleanupRequest{Retention: r}); err != nil {
+		if _, err := h.Backend.Cleanup(ctx, backend.CleanupRequest{Retention: r}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 func testRetries(t *testing.T, f Factory) {
@@ -149,9 +150,9 @@ func testStalls(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	ctx := context.Background()
-	rescue := func(max int) queue.RescueResult {
+	rescue := func(max int) backend.RescueResult {
 		t.Helper()
-		r, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{MaxStalls: max})
+		r, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{MaxStalls: max})
 		if err != nil {
 			t.Fatalf("RescueExpired: %v", err)
 		}
@@ -203,10 +204,10 @@ func testStalls(t *testing.T, f Factory) {
 	}
 	h.lease(t, 5, QueueB)
 	h.Clock.Advance(testLease + time.Second)
-	if r, _ := h.Backend.RescueExpired(ctx, queue.RescueRequest{Queues: []string{QueueOther}}); r.Total() != 0 {
+	if r, _ := h.Backend.RescueExpired(ctx, backend.RescueRequest{Queues: []string{QueueOther}}); r.Total() != 0 {
 		t.Fatalf("rescue of another queue = %+v, want nothing", r)
 	}
-	if r, _ := h.Backend.RescueExpired(ctx, queue.RescueRequest{Queues: []string{QueueB}, Limit: 2}); r.Requeued != 2 {
+	if r, _ := h.Backend.RescueExpired(ctx, backend.RescueRequest{Queues: []string{QueueB}, Limit: 2}); r.Requeued != 2 {
 		t.Fatalf("rescue with Limit 2 = %+v, want 2 requeued", r)
 	}
 	if r := rescue(0); r.Requeued != 3 {
@@ -245,7 +246,7 @@ func testRetention(t *testing.T, f Factory) {
 	ret := queue.Retention{}.WithDefaults()
 	cleanup := func(r queue.Retention, limit int) int {
 		t.Helper()
-		n, err := h.Backend.Cleanup(ctx, queue.CleanupRequest{Retention: r, Limit: limit})
+		n, err := h.Backend.Cleanup(ctx, backend.CleanupRequest{Retention: r, Limit: limit})
 		if err != nil {
 			t.Fatalf("Cleanup: %v", err)
 		}

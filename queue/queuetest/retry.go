@@ -9,7 +9,7 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
-// RunRetry checks queue.Retrier: what a retried job keeps and loses, the
+// RunRetry checks backend.Retrier: what a retried job keeps and loses, the
 // states and jobs it refuses, unique keys, and the tenant scheduler's hold
 // on a retried job. Run calls it; each test is skipped on a backend
 // without the capabilities it declares.

@@ -62,7 +62,7 @@ func (b *Backend) registerAfter(ctx context.Context, qs []*qkeys) {
 // specFields is how many arguments each spec takes in the enqueue script.
 const specFields = 14
 
-// Enqueue implements queue.Backend. On a Redis Cluster client, a batch
+// Enqueue implements backend.Backend. On a Redis Cluster client, a batch
 // that spans queues is stored queue by queue, each queue's part atomic
 // (see Capabilities).
 func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {

@@ -12,7 +12,7 @@ func notFoundGroup(id string) error {
 	return fmt.Errorf("redisqueue: %w: group %s", queue.ErrGroupNotFound, id)
 }
 
-// CreateGroup implements queue.GroupBackend.
+// CreateGroup implements backend.GroupBackend.
 func (b *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue.GroupProgress, error) {
 	if err := b.needSched(queue.CapGroups); err != nil {
 		return nil, err
@@ -27,7 +27,7 @@ func (b *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue
 	return b.groupReply("create group", spec.ID, res)
 }
 
-// Group implements queue.GroupBackend.
+// Group implements backend.GroupBackend.
 func (b *Backend) Group(ctx context.Context, id string) (*queue.GroupProgress, error) {
 	if err := b.needSched(queue.CapGroups); err != nil {
 		return nil, err
@@ -40,7 +40,7 @@ func (b *Backend) Group(ctx context.Context, id string) (*queue.GroupProgress, e
 	return b.groupReply("group", id, res)
 }
 
-// CancelGroup implements queue.GroupBackend. The group's jobs are found by
+// CancelGroup implements backend.GroupBackend. The group's jobs are found by
 // its set of unfinished jobs, in whatever queue they are, in one script.
 func (b *Backend) CancelGroup(ctx context.Context, id string) (*queue.GroupProgress, error) {
 	if err := b.needSched(queue.CapGroups); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 var (
@@ -19,7 +20,7 @@ var (
 	qGet          = hot(`SELECT ` + jobCols + ` FROM jobs WHERE id = ?`)
 )
 
-// Get implements queue.Backend.
+// Get implements backend.Backend.
 func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
 	rid, err := parseID(id)
 	if err != nil {
@@ -43,7 +44,7 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
-// Stats implements queue.Backend. It counts from the (queue, state) index
+// Stats implements backend.Backend. It counts from the (queue, state) index
 // and lists a paused queue even when it has no jobs.
 func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	if b.closed.Load() {
@@ -107,7 +108,7 @@ func (b *Backend) pausedQueues(ctx context.Context) (map[string]time.Time, error
 	return out, rows.Err()
 }
 
-// Cancel implements queue.Backend.
+// Cancel implements backend.Backend.
 func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 	rid, err := parseID(id)
 	if err != nil {
@@ -162,21 +163,21 @@ func queueFilter(queues []string) (string, []any) {
 	return " AND queue IN (" + placeholders(len(queues)) + ")", args
 }
 
-// RescueExpired implements queue.Backend.
-func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (queue.RescueResult, error) {
+// RescueExpired implements backend.Backend.
+func (b *Backend) RescueExpired(ctx context.Context, req backend.RescueRequest) (backend.RescueResult, error) {
 	maxStalls := req.MaxStalls
 	if maxStalls <= 0 {
 		maxStalls = queue.DefaultMaxStalls
 	}
 	limit := req.Limit
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	now := b.now()
-	var res queue.RescueResult
+	var res backend.RescueResult
 	requeued := map[string]bool{}
 	err := b.write(ctx, "rescue", func(tx *wtx) error {
-		res = queue.RescueResult{}
+		res = backend.RescueResult{}
 		qf, qargs := queueFilter(req.Queues)
 		args := append([]any{now}, qargs...)
 		rows, err := tx.query(`SELECT `+jobCols+` FROM jobs WHERE state = 'active'
@@ -220,7 +221,7 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 		return nil
 	})
 	if err != nil {
-		return queue.RescueResult{}, err
+		return backend.RescueResult{}, err
 	}
 	for q := range requeued {
 		b.notify(q)

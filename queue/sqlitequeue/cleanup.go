@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // cleanQueries returns the two deletes of one state's expired jobs, with
@@ -30,13 +31,13 @@ func cleanQueries(qf string) [2]string {
 	}
 }
 
-// Cleanup implements queue.Backend, in one write transaction: expired
+// Cleanup implements backend.Backend, in one write transaction: expired
 // jobs (see cleanQueries), then groups past their retention whose jobs
 // are gone.
-func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, error) {
+func (b *Backend) Cleanup(ctx context.Context, req backend.CleanupRequest) (int, error) {
 	limit := req.Limit
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	now := b.now()
 	deleted := 0

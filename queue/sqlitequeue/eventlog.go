@@ -11,7 +11,7 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.EventLog = (*Backend)(nil)
+var _ backend.EventLog = (*Backend)(nil)
 
 // eventTriggers write the event log in the same statement as the change
 // each reports: a new job, a job starting or reaching a final state, a
@@ -80,14 +80,14 @@ const crossProcessPoll = time.Second
 const qReadEvents = `SELECT seq, type, job_id, queue, kind, tenant, grp, state, attempt, error,
 	coalesce(data, ''), created_at FROM event_log WHERE seq > ? ORDER BY seq LIMIT ?`
 
-// ReadEvents implements queue.EventLog. Event ids are the log's sequence
+// ReadEvents implements backend.EventLog. Event ids are the log's sequence
 // numbers in decimal.
-func (b *Backend) ReadEvents(ctx context.Context, after string, max int, block time.Duration) (queue.EventBatch, error) {
+func (b *Backend) ReadEvents(ctx context.Context, after string, max int, block time.Duration) (backend.EventBatch, error) {
 	var from int64
 	if after != "" {
 		n, err := strconv.ParseInt(after, 10, 64)
 		if err != nil || n < 0 {
-			return queue.EventBatch{}, backend.InvalidArgument(queue.Field("", "after"), "is not an event id of this backend: %q", after)
+			return backend.EventBatch{}, backend.InvalidArgument(queue.Field("", "after"), "is not an event id of this backend: %q", after)
 		}
 		from = n
 	}
@@ -95,7 +95,7 @@ func (b *Backend) ReadEvents(ctx context.Context, after string, max int, block t
 		max = queue.DefaultListLimit
 	}
 	if !b.events {
-		return queue.EventBatch{}, b.wrap("read events", queue.ErrEventLogOff)
+		return backend.EventBatch{}, b.wrap("read events", queue.ErrEventLogOff)
 	}
 	feed := b.logFeed() // before the read: a commit after it wakes us
 	batch, err := b.readEvents(ctx, from, max)
@@ -113,16 +113,16 @@ func (b *Backend) ReadEvents(ctx context.Context, after string, max int, block t
 	return b.readEvents(ctx, from, max)
 }
 
-func (b *Backend) readEvents(ctx context.Context, from int64, max int) (queue.EventBatch, error) {
+func (b *Backend) readEvents(ctx context.Context, from int64, max int) (backend.EventBatch, error) {
 	if b.closed.Load() {
-		return queue.EventBatch{}, b.wrap("read events", queue.ErrClosed)
+		return backend.EventBatch{}, b.wrap("read events", queue.ErrClosed)
 	}
 	rows, err := b.r.QueryContext(ctx, qReadEvents, from, max)
 	if err != nil {
-		return queue.EventBatch{}, b.wrap("read events", err)
+		return backend.EventBatch{}, b.wrap("read events", err)
 	}
 	defer rows.Close()
-	var out queue.EventBatch
+	var out backend.EventBatch
 	for rows.Next() {
 		var (
 			e            queue.Event
@@ -149,7 +149,7 @@ func (b *Backend) readEvents(ctx context.Context, from int64, max int) (queue.Ev
 	return out, b.wrap("read events", rows.Err())
 }
 
-// LastEventID implements queue.EventLog: the last sequence number handed
+// LastEventID implements backend.EventLog: the last sequence number handed
 // out, which pruning never lowers.
 func (b *Backend) LastEventID(ctx context.Context) (string, error) {
 	if !b.events {
@@ -166,10 +166,10 @@ func (b *Backend) LastEventID(ctx context.Context) (string, error) {
 	return strconv.FormatInt(seq.Int64, 10), nil
 }
 
-// PruneEvents implements queue.EventLog.
+// PruneEvents implements backend.EventLog.
 func (b *Backend) PruneEvents(ctx context.Context, olderThan time.Duration, keep, limit int) (int, error) {
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	cut := b.now() - int64(olderThan)
 	n := 0

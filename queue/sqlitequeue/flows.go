@@ -136,8 +136,8 @@ func (s *sched) linkDeps(id int64, j *queue.Job, d *deps) error {
 	return err
 }
 
-// EnqueueFlow implements queue.FlowBackend.
-func (b *Backend) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.Job, error) {
+// EnqueueFlow implements backend.FlowBackend.
+func (b *Backend) EnqueueFlow(ctx context.Context, p backend.FlowPlan) ([]*queue.Job, error) {
 	out := make([]*queue.Job, len(p.Nodes))
 	err := b.writeSched(ctx, "enqueue flow", func(s *sched) error {
 		if _, err := s.tx.exec(qAddFlow, p.ID, p.Name, s.now); err != nil {
@@ -170,7 +170,7 @@ func (b *Backend) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.J
 	return out, nil
 }
 
-// Flow implements queue.FlowBackend.
+// Flow implements backend.FlowBackend.
 func (b *Backend) Flow(ctx context.Context, id string) (*queue.Flow, error) {
 	if b.closed.Load() {
 		return nil, b.wrap("flow", queue.ErrClosed)
@@ -200,7 +200,7 @@ func (b *Backend) Flow(ctx context.Context, id string) (*queue.Flow, error) {
 	return f, b.wrap("flow", rows.Err())
 }
 
-// Relatives implements queue.FlowBackend. It reads in one read
+// Relatives implements backend.FlowBackend. It reads in one read
 // transaction, so parents and children are of one moment.
 func (b *Backend) Relatives(ctx context.Context, id string, maxResults int) (*queue.Relatives, error) {
 	rid, err := parseID(id)

@@ -13,7 +13,7 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.GroupBackend = (*Backend)(nil)
+var _ backend.GroupBackend = (*Backend)(nil)
 
 // groupRow is a row of job_groups.
 type groupRow struct {
@@ -239,7 +239,7 @@ func (s *sched) cancelGroup(id string) error {
 	return s.groupSettle(id)
 }
 
-// CreateGroup implements queue.GroupBackend.
+// CreateGroup implements backend.GroupBackend.
 func (b *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue.GroupProgress, error) {
 	var p *queue.GroupProgress
 	err := b.writeSched(ctx, "create group", func(s *sched) error {
@@ -266,7 +266,7 @@ func (b *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue
 	return p, err
 }
 
-// Group implements queue.GroupBackend. It reads the row and the counts in
+// Group implements backend.GroupBackend. It reads the row and the counts in
 // one read transaction, so they agree.
 func (b *Backend) Group(ctx context.Context, id string) (*queue.GroupProgress, error) {
 	if b.closed.Load() {
@@ -281,7 +281,7 @@ func (b *Backend) Group(ctx context.Context, id string) (*queue.GroupProgress, e
 	return p, b.wrap("group", err)
 }
 
-// CancelGroup implements queue.GroupBackend.
+// CancelGroup implements backend.GroupBackend.
 func (b *Backend) CancelGroup(ctx context.Context, id string) (*queue.GroupProgress, error) {
 	var p *queue.GroupProgress
 	err := b.writeSched(ctx, "cancel group", func(s *sched) error {

@@ -46,8 +46,8 @@ var leased = hot(`SELECT ` + jobCols + `, lease_token FROM jobs
 // clearLease is the SET part shared by every transition out of active.
 const clearLease = `lease_token = NULL, lease_until = NULL, worker_id = NULL`
 
-// Lease implements queue.Backend.
-func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+// Lease implements backend.Backend.
+func (b *Backend) Lease(ctx context.Context, req backend.LeaseRequest) ([]queue.Lease, error) {
 	if len(req.Queues) == 0 || req.Max < 1 || req.LeaseFor <= 0 {
 		return nil, backend.InvalidArgument(queue.Field("", "LeaseRequest"), "needs queues, Max >= 1 and LeaseFor > 0, got %d queues, Max %d, LeaseFor %s",
 			len(req.Queues), req.Max, req.LeaseFor)
@@ -78,7 +78,7 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 }
 
 // activateJobs leases the jobs ids and reads them back.
-func activateJobs(tx *wtx, ids []int64, req queue.LeaseRequest, now int64) ([]queue.Lease, error) {
+func activateJobs(tx *wtx, ids []int64, req backend.LeaseRequest, now int64) ([]queue.Lease, error) {
 	list, err := json.Marshal(ids)
 	if err != nil {
 		return nil, err
@@ -152,7 +152,7 @@ func fenced(tx *wtx, id int64) error {
 	return queue.ErrLeaseLost
 }
 
-// Extend implements queue.Backend.
+// Extend implements backend.Backend.
 func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
 	rid, err := parseID(id)
 	if err != nil {
@@ -174,7 +174,7 @@ func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Du
 	return st, err
 }
 
-// Complete implements queue.Backend.
+// Complete implements backend.Backend.
 func (b *Backend) Complete(ctx context.Context, id, token string, result []byte) error {
 	rid, err := parseID(id)
 	if err != nil {
@@ -209,7 +209,7 @@ func holder(tx *wtx, id int64, token string) (*queue.Job, error) {
 	return j, err
 }
 
-// Fail implements queue.Backend.
+// Fail implements backend.Backend.
 func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
 	f.Error = queue.StorableError(f.Error)
 	rid, err := parseID(id)
@@ -269,7 +269,7 @@ func appendError(hist []queue.AttemptError, e queue.AttemptError) (string, error
 	return string(out), err
 }
 
-// Snooze implements queue.Backend.
+// Snooze implements backend.Backend.
 func (b *Backend) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
 	next := queue.StatePending
 	if d > 0 {
@@ -278,7 +278,7 @@ func (b *Backend) Snooze(ctx context.Context, id, token string, d time.Duration)
 	return b.giveBack(ctx, "snooze", id, token, next, d)
 }
 
-// Requeue implements queue.Backend.
+// Requeue implements backend.Backend.
 func (b *Backend) Requeue(ctx context.Context, id, token string) (queue.State, error) {
 	return b.giveBack(ctx, "requeue", id, token, queue.StatePending, 0)
 }

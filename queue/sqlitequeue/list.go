@@ -9,7 +9,7 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// List implements queue.Backend. A page is one query that walks an index
+// List implements backend.Backend. A page is one query that walks an index
 // in id order, forwards or backwards (NewestFirst), and stops at a page of
 // matches: (queue, state, id) for a queue and one state, else the (queue,
 // id), (tenant, id), (kind, id) and (grp, id) indexes of migration 0004

@@ -14,7 +14,7 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.Outbox = (*Backend)(nil)
+var _ backend.Outbox = (*Backend)(nil)
 
 // eventCols lists the columns scanEvent reads, in order.
 const eventCols = `event_id, type, job_id, queue, kind, tenant, grp, state, attempt, error, data, created_at`
@@ -79,8 +79,8 @@ func (b *Backend) emitEvent(tx *wtx, e queue.Event, now int64) error {
 	return err
 }
 
-// ClaimEvents implements queue.Outbox.
-func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]queue.ClaimedEvent, error) {
+// ClaimEvents implements backend.Outbox.
+func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]backend.ClaimedEvent, error) {
 	if max < 1 || leaseFor <= 0 {
 		return nil, backend.InvalidArgument(queue.Field("", "ClaimEvents"), "needs max >= 1 and leaseFor > 0, got max %d, leaseFor %s", max, leaseFor)
 	}
@@ -93,7 +93,7 @@ func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Durati
 	}
 	now := b.now()
 	var seqs []int64
-	var out []queue.ClaimedEvent
+	var out []backend.ClaimedEvent
 	err = b.write(ctx, "claim events", func(tx *wtx) error {
 		seqs, out = seqs[:0], out[:0]
 		rows, err := tx.query(qClaim, now+int64(leaseFor), prefix, now, max)
@@ -120,16 +120,16 @@ func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Durati
 		idx[i] = i
 	}
 	sort.Slice(idx, func(i, j int) bool { return seqs[idx[i]] < seqs[idx[j]] })
-	sorted := make([]queue.ClaimedEvent, len(out))
+	sorted := make([]backend.ClaimedEvent, len(out))
 	for i, k := range idx {
 		sorted[i] = out[k]
 	}
 	return sorted, nil
 }
 
-func scanClaim(s scanner, seq *int64) (queue.ClaimedEvent, error) {
+func scanClaim(s scanner, seq *int64) (backend.ClaimedEvent, error) {
 	var (
-		c        queue.ClaimedEvent
+		c        backend.ClaimedEvent
 		progress string
 	)
 	e, err := scanEvent(s, seq, &c.Token, &progress)
@@ -163,7 +163,7 @@ func scanEvent(s scanner, seq *int64, extra ...any) (*queue.Event, error) {
 	return &e, nil
 }
 
-// AckEvent implements queue.Outbox.
+// AckEvent implements backend.Outbox.
 func (b *Backend) AckEvent(ctx context.Context, id, token string) error {
 	if !b.outbox {
 		return queue.ErrOutboxOff
@@ -173,7 +173,7 @@ func (b *Backend) AckEvent(ctx context.Context, id, token string) error {
 	})
 }
 
-// RetryEvent implements queue.Outbox.
+// RetryEvent implements backend.Outbox.
 func (b *Backend) RetryEvent(ctx context.Context, id, token string, after time.Duration) error {
 	if !b.outbox {
 		return queue.ErrOutboxOff
@@ -199,8 +199,8 @@ func claimHeld(res sql.Result, err error) error {
 	return nil
 }
 
-// RecordDelivery implements queue.Outbox.
-func (b *Backend) RecordDelivery(ctx context.Context, d queue.Delivery) error {
+// RecordDelivery implements backend.Outbox.
+func (b *Backend) RecordDelivery(ctx context.Context, d backend.Delivery) error {
 	if !b.outbox {
 		return queue.ErrOutboxOff
 	}
@@ -220,7 +220,7 @@ func (b *Backend) RecordDelivery(ctx context.Context, d queue.Delivery) error {
 
 // addProgress counts d's attempt in its event's progress, if the event is
 // still in the outbox.
-func addProgress(tx *wtx, d queue.Delivery) error {
+func addProgress(tx *wtx, d backend.Delivery) error {
 	var raw string
 	err := tx.queryRow(qProgress, d.EventID).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -228,7 +228,7 @@ func addProgress(tx *wtx, d queue.Delivery) error {
 	} else if err != nil {
 		return err
 	}
-	prog := map[string]queue.Progress{}
+	prog := map[string]backend.Progress{}
 	if err := json.Unmarshal([]byte(raw), &prog); err != nil {
 		return err
 	}
@@ -244,8 +244,8 @@ func addProgress(tx *wtx, d queue.Delivery) error {
 	return err
 }
 
-// Deliveries implements queue.Outbox.
-func (b *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queue.DeliveryPage, error) {
+// Deliveries implements backend.Outbox.
+func (b *Backend) Deliveries(ctx context.Context, f backend.DeliveryFilter) (*backend.DeliveryPage, error) {
 	if b.closed.Load() {
 		return nil, b.wrap("deliveries", queue.ErrClosed)
 	}
@@ -274,7 +274,7 @@ func (b *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queu
 		return nil, b.wrap("deliveries", err)
 	}
 	defer rows.Close()
-	page := &queue.DeliveryPage{}
+	page := &backend.DeliveryPage{}
 	for rows.Next() {
 		d, err := scanDelivery(rows)
 		if err != nil {
@@ -292,23 +292,23 @@ func (b *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queu
 	return page, nil
 }
 
-func scanDelivery(s scanner) (queue.Delivery, error) {
+func scanDelivery(s scanner) (backend.Delivery, error) {
 	var (
-		d            queue.Delivery
+		d            backend.Delivery
 		typ, outcome string
 		at, latency  int64
 	)
 	err := s.Scan(&d.Seq, &d.EventID, &typ, &d.JobID, &d.Group, &d.Subscription, &d.URL,
 		&d.Attempt, &at, &d.Status, &latency, &d.Error, &outcome)
-	d.EventType, d.Outcome = queue.EventType(typ), queue.DeliveryOutcome(outcome)
+	d.EventType, d.Outcome = queue.EventType(typ), backend.DeliveryOutcome(outcome)
 	d.At, d.Latency = fromNanos(at), time.Duration(latency)
 	return d, err
 }
 
-// PruneDeliveries implements queue.Outbox.
+// PruneDeliveries implements backend.Outbox.
 func (b *Backend) PruneDeliveries(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	cut := b.now() - int64(olderThan)
 	n := 0

@@ -7,9 +7,10 @@ import (
 	"errors"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.ProgressBackend = (*Backend)(nil)
+var _ backend.ProgressBackend = (*Backend)(nil)
 
 var (
 	qFence       = hot(`SELECT state, coalesce(lease_token, '') FROM jobs WHERE id = ?`)
@@ -25,7 +26,7 @@ const progressCols = `, job_progress.percent, job_progress.data, job_progress.re
 // progressJoin joins a job with its progress, for Get.
 const progressJoin = ` LEFT JOIN job_progress ON job_progress.job_id = jobs.id`
 
-// SetProgress implements queue.ProgressBackend: one write that checks the
+// SetProgress implements backend.ProgressBackend: one write that checks the
 // lease, records p and, with the event log on, logs it.
 func (b *Backend) SetProgress(ctx context.Context, id, token string, p queue.JobProgress) error {
 	rid, err := parseID(id)

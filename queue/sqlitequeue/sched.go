@@ -12,7 +12,7 @@ import (
 )
 
 // sched does the tenant and group scheduling of one write operation (see
-// queue.TenantBackend and queue.GroupBackend for the rules). It reads
+// backend.TenantBackend and backend.GroupBackend for the rules). It reads
 // settings and counts inside the operation's transaction, caches what the
 // operation does not change, and collects the finish tags it moves, which
 // flush writes back. Job counts per tenant and group come from the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 const scheduleCols = `name, def, timing, source, paused, last_tick, pending, claimed_at,
@@ -37,8 +38,8 @@ var (
 		WHERE name = ?1`
 )
 
-func scanSchedule(r rowScanner) (*queue.ScheduleRecord, error) {
-	var rec queue.ScheduleRecord
+func scanSchedule(r rowScanner) (*backend.ScheduleRecord, error) {
+	var rec backend.ScheduleRecord
 	var last, claimed, runTick, runAt, created, updated int64
 	err := r.Scan(&rec.Name, &rec.Def, &rec.Timing, &rec.Source, &rec.Paused, &last, &rec.Pending,
 		&claimed, &rec.LastJobID, &runTick, &runAt, &created, &updated)
@@ -70,9 +71,9 @@ func owned(tx *wtx, name, source, keep string) error {
 	return err
 }
 
-// PutSchedule implements queue.ScheduleStore.
-func (b *Backend) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, keep string) (*queue.ScheduleRecord, error) {
-	var out *queue.ScheduleRecord
+// PutSchedule implements backend.ScheduleStore.
+func (b *Backend) PutSchedule(ctx context.Context, rec backend.ScheduleRecord, keep string) (*backend.ScheduleRecord, error) {
+	var out *backend.ScheduleRecord
 	err := b.write(ctx, "put schedule", func(tx *wtx) error {
 		if err := owned(tx, rec.Name, rec.Source, keep); err != nil {
 			return err
@@ -87,9 +88,9 @@ func (b *Backend) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, kee
 	return out, err
 }
 
-// GetSchedule implements queue.ScheduleStore.
-func (b *Backend) GetSchedule(ctx context.Context, name string) (*queue.ScheduleRecord, error) {
-	var out *queue.ScheduleRecord
+// GetSchedule implements backend.ScheduleStore.
+func (b *Backend) GetSchedule(ctx context.Context, name string) (*backend.ScheduleRecord, error) {
+	var out *backend.ScheduleRecord
 	err := b.read(ctx, func(tx *sql.Tx) error {
 		var err error
 		out, err = scanSchedule(tx.QueryRowContext(ctx, qScheduleGet, name))
@@ -98,9 +99,9 @@ func (b *Backend) GetSchedule(ctx context.Context, name string) (*queue.Schedule
 	return out, b.wrap("get schedule", err)
 }
 
-// ListSchedules implements queue.ScheduleStore.
-func (b *Backend) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, error) {
-	var out []*queue.ScheduleRecord
+// ListSchedules implements backend.ScheduleStore.
+func (b *Backend) ListSchedules(ctx context.Context) ([]*backend.ScheduleRecord, error) {
+	var out []*backend.ScheduleRecord
 	err := b.read(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, qScheduleList)
 		if err != nil {
@@ -119,7 +120,7 @@ func (b *Backend) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, e
 	return out, b.wrap("list schedules", err)
 }
 
-// DeleteSchedule implements queue.ScheduleStore.
+// DeleteSchedule implements backend.ScheduleStore.
 func (b *Backend) DeleteSchedule(ctx context.Context, name, source, keep string) error {
 	return b.write(ctx, "delete schedule", func(tx *wtx) error {
 		if err := owned(tx, name, source, keep); err != nil {
@@ -142,9 +143,9 @@ func affected(res sql.Result, err error) error {
 	return nil
 }
 
-// PauseSchedule implements queue.ScheduleStore.
-func (b *Backend) PauseSchedule(ctx context.Context, name string, paused bool) (*queue.ScheduleRecord, error) {
-	var out *queue.ScheduleRecord
+// PauseSchedule implements backend.ScheduleStore.
+func (b *Backend) PauseSchedule(ctx context.Context, name string, paused bool) (*backend.ScheduleRecord, error) {
+	var out *backend.ScheduleRecord
 	err := b.write(ctx, "pause schedule", func(tx *wtx) error {
 		if err := affected(tx.exec(qSchedulePause, name, paused, b.now())); err != nil {
 			return err
@@ -156,7 +157,7 @@ func (b *Backend) PauseSchedule(ctx context.Context, name string, paused bool) (
 	return out, err
 }
 
-// ClaimTick implements queue.ScheduleStore.
+// ClaimTick implements backend.ScheduleStore.
 func (b *Backend) ClaimTick(ctx context.Context, name string, prev, tick time.Time, run bool) (bool, error) {
 	var ok bool
 	err := b.write(ctx, "claim tick", func(tx *wtx) error {
@@ -171,7 +172,7 @@ func (b *Backend) ClaimTick(ctx context.Context, name string, prev, tick time.Ti
 	return ok, err
 }
 
-// RecordRun implements queue.ScheduleStore.
+// RecordRun implements backend.ScheduleStore.
 func (b *Backend) RecordRun(ctx context.Context, name string, tick time.Time, jobID string) error {
 	return b.write(ctx, "record run", func(tx *wtx) error {
 		if tick.IsZero() {

@@ -10,7 +10,7 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.TenantBackend = (*Backend)(nil)
+var _ backend.TenantBackend = (*Backend)(nil)
 
 var (
 	qSetTenant = hot(`INSERT INTO tenants (tenant, lim, weight, backlog, max_wait) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -32,7 +32,7 @@ var (
 		ORDER BY band, vrank, id LIMIT ?`)
 )
 
-// SetTenant implements queue.TenantBackend.
+// SetTenant implements backend.TenantBackend.
 func (b *Backend) SetTenant(ctx context.Context, tenant string, cfg queue.TenantConfig) error {
 	return b.writeSched(ctx, "set tenant", func(s *sched) error {
 		if _, err := s.tx.exec(qSetTenant, tenant, cfg.Limit, cfg.Weight, cfg.Backlog, int64(cfg.MaxWait)); err != nil {
@@ -56,7 +56,7 @@ func (b *Backend) SetTenant(ctx context.Context, tenant string, cfg queue.Tenant
 	})
 }
 
-// Tenant implements queue.TenantBackend. It reads the settings and counts
+// Tenant implements backend.TenantBackend. It reads the settings and counts
 // in one read transaction, so they agree.
 func (b *Backend) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo, error) {
 	if b.closed.Load() {
@@ -93,7 +93,7 @@ func (b *Backend) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo,
 	return info, nil
 }
 
-// SetAging implements queue.TenantBackend.
+// SetAging implements backend.TenantBackend.
 func (b *Backend) SetAging(ctx context.Context, q string, step int) error {
 	return b.write(ctx, "set aging", func(tx *wtx) error {
 		_, err := tx.exec(qSetAging, q, step)
@@ -101,7 +101,7 @@ func (b *Backend) SetAging(ctx context.Context, q string, step int) error {
 	})
 }
 
-// Pause implements queue.TenantBackend. Pausing a tenant or group moves its
+// Pause implements backend.TenantBackend. Pausing a tenant or group moves its
 // pending jobs to waiting in the same step (a queue's are left pending:
 // Lease skips the queue); resuming releases what there is room for.
 func (b *Backend) Pause(ctx context.Context, scope queue.Scope, d time.Duration) (time.Time, error) {
