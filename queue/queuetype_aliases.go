@@ -1,8 +1,12 @@
+// The data types of the queue, defined in the leaf package queue/queuetype
+// (where package queue/backend, the store contract, names them too) and
+// re-exported here so that users of the queue need only this package.
+
 package queue
 
 import "github.com/sluicehq/sluice/queue/queuetype"
 
-// Enqueued is the outcome of one spec in Backend.Enqueue.
+// Enqueued is the outcome of one spec in Client.EnqueueBatch (and a store's Enqueue).
 type Enqueued = queuetype.Enqueued
 
 // ListFilter selects jobs for List.
@@ -23,10 +27,10 @@ type Page = queuetype.Page
 // QueueStats counts one queue's jobs by state.
 type QueueStats = queuetype.QueueStats
 
-// LeaseStatus is what Backend.Extend reports about a held lease.
+// LeaseStatus is what extending a held lease reports.
 type LeaseStatus = queuetype.LeaseStatus
 
-// Failure describes a failed attempt for Backend.Fail.
+// Failure describes a failed attempt, as a store records it.
 type Failure = queuetype.Failure
 
 // Retention says how long finished jobs are kept before the cleaner deletes them.
@@ -79,7 +83,7 @@ var ErrUnsupported = queuetype.ErrUnsupported
 // UnsupportedError says that a backend lacks a feature a call or a job asked for.
 type UnsupportedError = queuetype.UnsupportedError
 
-// Re-exported from queuetype.
+// The errors of the job store, matched with errors.Is.
 var (
 	ErrNotFound        = queuetype.ErrNotFound
 	ErrLeaseLost       = queuetype.ErrLeaseLost
@@ -89,10 +93,10 @@ var (
 	ErrClosed          = queuetype.ErrClosed
 )
 
-// FieldPath is queuetype.FieldPath.
+// FieldPath says which field of a call's arguments broke a rule, in parts.
 type FieldPath = queuetype.FieldPath
 
-// Field is queuetype.Field.
+// Field returns the path of field name of struct type typ, such as Field("JobSpec", "UniqueKey").
 func Field(typ, name string) FieldPath {
 	return queuetype.Field(typ, name)
 }
@@ -100,7 +104,7 @@ func Field(typ, name string) FieldPath {
 // InvalidArgumentError names the field and the rule it broke.
 type InvalidArgumentError = queuetype.InvalidArgumentError
 
-// ParentFailure is queuetype.ParentFailure.
+// ParentFailure is what a job does when one of its parents fails for good or is cancelled.
 type ParentFailure = queuetype.ParentFailure
 
 // The answers to a parent's failure.
@@ -121,7 +125,7 @@ type ParentResult = queuetype.ParentResult
 // Relatives are a job's parents and children.
 type Relatives = queuetype.Relatives
 
-// GroupSpec is queuetype.GroupSpec.
+// GroupSpec describes a group: many jobs under one id, with limits of its own and a completion job.
 type GroupSpec = queuetype.GroupSpec
 
 // GroupProgress is a group's spec and where its jobs are.
@@ -130,7 +134,7 @@ type GroupProgress = queuetype.GroupProgress
 // State is where a job is in its life.
 type State = queuetype.State
 
-// Re-exported from queuetype.
+// The states of a job.
 const (
 	StateScheduled = queuetype.StateScheduled
 	StatePending   = queuetype.StatePending
@@ -166,7 +170,7 @@ type Job = queuetype.Job
 // AttemptError records one failed attempt.
 type AttemptError = queuetype.AttemptError
 
-// Lease is queuetype.Lease.
+// Lease is a job handed to a worker, with the token that fences every later transition of it.
 type Lease = queuetype.Lease
 
 // Bounds of a Webhook.
@@ -175,7 +179,7 @@ const (
 	MaxWebhookHeaders = queuetype.MaxWebhookHeaders
 )
 
-// Webhook is queuetype.Webhook.
+// Webhook is a receiver given with one job (JobSpec.Webhook) or one group (GroupSpec.Webhook).
 type Webhook = queuetype.Webhook
 
 // EventType names what happened to a job or group.
@@ -201,10 +205,10 @@ const MaxProgressBytes = queuetype.MaxProgressBytes
 // JobProgress is how far a running job says it has got.
 type JobProgress = queuetype.JobProgress
 
-// Re-exported from queuetype.
+// ErrNotInHandler is returned by ReportProgress called outside a job handler.
 var ErrNotInHandler = queuetype.ErrNotInHandler
 
-// Bounds of a JobSpec besides those next to it in job.go.
+// More bounds of a JobSpec.
 const (
 	MaxDuration      = queuetype.MaxDuration
 	MaxAttemptsLimit = queuetype.MaxAttemptsLimit
@@ -222,12 +226,12 @@ const (
 	MaxBacklog     = queuetype.MaxBacklog
 )
 
-// DefaultBacklog is queuetype.DefaultBacklog.
+// DefaultBacklog is the backlog cap of a tenant whose concurrency limit is limit and whose own cap is not set.
 func DefaultBacklog(limit int) int {
 	return queuetype.DefaultBacklog(limit)
 }
 
-// TenantConfig is queuetype.TenantConfig.
+// TenantConfig holds the scheduling settings of a tenant, or the defaults of every tenant.
 type TenantConfig = queuetype.TenantConfig
 
 // TenantInfo is a tenant's settings and current load.
@@ -246,7 +250,7 @@ const (
 // Scope is a tenant, a group or a queue: what Client.BackOff pauses and a start rate counts.
 type Scope = queuetype.Scope
 
-// TenantOrder is the order TenantLister.Tenants returns tenants in.
+// TenantOrder is the order Client.Tenants returns tenants in.
 type TenantOrder = queuetype.TenantOrder
 
 // The orders of a tenant listing.
@@ -255,13 +259,13 @@ const (
 	TenantsBusiest = queuetype.TenantsBusiest
 )
 
-// TenantFilter selects a page of tenants for TenantLister.Tenants.
+// TenantFilter selects a page of tenants for Client.Tenants.
 type TenantFilter = queuetype.TenantFilter
 
 // TenantPage is one page of tenants.
 type TenantPage = queuetype.TenantPage
 
-// CheckText is queuetype.CheckText.
+// CheckText returns an *InvalidArgumentError naming field when v holds a NUL byte or invalid UTF-8.
 func CheckText(field FieldPath, v string) error {
 	return queuetype.CheckText(field, v)
 }

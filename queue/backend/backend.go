@@ -51,8 +51,8 @@ import (
 // outbox) extend a backend through the optional parts its Features name;
 // they hook into these same transitions, inside the same atomic step.
 //
-// Package queue/backend holds the helpers that writing a Backend needs,
-// and package queue/queuetest the conformance suite every Backend passes.
+// This package also holds the helpers that writing a Backend needs, and
+// package queue/queuetest the conformance suite every Backend passes.
 type Backend interface {
 	// Features returns the backend's name, its capabilities and its
 	// optional parts. It is cheap and answers the same for the life of the

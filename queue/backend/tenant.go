@@ -39,7 +39,7 @@ import (
 // leased from it (0 at first); each (queue, tenant) pair has a finish tag
 // F (0 at first). When a job first becomes ready it gets the start tag
 // max(V, F) and F becomes that tag plus FairUnit/weight (FairUnit, FairTag
-// and FairOrder are in package queue/backend). It keeps the tag for life:
+// and FairOrder compute them). It keeps the tag for life:
 // retries, snoozes and requeues go back to their place. Ready jobs are
 // ordered by FairOrder: (priority, start, sequence) without aging; with
 // the queue's aging step S, (start + priority × S × FairUnit, sequence). So at equal priority backlogged tenants take turns by weight,
