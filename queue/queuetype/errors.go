@@ -15,7 +15,7 @@ var (
 	// finished. The transition was not applied.
 	ErrLeaseLost = errors.New("queue: lease lost")
 	// ErrDuplicate means a job with the same queue and unique key already
-	// holds the key; Client.Enqueue returns that job along with this error.
+	// holds the key; queue.Client.Enqueue returns that job along with this error.
 	ErrDuplicate = errors.New("queue: duplicate job")
 	// ErrJobFinished means the job already completed or failed, so it
 	// cannot be cancelled.
@@ -32,7 +32,7 @@ var (
 // rule is checked.
 type FieldPath struct {
 	// Batch names the list the argument is an element of, such as
-	// "specs" for Client.EnqueueBatch, and Index is the element's
+	// "specs" for queue.Client.EnqueueBatch, and Index is the element's
 	// position in it; Batch is empty when the argument came alone.
 	Batch string
 	Index int

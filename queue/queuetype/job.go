@@ -13,7 +13,7 @@ import "time"
 //	active    → pending    given back on shutdown, or its lease expired (a stall)
 //	active    → scheduled  the handler snoozed
 //
-// With tenant or group limits (TenantBackend, GroupBackend), a job that
+// With tenant or group limits (backend.TenantBackend, backend.GroupBackend), a job that
 // becomes ready may wait instead:
 //
 //	scheduled, retrying, active → waiting   ready, but its tenant or group has no room or is paused
@@ -33,7 +33,7 @@ import "time"
 // Any state that is not final can end in cancelled. A job in a final state
 // (completed, failed, cancelled) changes no more by itself; the cleaner
 // removes it once its retention has passed. Only an operator brings one
-// back (Client.Retry, on a backend with CapRetry):
+// back (queue.Client.Retry, on a backend with CapRetry):
 //
 //	failed, cancelled → pending, or waiting   retried by hand with fresh attempts
 type State string
@@ -79,7 +79,7 @@ var States = []State{
 
 // Final reports whether s is completed, failed or cancelled: a job stays
 // there, except that a failed or cancelled one may be retried by hand
-// (Client.Retry).
+// (queue.Client.Retry).
 func (s State) Final() bool {
 	return s == StateCompleted || s == StateFailed || s == StateCancelled
 }
@@ -169,7 +169,7 @@ type JobSpec struct {
 	Webhook *Webhook
 	// Trace is the W3C trace context of the call that enqueued the job:
 	// a traceparent, then a space and the tracestate when there is one.
-	// Client.Enqueue sets it from ctx when tracing is on (ClientConfig.
+	// queue.Client.Enqueue sets it from ctx when tracing is on (ClientConfig.
 	// TracerProvider) and a worker continues that trace; an HTTP caller's
 	// traceparent header lands here. At most MaxTraceLen bytes.
 	Trace string
@@ -214,7 +214,7 @@ type Job struct {
 	StartedAt time.Time
 	// FinishedAt is when the job reached a final state; zero before.
 	FinishedAt time.Time
-	// Flow is the id of the flow the job belongs to (Client.EnqueueFlow),
+	// Flow is the id of the flow the job belongs to (queue.Client.EnqueueFlow),
 	// and FlowNode its name there; both empty for a job of no flow.
 	Flow, FlowNode string
 	// Parents are the jobs it depends on, with their states and results,
@@ -223,7 +223,7 @@ type Job struct {
 	// MaxParentResults.
 	Parents []ParentResult
 	// Progress is the latest progress its handler reported (see
-	// ReportProgress), kept after the job ends; nil when none was.
+	// queue.ReportProgress), kept after the job ends; nil when none was.
 	Progress *JobProgress
 }
 

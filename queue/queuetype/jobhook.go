@@ -23,7 +23,7 @@ const (
 // job's events are POSTed to URL with the job's result and Metadata,
 // signed like the configured subscriptions' (with the tenant's secret
 // when it has one). It is stored with the job and delivered through the
-// backend's outbox, so it needs a backend with one (Features.Outbox) and
+// backend's outbox, so it needs a backend with one (backend.Features.Outbox) and
 // a dispatcher that reads per-job webhooks (queue/webhook's
 // Config.Jobs); the server runs one.
 //

@@ -2,7 +2,7 @@ package queuetype
 
 import "time"
 
-// Enqueued is the outcome of one spec in Backend.Enqueue.
+// Enqueued is the outcome of one spec in backend.Backend.Enqueue.
 type Enqueued struct {
 	// Job is the new job, or the existing one when Duplicate.
 	Job *Job
@@ -90,12 +90,12 @@ type QueueStats struct {
 	Queue  string
 	Counts map[State]int64
 	// PausedUntil is the end of a pause of the queue in force
-	// (TenantBackend.Pause on QueueScope); zero when it is not paused or
+	// (backend.TenantBackend.Pause on QueueScope); zero when it is not paused or
 	// the backend does not report pauses.
 	PausedUntil time.Time
 }
 
-// LeaseStatus is what Backend.Extend reports about a held lease.
+// LeaseStatus is what backend.Backend.Extend reports about a held lease.
 type LeaseStatus struct {
 	// Until is the new deadline.
 	Until time.Time
@@ -103,7 +103,7 @@ type LeaseStatus struct {
 	CancelRequested bool
 }
 
-// Failure describes a failed attempt for Backend.Fail.
+// Failure describes a failed attempt for backend.Backend.Fail.
 type Failure struct {
 	// Error is the attempt's error message (a panic includes its stack).
 	Error string

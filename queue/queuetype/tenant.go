@@ -31,7 +31,7 @@ func DefaultBacklog(limit int) int {
 }
 
 // TenantConfig holds the scheduling settings of a tenant, or the defaults
-// of every tenant (Client.SetTenantDefaults). In a tenant's own settings a
+// of every tenant (queue.Client.SetTenantDefaults). In a tenant's own settings a
 // zero field means "the default's value"; in the defaults a zero field
 // means the built-in default named on each field.
 type TenantConfig struct {
@@ -127,7 +127,7 @@ const (
 	ScopeQueue  ScopeKind = "queue"
 )
 
-// Scope is a tenant, a group or a queue: what Client.BackOff pauses and a
+// Scope is a tenant, a group or a queue: what queue.Client.BackOff pauses and a
 // start rate counts.
 type Scope struct {
 	Kind ScopeKind

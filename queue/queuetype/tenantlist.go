@@ -1,6 +1,6 @@
 package queuetype
 
-// TenantOrder is the order TenantLister.Tenants returns tenants in.
+// TenantOrder is the order backend.TenantLister.Tenants returns tenants in.
 type TenantOrder string
 
 // The orders of a tenant listing.
@@ -13,7 +13,7 @@ const (
 	TenantsBusiest TenantOrder = "busiest"
 )
 
-// TenantFilter selects a page of tenants for TenantLister.Tenants.
+// TenantFilter selects a page of tenants for backend.TenantLister.Tenants.
 type TenantFilter struct {
 	// Order is TenantsByName (the default) or TenantsBusiest. A cursor
 	// belongs to the order it was read in.
@@ -41,7 +41,7 @@ func (f TenantFilter) Validate() error {
 
 // TenantPage is one page of tenants.
 type TenantPage struct {
-	// Tenants holds each tenant's settings and counts, as Client.Tenant
+	// Tenants holds each tenant's settings and counts, as queue.Client.Tenant
 	// reports them.
 	Tenants []*TenantInfo
 	// Next is the cursor of the next page; empty when there is none.
