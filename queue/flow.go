@@ -92,14 +92,3 @@ func flowsOf(b backend.Backend, q string) (backend.FlowBackend, error) {
 	}
 	return f.Flows, nil
 }
-
-// BoundResult is the rule of MaxParentResults for a backend that reads a
-// job's parents: a result that fits in what is left of the budget comes
-// whole, one that does not is left out (omitted). It returns the result
-// to hand out, whether it was left out, and the budget left.
-func BoundResult(r []byte, budget int) ([]byte, bool, int) {
-	if len(r) > budget {
-		return nil, true, budget
-	}
-	return r, false, budget - len(r)
-}

@@ -2,16 +2,11 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetype"
 )
-
-// DefaultCompletionQueue is where a group's completion job goes when its
-// GroupSpec names no queue.
-const DefaultCompletionQueue = "default"
 
 // Errors of groups.
 var (
@@ -23,41 +18,6 @@ var (
 	// cancelled; nothing was stored.
 	ErrGroupClosed = errors.New("queue: group is done or cancelled")
 )
-
-// CompletionReport is the payload of a completion job whose GroupSpec has
-// no CompletionPayload.
-type CompletionReport struct {
-	Group           string `json:"group"`
-	Total           int64  `json:"total"`
-	Completed       int64  `json:"completed"`
-	Failed          int64  `json:"failed"`
-	Cancelled       int64  `json:"cancelled"`
-	CancelRequested bool   `json:"cancel_requested,omitempty"`
-}
-
-// CompletionJob returns the spec of the completion job of a group that is
-// done with progress p, or false when its spec has no CompletionKind. Its
-// UniqueKey is "group:" + the group id, so even a backend bug could not
-// store it twice while it is unfinished.
-func CompletionJob(p GroupProgress) (JobSpec, bool) {
-	if p.CompletionKind == "" {
-		return JobSpec{}, false
-	}
-	s := JobSpec{
-		Queue: p.CompletionQueue, Kind: p.CompletionKind, Tenant: p.Tenant,
-		Payload: p.CompletionPayload, UniqueKey: "group:" + p.ID, MaxAttempts: DefaultMaxAttempts,
-	}
-	if s.Queue == "" {
-		s.Queue = DefaultCompletionQueue
-	}
-	if len(s.Payload) == 0 {
-		s.Payload, _ = json.Marshal(CompletionReport{
-			Group: p.ID, Total: p.Total(), Completed: p.Completed, Failed: p.Failed,
-			Cancelled: p.Cancelled, CancelRequested: p.CancelRequested,
-		})
-	}
-	return s, true
-}
 
 // groups returns b's groups, or an *UnsupportedError.
 func (c *Client) groups() (backend.GroupBackend, error) {

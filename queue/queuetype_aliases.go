@@ -272,3 +272,9 @@ func CheckText(field FieldPath, v string) error {
 
 // MaxAgingStep bounds the aging step of a queue.
 const MaxAgingStep = queuetype.MaxAgingStep
+
+// DefaultCompletionQueue is where a group's completion job goes when its GroupSpec names no queue.
+const DefaultCompletionQueue = queuetype.DefaultCompletionQueue
+
+// CompletionReport is the payload of a completion job whose GroupSpec has no CompletionPayload.
+type CompletionReport = queuetype.CompletionReport

@@ -247,7 +247,7 @@ func insertArgs(j *queue.Job) []any {
 		uniqueUntil = sql.NullInt64{Int64: now + int64(j.UniqueFor), Valid: true}
 	}
 	return []any{j.Queue, j.Kind, j.Payload, j.Tenant, j.Group, j.Priority, toNanos(j.RunAt),
-		j.MaxAttempts, int64(j.Timeout), string(j.State), queue.EncodeWebhook(j.Webhook), j.Trace, now,
+		j.MaxAttempts, int64(j.Timeout), string(j.State), backend.EncodeWebhook(j.Webhook), j.Trace, now,
 		nullString(j.UniqueKey), uniqueUntil}
 }
 
@@ -264,7 +264,7 @@ func manyArgs(jobs []*queue.Job, now int64) []any {
 	for i, j := range jobs {
 		qs[i], kinds[i], payloads[i], tenants[i], grps[i] = j.Queue, j.Kind, j.Payload, j.Tenant, j.Group
 		prios[i], runAts[i], attempts[i], timeouts[i] = int32(j.Priority), toNanos(j.RunAt), int32(j.MaxAttempts), int64(j.Timeout)
-		states[i], hooks[i], traces[i] = string(j.State), queue.EncodeWebhook(j.Webhook), j.Trace
+		states[i], hooks[i], traces[i] = string(j.State), backend.EncodeWebhook(j.Webhook), j.Trace
 	}
 	return []any{qs, kinds, payloads, tenants, grps, prios, runAts, attempts, timeouts, states, hooks, traces, now}
 }

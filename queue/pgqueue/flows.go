@@ -320,7 +320,7 @@ func (s *Store) Relatives(ctx context.Context, id string, maxResults int) (*queu
 		}
 		budget := maxResults
 		for _, p := range parents {
-			p.Result, p.Omitted, budget = queue.BoundResult(p.Result, budget)
+			p.Result, p.Omitted, budget = backend.BoundResult(p.Result, budget)
 			rel.Parents = append(rel.Parents, p)
 		}
 		children, err := s.refs(ctx, tx, qChildRefs, rid)

@@ -25,7 +25,7 @@ func (s *Store) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue.G
 			completion_kind, completion_queue, completion_payload, webhook, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING RETURNING 1`,
 			spec.ID, spec.Tenant, spec.MaxConcurrency, int64(spec.MinInterval), int64(spec.TTL), deadline,
-			spec.CompletionKind, spec.CompletionQueue, spec.CompletionPayload, queue.EncodeWebhook(spec.Webhook), sc.now).Scan(&one)
+			spec.CompletionKind, spec.CompletionQueue, spec.CompletionPayload, backend.EncodeWebhook(spec.Webhook), sc.now).Scan(&one)
 		if isNoRows(err) {
 			return errorf(queue.ErrGroupExists, "group %s", spec.ID)
 		}

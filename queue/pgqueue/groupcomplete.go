@@ -76,7 +76,7 @@ func (sc *sched) groupSettle(id string) error {
 	if err != nil {
 		return err
 	}
-	if spec, ok := queue.CompletionJob(*p); ok {
+	if spec, ok := backend.CompletionJob(*p); ok {
 		j := newJob(spec, sc.now)
 		if err := sc.insert(j, false); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 
 	rules "github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // groupRow is a row of job_groups.
@@ -60,7 +61,7 @@ func scanGroup(row scanner) (*groupRow, error) {
 		g.spec.CompletionPayload = payload
 	}
 	g.spec.MinInterval, g.spec.TTL = time.Duration(minInterval), time.Duration(ttl)
-	if g.spec.Webhook, err = queue.DecodeWebhook(webhook); err != nil {
+	if g.spec.Webhook, err = backend.DecodeWebhook(webhook); err != nil {
 		return nil, err
 	}
 	return g, nil

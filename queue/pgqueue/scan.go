@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // jobColNames lists the columns scanJob reads, in order.
@@ -74,7 +75,7 @@ func (x *jobScan) scan(s scanner) (*queue.Job, error) {
 		return nil, err
 	}
 	j := x.j
-	w, err := queue.DecodeWebhook(x.webhook)
+	w, err := backend.DecodeWebhook(x.webhook)
 	if err != nil {
 		return nil, err
 	}

@@ -111,3 +111,18 @@ func (p GroupProgress) Total() int64 {
 func (p GroupProgress) Unfinished() int64 {
 	return p.Scheduled + p.Pending + p.Waiting + p.Active + p.Retrying + p.Blocked
 }
+
+// DefaultCompletionQueue is where a group's completion job goes when its
+// GroupSpec names no queue.
+const DefaultCompletionQueue = "default"
+
+// CompletionReport is the payload of a completion job whose GroupSpec has
+// no CompletionPayload.
+type CompletionReport struct {
+	Group           string `json:"group"`
+	Total           int64  `json:"total"`
+	Completed       int64  `json:"completed"`
+	Failed          int64  `json:"failed"`
+	Cancelled       int64  `json:"cancelled"`
+	CancelRequested bool   `json:"cancel_requested,omitempty"`
+}

@@ -174,7 +174,7 @@ func (b *Backend) specArgs(args []any, qpos int, s queue.JobSpec) []any {
 		ufor = us(s.UniqueFor)
 	}
 	return append(args, qpos, s.Kind, s.Payload, s.Tenant, s.Group, s.Priority, runAt,
-		maxAttempts(s), int64(s.Timeout), s.UniqueKey, ukk, ufor, queue.EncodeWebhook(s.Webhook), s.Trace)
+		maxAttempts(s), int64(s.Timeout), s.UniqueKey, ukk, ufor, backend.EncodeWebhook(s.Webhook), s.Trace)
 }
 
 func btoi(v bool) int {

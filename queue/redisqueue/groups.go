@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 func notFoundGroup(id string) error {
@@ -19,7 +20,7 @@ func (b *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue
 	}
 	_, args := b.group(nil, 9)
 	args = append(args, spec.ID, spec.Tenant, spec.MaxConcurrency, us(spec.MinInterval), us(spec.TTL),
-		spec.CompletionKind, spec.CompletionQueue, spec.CompletionPayload, queue.EncodeWebhook(spec.Webhook))
+		spec.CompletionKind, spec.CompletionQueue, spec.CompletionPayload, backend.EncodeWebhook(spec.Webhook))
 	res, err := b.eval(ctx, "create group", scriptCreateGroup, []string{b.keys.group(spec.ID)}, args...)
 	if err != nil {
 		return nil, err
@@ -99,7 +100,7 @@ func groupProgress(id string, now time.Time, fields []any) *queue.GroupProgress 
 	if cp := m["cp"]; cp != "" {
 		p.CompletionPayload = []byte(cp)
 	}
-	p.Webhook, _ = queue.DecodeWebhook(m["wh"]) // written by EncodeWebhook: always decodes
+	p.Webhook, _ = backend.DecodeWebhook(m["wh"]) // written by EncodeWebhook: always decodes
 	if pu := micros(m["pu"]); pu.After(now) {
 		p.PausedUntil = pu
 	}

@@ -104,7 +104,7 @@ func (b *Backend) enqueueLean(ctx context.Context, k *qkeys, specs []queue.JobSp
 		}
 		// 11 per spec, lean_enqueue.lua's order.
 		c.items[i] = []any{s.Kind, s.Payload, s.Priority, runAt, maxAttempts(s), int64(s.Timeout),
-			queue.EncodeWebhook(s.Webhook), s.Trace, s.UniqueKey, ukk, ufor}
+			backend.EncodeWebhook(s.Webhook), s.Trace, s.UniqueKey, ukk, ufor}
 	}
 	res, err := b.evalCall(ctx, "enqueue", c)
 	if err != nil {

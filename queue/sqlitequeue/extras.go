@@ -2,6 +2,7 @@ package sqlitequeue
 
 import (
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // A job's webhook and trace context ride in their own columns, written by
@@ -18,7 +19,7 @@ func (s *sched) storeExtras(id int64, j *queue.Job) error {
 	if j.Webhook == nil && j.Trace == "" {
 		return nil
 	}
-	_, err := s.tx.exec(qJobExtras, queue.EncodeWebhook(j.Webhook), j.Trace, id)
+	_, err := s.tx.exec(qJobExtras, backend.EncodeWebhook(j.Webhook), j.Trace, id)
 	return err
 }
 
@@ -28,13 +29,13 @@ func (s *sched) storeGroupExtras(spec queue.GroupSpec) error {
 	if spec.Webhook == nil {
 		return nil
 	}
-	_, err := s.tx.exec(qGroupExtras, queue.EncodeWebhook(spec.Webhook), spec.ID)
+	_, err := s.tx.exec(qGroupExtras, backend.EncodeWebhook(spec.Webhook), spec.ID)
 	return err
 }
 
 // setExtras fills the fields read from the extras columns.
 func setExtras(spec *queue.JobSpec, webhook, trace string) error {
-	w, err := queue.DecodeWebhook(webhook)
+	w, err := backend.DecodeWebhook(webhook)
 	if err != nil {
 		return err
 	}

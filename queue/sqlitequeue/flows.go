@@ -246,7 +246,7 @@ func parentRefs(ctx context.Context, tx *sql.Tx, id int64, budget int) ([]queue.
 			return nil, err
 		}
 		p.ID, p.State = strconv.FormatInt(pid, 10), queue.State(st)
-		p.Result, p.Omitted, budget = queue.BoundResult(p.Result, budget)
+		p.Result, p.Omitted, budget = backend.BoundResult(p.Result, budget)
 		out = append(out, p)
 	}
 	return out, rows.Err()

@@ -90,7 +90,7 @@ func scanGroup(row rowScanner) (*groupRow, error) {
 	g.spec.MinInterval = time.Duration(minInterval)
 	g.spec.TTL = time.Duration(ttl)
 	g.cancelReq = cancel != 0
-	if g.spec.Webhook, err = queue.DecodeWebhook(webhook); err != nil {
+	if g.spec.Webhook, err = backend.DecodeWebhook(webhook); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -167,7 +167,7 @@ func (s *sched) groupSettle(id string) error {
 	if err != nil {
 		return err
 	}
-	if spec, ok := queue.CompletionJob(*p); ok {
+	if spec, ok := backend.CompletionJob(*p); ok {
 		j, err := s.insert(spec, false)
 		if err != nil {
 			return err

@@ -1,12 +1,14 @@
-package queue
+package backend
 
 import (
 	"encoding/json"
+
+	"github.com/sluicehq/sluice/queue/queuetype"
 )
 
 // EncodeWebhook returns w's stored form (JSON), or "" for nil: for
 // backends, which keep it as an opaque string.
-func EncodeWebhook(w *Webhook) string {
+func EncodeWebhook(w *queuetype.Webhook) string {
 	if w == nil {
 		return ""
 	}
@@ -18,11 +20,11 @@ func EncodeWebhook(w *Webhook) string {
 }
 
 // DecodeWebhook reads what EncodeWebhook stored; "" is nil.
-func DecodeWebhook(s string) (*Webhook, error) {
+func DecodeWebhook(s string) (*queuetype.Webhook, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var w Webhook
+	var w queuetype.Webhook
 	if err := json.Unmarshal([]byte(s), &w); err != nil {
 		return nil, err
 	}
