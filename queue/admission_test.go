@@ -67,7 +67,7 @@ func (s *spyBackend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queu
 	return s.Backend.Enqueue(ctx, specs)
 }
 
-func (s *spyBackend) Extend(ctx context.Context, id, token string, d time.Duration) (queue.LeaseStatus, error) {
+func (s *spyBackend) Extend(ctx context.Context, id, token string, d time.Duration) (backend.LeaseStatus, error) {
 	st, err := s.Backend.Extend(ctx, id, token, d)
 	if s.extended != nil {
 		s.extended <- id

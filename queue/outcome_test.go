@@ -87,7 +87,7 @@ func (f *flakyBackend) Complete(ctx context.Context, id, token string, result []
 	return f.Backend.Complete(ctx, id, token, result)
 }
 
-func (f *flakyBackend) Fail(ctx context.Context, id, token string, fl queue.Failure) (queue.State, error) {
+func (f *flakyBackend) Fail(ctx context.Context, id, token string, fl backend.Failure) (queue.State, error) {
 	last, err := f.outcome()
 	if last {
 		defer signal(f.settled)

@@ -27,12 +27,6 @@ type Page = queuetype.Page
 // QueueStats counts one queue's jobs by state.
 type QueueStats = queuetype.QueueStats
 
-// LeaseStatus is what extending a held lease reports.
-type LeaseStatus = queuetype.LeaseStatus
-
-// Failure describes a failed attempt, as a store records it.
-type Failure = queuetype.Failure
-
 // Retention says how long finished jobs are kept before the cleaner deletes them.
 type Retention = queuetype.Retention
 

@@ -40,7 +40,7 @@ type jobLease struct {
 
 // extend renews the lease for d (for the current lease length when d is
 // zero); losing it cancels the handler.
-func (l *jobLease) extend(ctx context.Context, d time.Duration) (LeaseStatus, error) {
+func (l *jobLease) extend(ctx context.Context, d time.Duration) (backend.LeaseStatus, error) {
 	l.renew.Lock()
 	defer l.renew.Unlock()
 	if d == 0 {

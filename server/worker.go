@@ -292,7 +292,7 @@ func (s *Server) handleFail(w http.ResponseWriter, r *http.Request) {
 	if retry == 0 && job != nil {
 		retry = s.retryIn(job)
 	}
-	st, err := s.backend.Fail(r.Context(), id, body.Token, queue.Failure{Error: body.Error, RetryIn: retry, Permanent: body.Permanent})
+	st, err := s.backend.Fail(r.Context(), id, body.Token, backend.Failure{Error: body.Error, RetryIn: retry, Permanent: body.Permanent})
 	if err != nil {
 		s.jobError(w, r, err)
 		return

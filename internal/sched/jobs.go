@@ -42,7 +42,7 @@ func (m *Model) Complete(now time.Time, id ID, lease int64) error {
 // Fail ends an attempt in failure and returns the job's new state:
 // cancelled when a cancel was requested, failed when f is permanent or no
 // attempt is left, retrying at now + f.RetryIn otherwise.
-func (m *Model) Fail(now time.Time, id ID, lease int64, f queue.Failure) (queue.State, error) {
+func (m *Model) Fail(now time.Time, id ID, lease int64, f backend.Failure) (queue.State, error) {
 	res, err := m.run("Fail", now, func(m *Model) (any, error) {
 		j, err := m.holder(id, lease)
 		if err != nil {

@@ -262,7 +262,7 @@ func TestGroupCompletesOnce(t *testing.T) {
 		t.Fatalf("completion job %d with a job still running", c)
 	}
 	j, _ := m.Job(ids[1])
-	if _, err := m.Fail(t0, ids[1], j.Lease, queue.Failure{Permanent: true}); err != nil {
+	if _, err := m.Fail(t0, ids[1], j.Lease, backend.Failure{Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	p, c, _ := m.Group(t0, "g")

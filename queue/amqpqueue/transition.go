@@ -14,27 +14,27 @@ import (
 // the broker's consumer_timeout, 30 minutes by default). The deadline
 // matters to RescueExpired in this process, which hands back leases their
 // worker stopped renewing. It reports a Cancel made in this process.
-func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (backend.LeaseStatus, error) {
 	if sid, ok := b.schedID(id); ok {
 		if b.closed.Load() {
-			return queue.LeaseStatus{}, queue.ErrClosed
+			return backend.LeaseStatus{}, queue.ErrClosed
 		}
 		return b.sched.Extend(ctx, sid, token, leaseFor)
 	}
 	if b.closed.Load() {
-		return queue.LeaseStatus{}, queue.ErrClosed
+		return backend.LeaseStatus{}, queue.ErrClosed
 	}
 	now := b.clk.Now()
 	b.hmu.Lock()
 	h, ok := b.held[token]
 	if ok && h.job.ID == id && !h.inst.dead.Load() {
 		h.job.LeaseUntil = now.Add(leaseFor)
-		st := queue.LeaseStatus{Until: h.job.LeaseUntil, CancelRequested: h.job.CancelRequested}
+		st := backend.LeaseStatus{Until: h.job.LeaseUntil, CancelRequested: h.job.CancelRequested}
 		b.hmu.Unlock()
 		return st, nil
 	}
 	b.hmu.Unlock()
-	return queue.LeaseStatus{}, b.missing(ctx, id)
+	return backend.LeaseStatus{}, b.missing(ctx, id)
 }
 
 // Complete acknowledges the delivery and records the job completed with
@@ -75,7 +75,7 @@ func finished(j queue.Job, s queue.State, now time.Time) queue.Job {
 // published again (to the delay queue for f.RetryIn, rounded to the
 // buckets, or straight back when RetryIn <= 0) with its attempts and
 // error history, and the delivery acknowledged once the broker confirmed.
-func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+func (b *Backend) Fail(ctx context.Context, id, token string, f backend.Failure) (queue.State, error) {
 	f.Error = queue.StorableError(f.Error)
 	if sid, ok := b.schedID(id); ok {
 		if b.closed.Load() {

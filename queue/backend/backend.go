@@ -123,7 +123,7 @@ type Backend interface {
 	// lease as well as lengthen it). It returns the new deadline and
 	// whether the job has been cancelled meanwhile, which is how a running
 	// handler learns of Cancel. Fenced.
-	Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queuetype.LeaseStatus, error)
+	Extend(ctx context.Context, id, token string, leaseFor time.Duration) (LeaseStatus, error)
 
 	// Complete ends an attempt in success: state completed, Result stored,
 	// FinishedAt = now, lease cleared. Fenced.
@@ -137,7 +137,7 @@ type Backend interface {
 	//   - otherwise: retrying with RunAt = now + f.RetryIn.
 	// The lease is cleared. Fenced. f.Error is recorded as
 	// StorableError(f.Error): every store keeps the same text.
-	Fail(ctx context.Context, id, token string, f queuetype.Failure) (queuetype.State, error)
+	Fail(ctx context.Context, id, token string, f Failure) (queuetype.State, error)
 
 	// Snooze ends an attempt without spending it (Attempt-1) and runs the
 	// job again after d: scheduled with RunAt = now + d, or pending when
@@ -233,3 +233,21 @@ type CleanupRequest struct {
 // DefaultBatchLimit is the per-call bound of RescueExpired and Cleanup when
 // the request's Limit is zero.
 const DefaultBatchLimit = 1000
+
+// LeaseStatus is what Backend.Extend reports about a held lease.
+type LeaseStatus struct {
+	// Until is the new deadline.
+	Until time.Time
+	// CancelRequested is true when the job was cancelled while running.
+	CancelRequested bool
+}
+
+// Failure describes a failed attempt for Backend.Fail.
+type Failure struct {
+	// Error is the attempt's error message (a panic includes its stack).
+	Error string
+	// RetryIn is the delay before the next attempt, if one remains.
+	RetryIn time.Duration
+	// Permanent fails the job for good, attempts left or not.
+	Permanent bool
+}

@@ -37,7 +37,7 @@ func TestRetryOnRoute(t *testing.T) {
 		if err != nil || len(ls) != 1 {
 			t.Fatalf("Lease(%s) = %v, %v; want one lease", q, ls, err)
 		}
-		if _, err := m.Fail(ctx, ls[0].Job.ID, ls[0].Token, queue.Failure{Error: "boom", Permanent: true}); err != nil {
+		if _, err := m.Fail(ctx, ls[0].Job.ID, ls[0].Token, backend.Failure{Error: "boom", Permanent: true}); err != nil {
 			t.Fatalf("Fail(%s): %v", q, err)
 		}
 		return j.ID

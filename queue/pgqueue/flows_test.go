@@ -128,7 +128,7 @@ func TestFlowCascadeOtherGroup(t *testing.T) {
 			enqueueOne(t, s, queue.JobSpec{Queue: "c", Kind: "k", Group: "g", DependsOn: []string{parent.ID}})
 			if how == "fail" {
 				l := leaseN(t, s, "p", 1)[0]
-				if _, err := s.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "boom", Permanent: true}); err != nil {
+				if _, err := s.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "boom", Permanent: true}); err != nil {
 					t.Fatal(err)
 				}
 			} else if _, err := s.Cancel(ctx, parent.ID); err != nil {
@@ -211,7 +211,7 @@ func TestFlowParentsEndWhileChildrenEnqueue(t *testing.T) {
 	for i, l := range leases {
 		wg.Go(func() {
 			if i%5 == 0 {
-				_, err := s.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "boom", Permanent: true})
+				_, err := s.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "boom", Permanent: true})
 				errs <- err
 				return
 			}

@@ -260,14 +260,14 @@ func (s *Store) fenced(ctx context.Context, db pgxQuerier, id int64) error {
 }
 
 // Extend implements backend.Backend.
-func (s *Store) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+func (s *Store) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (backend.LeaseStatus, error) {
 	token = lookupToken(token)
 	rid, err := parseID(id)
 	if err != nil {
-		return queue.LeaseStatus{}, err
+		return backend.LeaseStatus{}, err
 	}
 	if err := s.check("extend"); err != nil {
-		return queue.LeaseStatus{}, err
+		return backend.LeaseStatus{}, err
 	}
 	now := s.now()
 	var until int64
@@ -277,14 +277,14 @@ func (s *Store) Extend(ctx context.Context, id, token string, leaseFor time.Dura
 		err = s.fenced(ctx, s.pool, rid)
 	}
 	if err != nil {
-		return queue.LeaseStatus{}, s.wrap("extend", err)
+		return backend.LeaseStatus{}, s.wrap("extend", err)
 	}
-	return queue.LeaseStatus{Until: fromNanos(until), CancelRequested: cancel}, nil
+	return backend.LeaseStatus{Until: fromNanos(until), CancelRequested: cancel}, nil
 }
 
 // Fail implements backend.Backend. It reads the held job under its row lock
 // (the history of errors is kept in Go), then writes the new state.
-func (s *Store) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+func (s *Store) Fail(ctx context.Context, id, token string, f backend.Failure) (queue.State, error) {
 	token = lookupToken(token)
 	f.Error = queue.StorableError(f.Error)
 	rid, err := parseID(id)

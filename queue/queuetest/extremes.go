@@ -21,7 +21,7 @@ func testHugeDurations(t *testing.T, f Factory) {
 	huge := time.Duration(math.MaxInt64)
 	retried := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", MaxAttempts: 3})
 	l := h.leaseOne(t, QueueQ)
-	if st, err := h.Backend.Fail(ctx, retried.ID, l.Token, queue.Failure{Error: "boom", RetryIn: huge}); err != nil || st != queue.StateRetrying {
+	if st, err := h.Backend.Fail(ctx, retried.ID, l.Token, backend.Failure{Error: "boom", RetryIn: huge}); err != nil || st != queue.StateRetrying {
 		t.Fatalf("Fail(RetryIn: max) = %s, %v; want retrying", st, err)
 	}
 	if j := h.get(t, retried.ID); !j.RunAt.After(h.Clock.Now().Add(50 * 365 * 24 * time.Hour)) {

@@ -348,7 +348,7 @@ func testFlowCancel(t *testing.T, f Factory) {
 			t.Errorf("job %s (%s) = %s, want cancelled", j.ID, j.FlowNode, j.State)
 		}
 	}
-	if _, err := h.Backend.Fail(ctx, running.Job.ID, running.Token, queue.Failure{Error: "stopped"}); err != nil {
+	if _, err := h.Backend.Fail(ctx, running.Job.ID, running.Token, backend.Failure{Error: "stopped"}); err != nil {
 		t.Fatal(err)
 	}
 	h.wantState(t, running.Job.ID, queue.StateCancelled)

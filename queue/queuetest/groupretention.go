@@ -69,7 +69,7 @@ func testGroupLongCrawl(t *testing.T, f Factory) {
 	for _, l := range h.lease(t, 4, "pages") {
 		switch l.Job.ID {
 		case second.ID:
-			if _, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "404", Permanent: true}); err != nil {
+			if _, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "404", Permanent: true}); err != nil {
 				t.Fatal(err)
 			}
 		case last.ID:
@@ -190,7 +190,7 @@ func testGroupCompletionGone(t *testing.T, f Factory) {
 	h.createGroup(t, report("g"))
 	failed := h.enqueue(t, queue.JobSpec{Queue: "pages", Kind: "page", Group: "g"})
 	l := h.leaseOne(t, "pages")
-	if _, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "x", Permanent: true}); err != nil {
+	if _, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "x", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	cj, _ := h.wantOneCompletion(t, "g")

@@ -234,13 +234,13 @@ func testGroupCompletion(t *testing.T, f Factory) {
 	if _, err := h.Backend.Cancel(ctx, ls[1].Job.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Backend.Fail(ctx, ls[1].Job.ID, ls[1].Token, queue.Failure{Error: "stop"}); err != nil {
+	if _, err := h.Backend.Fail(ctx, ls[1].Job.ID, ls[1].Token, backend.Failure{Error: "stop"}); err != nil {
 		t.Fatal(err)
 	}
 	if p := h.group(t, "g"); p.Done || len(h.completions(t, "reports", "report")) != 0 {
 		t.Fatalf("group done with a job still running: %+v", p)
 	}
-	if _, err := h.Backend.Fail(ctx, ls[2].Job.ID, ls[2].Token, queue.Failure{Error: "boom", Permanent: true}); err != nil {
+	if _, err := h.Backend.Fail(ctx, ls[2].Job.ID, ls[2].Token, backend.Failure{Error: "boom", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	j, r := h.wantOneCompletion(t, "g")
@@ -392,7 +392,7 @@ func testCancelGroup(t *testing.T, f Factory) {
 	if got := ids(h.lease(t, 10, QueueQ)); !slices.Equal(got, []string{bystander.ID}) {
 		t.Fatalf("Lease after CancelGroup = %v, want only the job outside the group", got)
 	}
-	if st, err := h.Backend.Fail(ctx, run.Job.ID, run.Token, queue.Failure{Error: "cancelled"}); err != nil || st != queue.StateCancelled {
+	if st, err := h.Backend.Fail(ctx, run.Job.ID, run.Token, backend.Failure{Error: "cancelled"}); err != nil || st != queue.StateCancelled {
 		t.Fatalf("Fail of the cancelled running job = %s, %v; want cancelled", st, err)
 	}
 	_, r := h.wantOneCompletion(t, "g")
@@ -495,7 +495,7 @@ func testGroupRetention(t *testing.T, f Factory) {
 	}
 	ls := h.lease(t, 2, QueueQ)
 	h.complete(t, ls[0])
-	if _, err := h.Backend.Fail(ctx, ls[1].Job.ID, ls[1].Token, queue.Failure{Error: "x", Permanent: true}); err != nil {
+	if _, err := h.Backend.Fail(ctx, ls[1].Job.ID, ls[1].Token, backend.Failure{Error: "x", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	clean := func() {

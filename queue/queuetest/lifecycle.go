@@ -23,7 +23,7 @@ func testRetries(t *testing.T, f Factory) {
 		if l.Job.Attempt != attempt {
 			t.Fatalf("attempt %d: leased Attempt = %d", attempt, l.Job.Attempt)
 		}
-		st, err := h.Backend.Fail(ctx, j.ID, l.Token, queue.Failure{Error: fmt.Sprintf("boom %d", attempt), RetryIn: time.Minute})
+		st, err := h.Backend.Fail(ctx, j.ID, l.Token, backend.Failure{Error: fmt.Sprintf("boom %d", attempt), RetryIn: time.Minute})
 		if err != nil {
 			t.Fatalf("Fail: %v", err)
 		}
@@ -62,7 +62,7 @@ func testRetries(t *testing.T, f Factory) {
 	p := h.enqueue(t, queue.JobSpec{Queue: QueueP, Kind: "k", MaxAttempts: 100})
 	for i := 0; i < queue.MaxErrorHistory+5; i++ {
 		l := h.leaseOne(t, QueueP)
-		if _, err := h.Backend.Fail(ctx, p.ID, l.Token, queue.Failure{Error: fmt.Sprint(i)}); err != nil {
+		if _, err := h.Backend.Fail(ctx, p.ID, l.Token, backend.Failure{Error: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,7 +71,7 @@ func testRetries(t *testing.T, f Factory) {
 		t.Fatalf("history: %d entries, last %+v; want %d, newest kept", len(got.Errors), got.Errors[len(got.Errors)-1], queue.MaxErrorHistory)
 	}
 	l := h.leaseOne(t, QueueP)
-	if st, err := h.Backend.Fail(ctx, p.ID, l.Token, queue.Failure{Error: "bad input", Permanent: true}); err != nil || st != queue.StateFailed {
+	if st, err := h.Backend.Fail(ctx, p.ID, l.Token, backend.Failure{Error: "bad input", Permanent: true}); err != nil || st != queue.StateFailed {
 		t.Fatalf("permanent Fail = %s, %v; want failed", st, err)
 	}
 }
@@ -111,7 +111,7 @@ func testCancel(t *testing.T, f Factory) {
 	if err != nil || !st.CancelRequested {
 		t.Fatalf("Extend after cancel = %+v, %v; want CancelRequested", st, err)
 	}
-	if s, err := h.Backend.Fail(ctx, run.ID, l.Token, queue.Failure{Error: "context canceled"}); err != nil || s != queue.StateCancelled {
+	if s, err := h.Backend.Fail(ctx, run.ID, l.Token, backend.Failure{Error: "context canceled"}); err != nil || s != queue.StateCancelled {
 		t.Fatalf("Fail after cancel = %s, %v; want cancelled", s, err)
 	}
 	// Requeue and Snooze of a cancelled job end it too.
@@ -233,7 +233,7 @@ func testRetention(t *testing.T, f Factory) {
 			}
 		case queue.StateFailed:
 			l := h.leaseOne(t, q)
-			if _, err := h.Backend.Fail(ctx, j.ID, l.Token, queue.Failure{Error: "x", Permanent: true}); err != nil {
+			if _, err := h.Backend.Fail(ctx, j.ID, l.Token, backend.Failure{Error: "x", Permanent: true}); err != nil {
 				t.Fatal(err)
 			}
 		}

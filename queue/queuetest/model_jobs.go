@@ -224,7 +224,7 @@ func (r *modelRun) finishLease(l modelLease, how int) {
 		}
 		err = r.h.Backend.Complete(r.ctx, id, tok, nil)
 	case endFail:
-		f := queue.Failure{Error: "boom", Permanent: r.rng.IntN(3) == 0}
+		f := backend.Failure{Error: "boom", Permanent: r.rng.IntN(3) == 0}
 		if !f.Permanent {
 			f.RetryIn = r.free(time.Millisecond, 3*time.Second)
 		}

@@ -105,7 +105,7 @@ func testOutboxEvents(t *testing.T, f Factory) {
 	failed := h.enqueue(t, s)
 	for i := 0; i < 2; i++ {
 		l = h.leaseOne(t, QueueQ)
-		if _, err := h.Backend.Fail(ctx, failed.ID, l.Token, queue.Failure{Error: "boom"}); err != nil {
+		if _, err := h.Backend.Fail(ctx, failed.ID, l.Token, backend.Failure{Error: "boom"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -273,7 +273,7 @@ func testWebhookFilter(t *testing.T, f Factory) {
 	h.completeOne(t)
 	j := h.enqueue(t, spec(QueueQ, "k"))
 	l := h.leaseOne(t, QueueQ)
-	if _, err := h.Backend.Fail(context.Background(), j.ID, l.Token, queue.Failure{Error: "boom", Permanent: true}); err != nil {
+	if _, err := h.Backend.Fail(context.Background(), j.ID, l.Token, backend.Failure{Error: "boom", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	dispatchOnce(t, d, 2)

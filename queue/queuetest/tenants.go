@@ -196,18 +196,18 @@ func testTenantSlotFreed(t *testing.T, f Factory) {
 			return h.Backend.Complete(ctx, l.Job.ID, l.Token, nil)
 		}},
 		{"fail and retry", func(h *Harness, l queue.Lease) error {
-			_, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "x", RetryIn: time.Hour})
+			_, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "x", RetryIn: time.Hour})
 			return err
 		}},
 		{"fail for good", func(h *Harness, l queue.Lease) error {
-			_, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "x", Permanent: true})
+			_, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "x", Permanent: true})
 			return err
 		}},
 		{"cancel while running", func(h *Harness, l queue.Lease) error {
 			if _, err := h.Backend.Cancel(ctx, l.Job.ID); err != nil {
 				return err
 			}
-			_, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "cancelled"})
+			_, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "cancelled"})
 			return err
 		}},
 		{"snooze", func(h *Harness, l queue.Lease) error {

@@ -129,7 +129,7 @@ func testEventLog(t *testing.T, f Factory) {
 		t.Fatal(err)
 	}
 	lb := h.leaseOne(t, "q")
-	if _, err := h.Backend.Fail(ctx, b.ID, lb.Token, queue.Failure{Error: "boom", Permanent: true}); err != nil {
+	if _, err := h.Backend.Fail(ctx, b.ID, lb.Token, backend.Failure{Error: "boom", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	c := h.enqueue(t, spec("q", "kc"))

@@ -95,24 +95,6 @@ type QueueStats struct {
 	PausedUntil time.Time
 }
 
-// LeaseStatus is what backend.Backend.Extend reports about a held lease.
-type LeaseStatus struct {
-	// Until is the new deadline.
-	Until time.Time
-	// CancelRequested is true when the job was cancelled while running.
-	CancelRequested bool
-}
-
-// Failure describes a failed attempt for backend.Backend.Fail.
-type Failure struct {
-	// Error is the attempt's error message (a panic includes its stack).
-	Error string
-	// RetryIn is the delay before the next attempt, if one remains.
-	RetryIn time.Duration
-	// Permanent fails the job for good, attempts left or not.
-	Permanent bool
-}
-
 // Retention says how long finished jobs are kept before the cleaner deletes
 // them. A zero field means its default; a negative one keeps forever.
 type Retention struct {

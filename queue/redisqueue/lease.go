@@ -161,15 +161,15 @@ func (b *Backend) jobScript(ctx context.Context, op string, s scriptRef, id stri
 }
 
 // Extend implements backend.Backend.
-func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (backend.LeaseStatus, error) {
 	l, _, err := b.jobScript(ctx, "extend", scriptExtend, id, token, us(leaseFor))
 	if err != nil {
-		return queue.LeaseStatus{}, err
+		return backend.LeaseStatus{}, err
 	}
 	if len(l) != 3 {
-		return queue.LeaseStatus{}, b.fault("extend", errReply{"extend reply"})
+		return backend.LeaseStatus{}, b.fault("extend", errReply{"extend reply"})
 	}
-	return queue.LeaseStatus{Until: micros(asString(l[1])), CancelRequested: asString(l[2]) == "1"}, nil
+	return backend.LeaseStatus{Until: micros(asString(l[1])), CancelRequested: asString(l[2]) == "1"}, nil
 }
 
 // Complete implements backend.Backend. Concurrent Complete calls on one
@@ -216,7 +216,7 @@ func splitList(res any, from, n int) (any, error) {
 }
 
 // Fail implements backend.Backend.
-func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+func (b *Backend) Fail(ctx context.Context, id, token string, f backend.Failure) (queue.State, error) {
 	f.Error = queue.StorableError(f.Error)
 	perm := "0"
 	if f.Permanent {

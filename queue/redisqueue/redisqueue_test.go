@@ -67,7 +67,7 @@ func TestKeyLayout(t *testing.T) {
 		if err != nil || len(l) != 1 {
 			t.Fatalf("Lease = %v, %v", l, err)
 		}
-		if _, err := b.Fail(context.Background(), j.ID, l[0].Token, queue.Failure{Error: "x"}); err != nil {
+		if _, err := b.Fail(context.Background(), j.ID, l[0].Token, backend.Failure{Error: "x"}); err != nil {
 			t.Fatal(err)
 		}
 		esc := keyspace.Escape(q)
@@ -210,9 +210,9 @@ func TestCleanupFreesMemory(t *testing.T) {
 			case 0:
 				err = b.Complete(ctx, id, tok, []byte("r"))
 			case 1:
-				_, err = b.Fail(ctx, id, tok, queue.Failure{Error: "e", Permanent: true})
+				_, err = b.Fail(ctx, id, tok, backend.Failure{Error: "e", Permanent: true})
 			case 2:
-				_, err = b.Fail(ctx, id, tok, queue.Failure{Error: "e", RetryIn: time.Hour})
+				_, err = b.Fail(ctx, id, tok, backend.Failure{Error: "e", RetryIn: time.Hour})
 				if err == nil {
 					_, err = cl.Cancel(ctx, id)
 				}

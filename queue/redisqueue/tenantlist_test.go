@@ -52,7 +52,7 @@ func TestTenantRegistry(t *testing.T) {
 		}
 		l = lease()
 		want("a lease", "a")
-		if _, err := b.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "x", RetryIn: time.Second}); err != nil {
+		if _, err := b.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "x", RetryIn: time.Second}); err != nil {
 			t.Fatal(err)
 		}
 		want("a failure to retry", "a")

@@ -153,12 +153,12 @@ func fenced(tx *wtx, id int64) error {
 }
 
 // Extend implements backend.Backend.
-func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (backend.LeaseStatus, error) {
 	rid, err := parseID(id)
 	if err != nil {
-		return queue.LeaseStatus{}, err
+		return backend.LeaseStatus{}, err
 	}
-	var st queue.LeaseStatus
+	var st backend.LeaseStatus
 	now := b.now()
 	err = b.write(ctx, "extend", func(tx *wtx) error {
 		var until int64
@@ -168,7 +168,7 @@ func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Du
 		if errors.Is(err, sql.ErrNoRows) {
 			return fenced(tx, rid)
 		}
-		st = queue.LeaseStatus{Until: fromNanos(until), CancelRequested: cancel != 0}
+		st = backend.LeaseStatus{Until: fromNanos(until), CancelRequested: cancel != 0}
 		return err
 	})
 	return st, err
@@ -210,7 +210,7 @@ func holder(tx *wtx, id int64, token string) (*queue.Job, error) {
 }
 
 // Fail implements backend.Backend.
-func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+func (b *Backend) Fail(ctx context.Context, id, token string, f backend.Failure) (queue.State, error) {
 	f.Error = queue.StorableError(f.Error)
 	rid, err := parseID(id)
 	if err != nil {

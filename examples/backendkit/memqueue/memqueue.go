@@ -188,16 +188,16 @@ func (b *Backend) Lease(_ context.Context, req backend.LeaseRequest) ([]queue.Le
 }
 
 // Extend implements backend.Backend.
-func (b *Backend) Extend(_ context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+func (b *Backend) Extend(_ context.Context, id, token string, leaseFor time.Duration) (backend.LeaseStatus, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, err := b.held(id, token)
 	if err != nil {
-		return queue.LeaseStatus{}, err
+		return backend.LeaseStatus{}, err
 	}
 	now := b.clk.Now()
 	e.job.LeaseUntil, e.job.UpdatedAt = later(now, leaseFor), now
-	return queue.LeaseStatus{Until: e.job.LeaseUntil, CancelRequested: e.job.CancelRequested}, nil
+	return backend.LeaseStatus{Until: e.job.LeaseUntil, CancelRequested: e.job.CancelRequested}, nil
 }
 
 // Complete implements backend.Backend.
@@ -214,7 +214,7 @@ func (b *Backend) Complete(_ context.Context, id, token string, result []byte) e
 }
 
 // Fail implements backend.Backend.
-func (b *Backend) Fail(_ context.Context, id, token string, f queue.Failure) (queue.State, error) {
+func (b *Backend) Fail(_ context.Context, id, token string, f backend.Failure) (queue.State, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, err := b.held(id, token)
