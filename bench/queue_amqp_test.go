@@ -25,6 +25,7 @@ import (
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/amqpqueue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -93,7 +94,7 @@ func laneRandom() string {
 }
 
 // laneWorker runs a sluice Worker for the lane and redisqueue.
-func laneWorker(be queue.Backend, conc int, handle func([]byte)) (stop func()) {
+func laneWorker(be backend.Backend, conc int, handle func([]byte)) (stop func()) {
 	w := queue.NewWorker(be, queue.WorkerConfig{Queues: []string{laneQueueName}, Concurrency: conc, Logger: laneQuiet})
 	w.Handle("noop", queue.HandlerFunc(func(_ context.Context, j *queue.Job) ([]byte, error) {
 		handle(j.Payload)

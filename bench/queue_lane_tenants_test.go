@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/amqpqueue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -43,11 +44,11 @@ func BenchmarkQueueLaneTenants(b *testing.B) {
 	systems := []struct {
 		name    string
 		tenants bool
-		open    func(b *testing.B) queue.Backend
+		open    func(b *testing.B) backend.Backend
 	}{
-		{"amqpqueue+scheduler", true, func(b *testing.B) queue.Backend { return openTenantLane(b, conc, true) }},
+		{"amqpqueue+scheduler", true, func(b *testing.B) backend.Backend { return openTenantLane(b, conc, true) }},
 		{"redisqueue", true, openTenantRedis},
-		{"amqpqueue, no tenants", false, func(b *testing.B) queue.Backend { return openTenantLane(b, conc, false) }},
+		{"amqpqueue, no tenants", false, func(b *testing.B) backend.Backend { return openTenantLane(b, conc, false) }},
 	}
 	results := make([][]tenantRun, len(systems))
 	for r := 0; r < rounds; r++ {
@@ -114,7 +115,7 @@ func loadAvg() string {
 
 // drainTenants fills n jobs over the tenants and runs a worker until all
 // are done.
-func drainTenants(b *testing.B, c *queue.Client, be queue.Backend, n, tenants int, withTenant bool, conc int) tenantRun {
+func drainTenants(b *testing.B, c *queue.Client, be backend.Backend, n, tenants int, withTenant bool, conc int) tenantRun {
 	ctx := context.Background()
 	if err := fillTenants(ctx, c, n, tenants, withTenant); err != nil {
 		b.Fatal(err)
@@ -139,7 +140,7 @@ func drainTenants(b *testing.B, c *queue.Client, be queue.Backend, n, tenants in
 	return run
 }
 
-func laneWorkerOn(be queue.Backend, conc int, handle func()) func() {
+func laneWorkerOn(be backend.Backend, conc int, handle func()) func() {
 	return laneWorker(be, conc, func([]byte) { handle() })
 }
 
@@ -180,7 +181,7 @@ func waitTenantsDone(b *testing.B, c *queue.Client) {
 }
 
 // openTenantRedis opens a redisqueue under a fresh prefix.
-func openTenantRedis(b *testing.B) queue.Backend {
+func openTenantRedis(b *testing.B) backend.Backend {
 	prefix := "sluicebench-" + laneRandom() + ":"
 	c, _ := laneRedis(b, prefix+"*")
 	be, err := redisqueue.New(c, redisqueue.Options{Prefix: keyspace.Prefix(prefix), Logger: laneQuiet})
@@ -193,7 +194,7 @@ func openTenantRedis(b *testing.B) queue.Backend {
 
 // openTenantLane opens the lane with prefetch conc, with a redisqueue
 // Scheduler when sched is set.
-func openTenantLane(b *testing.B, conc int, sched bool) queue.Backend {
+func openTenantLane(b *testing.B, conc int, sched bool) backend.Backend {
 	opts := amqpqueue.Options{Prefetch: conc}
 	if sched {
 		opts.Scheduler = openTenantRedis(b)

@@ -44,6 +44,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -136,7 +137,7 @@ func rqOpenRedisQueueOpts(b *testing.B, opts redisqueue.Options, tune ...func(*q
 
 // rqClientTarget drives a Sluice job backend through queue.Client and
 // queue.Worker; tune, when given, adjusts the worker's configuration.
-func rqClientTarget(be queue.Backend, tune ...func(*queue.WorkerConfig)) rqTarget {
+func rqClientTarget(be backend.Backend, tune ...func(*queue.WorkerConfig)) rqTarget {
 	cl := queue.NewClient(be)
 	return rqTarget{
 		enqueue: func(ctx context.Context, p []byte) error {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/queuetype"
 )
 
 // LoadMonitor says whether the machine is overloaded, and why (such as
@@ -127,7 +129,7 @@ func (a *admission) depthCap(q string) int64 {
 // in the cached depths at once (so that concurrent calls of this client
 // cannot all pass the same last free place), and the caller settles the
 // reservation once the backend has answered.
-func (a *admission) admit(ctx context.Context, b Backend, specs []JobSpec) (*reservation, error) {
+func (a *admission) admit(ctx context.Context, b backend.Backend, specs []JobSpec) (*reservation, error) {
 	if a == nil { // a Client not made by NewClient
 		return nil, nil
 	}
@@ -143,7 +145,7 @@ func (a *admission) admit(ctx context.Context, b Backend, specs []JobSpec) (*res
 	queues := sortedKeys(adding)
 	for _, q := range queues {
 		if limit := a.depthCap(q); adding[q] > limit {
-			return nil, invalid(Field("", "specs"), "hold %d jobs for queue %s, more than its depth cap %d", adding[q], q, limit)
+			return nil, queuetype.InvalidArgument(Field("", "specs"), "hold %d jobs for queue %s, more than its depth cap %d", adding[q], q, limit)
 		}
 	}
 	if len(queues) == 0 {
@@ -193,7 +195,7 @@ func (a *admission) capped(specs []JobSpec) map[string]int64 {
 
 // refreshLocked reads the depth of every queue again when the cached
 // figures are older than DepthCacheFor.
-func (a *admission) refreshLocked(ctx context.Context, b Backend) error {
+func (a *admission) refreshLocked(ctx context.Context, b backend.Backend) error {
 	now := a.cfg.Clock.Now()
 	if a.cache != nil && now.Sub(a.at) < a.cfg.DepthCacheFor {
 		return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
@@ -37,7 +38,7 @@ func (f *fakeLoad) set(over bool, why string) {
 // spyBackend counts Stats calls, can fail Stats and Enqueue, and reports
 // heartbeats and completions.
 type spyBackend struct {
-	queue.Backend
+	backend.Backend
 	stats       atomic.Int64
 	failStats   atomic.Bool
 	failEnqueue atomic.Bool
@@ -66,7 +67,7 @@ func (s *spyBackend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queu
 	return s.Backend.Enqueue(ctx, specs)
 }
 
-func (s *spyBackend) Extend(ctx context.Context, id, token string, d time.Duration) (queue.LeaseStatus, error) {
+func (s *spyBackend) Extend(ctx context.Context, id, token string, d time.Duration) (backend.LeaseStatus, error) {
 	st, err := s.Backend.Extend(ctx, id, token, d)
 	if s.extended != nil {
 		s.extended <- id
@@ -93,7 +94,7 @@ func openSQLite(t *testing.T) *spyBackend {
 }
 
 // depth returns the jobs of q waiting to run, straight from the backend.
-func depth(t *testing.T, b queue.Backend, q string) int64 {
+func depth(t *testing.T, b backend.Backend, q string) int64 {
 	t.Helper()
 	st, err := b.Stats(context.Background())
 	if err != nil {
@@ -210,7 +211,7 @@ func TestEnqueueDepthCap(t *testing.T) {
 		}
 	}
 	// An active job does not count, once the cached depth is read again.
-	if ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"a"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute}); err != nil || len(ls) != 1 {
+	if ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"a"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute}); err != nil || len(ls) != 1 {
 		t.Fatalf("lease: %v %d", err, len(ls))
 	}
 	if _, err := cl.Enqueue(ctx, queue.JobSpec{Queue: "a", Kind: "k"}); !errors.Is(err, queue.ErrOverloaded) {
@@ -297,7 +298,7 @@ func TestBacklogFullIsOverloaded(t *testing.T) {
 	}
 }
 
-func mustFirst(t *testing.T, b queue.Backend, q string) string {
+func mustFirst(t *testing.T, b backend.Backend, q string) string {
 	t.Helper()
 	p, err := b.List(context.Background(), queue.ListFilter{Queue: q, Limit: 1})
 	if err != nil || len(p.Jobs) == 0 {
@@ -338,7 +339,7 @@ func TestConcurrentEnqueuesKeepTheCap(t *testing.T) {
 // instantBackend answers Enqueue and Stats at once, so that a benchmark
 // measures the client's admission step alone.
 type instantBackend struct {
-	queue.Backend
+	backend.Backend
 	stats []queue.QueueStats
 }
 

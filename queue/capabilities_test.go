@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
@@ -16,12 +17,12 @@ import (
 // Features keep only the parts whose capability caps has, and name it
 // "lane". The wrapped backend's methods are all still there.
 type laneBackend struct {
-	queue.Backend
+	backend.Backend
 	caps queue.Capabilities
 }
 
-func (b laneBackend) Features() queue.Features {
-	var f queue.Features
+func (b laneBackend) Features() backend.Features {
+	var f backend.Features
 	if b.Backend != nil {
 		f = b.Backend.Features()
 	}
@@ -64,7 +65,7 @@ func TestCapabilitiesSet(t *testing.T) {
 		{"All has last", queue.AllCapabilities.Has(queue.CapEvents), true},
 		{"All count", len(queue.AllCapabilities.List()), 16},
 		{"unknown name", queue.Capability(1 << 30).String(), "capability(0x40000000)"},
-		{"CapabilitiesOf(lane)", queue.CapabilitiesOf(laneBackend{caps: s}), s},
+		{"CapabilitiesOf(lane)", backend.CapabilitiesOf(laneBackend{caps: s}), s},
 	}
 	for _, c := range cases {
 		if c.got != c.want {
@@ -76,11 +77,11 @@ func TestCapabilitiesSet(t *testing.T) {
 // partsOnly is a backend that declares no capabilities at all but serves
 // some parts: the parts decide the capabilities that are theirs.
 type partsOnly struct {
-	queue.Backend
-	f queue.Features
+	backend.Backend
+	f backend.Features
 }
 
-func (p partsOnly) Features() queue.Features { return p.f }
+func (p partsOnly) Features() backend.Features { return p.f }
 
 // TestCapabilitiesFollowParts checks that the capability of an optional
 // part is had exactly when the part is there, whatever is declared.
@@ -91,18 +92,18 @@ func TestCapabilitiesFollowParts(t *testing.T) {
 	full := b.Features()
 	cases := []struct {
 		name string
-		f    queue.Features
+		f    backend.Features
 		want queue.Capabilities
 	}{
-		{"parts without their bits", queue.Features{Tenants: full.Tenants, Retry: full.Retry},
+		{"parts without their bits", backend.Features{Tenants: full.Tenants, Retry: full.Retry},
 			queue.NewCapabilities(queue.CapTenants, queue.CapRetry)},
-		{"bits without their parts", queue.Features{Capabilities: queue.AllCapabilities},
+		{"bits without their parts", backend.Features{Capabilities: queue.AllCapabilities},
 			queue.AllCapabilities.Without(queue.CapTenants, queue.CapGroups, queue.CapRetry, queue.CapTenantList, queue.CapFlows, queue.CapSchedules,
 				queue.CapProgress, queue.CapEvents)},
 		{"all but the event log, which is off", full, queue.AllCapabilities.Without(queue.CapEvents)},
 	}
 	for _, c := range cases {
-		if got := queue.CapabilitiesOf(partsOnly{f: c.f}); got != c.want {
+		if got := backend.CapabilitiesOf(partsOnly{f: c.f}); got != c.want {
 			t.Errorf("%s: CapabilitiesOf = %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -110,7 +111,7 @@ func TestCapabilitiesFollowParts(t *testing.T) {
 
 func TestCheckSpecs(t *testing.T) {
 	t.Parallel()
-	lane := queue.Features{Name: "lane", Capabilities: queue.AllCapabilities.Without(queue.CapUnique, queue.CapPriority, queue.CapDelay)}
+	lane := backend.Features{Name: "lane", Capabilities: queue.AllCapabilities.Without(queue.CapUnique, queue.CapPriority, queue.CapDelay)}
 	cases := []struct {
 		name  string
 		spec  queue.JobSpec
@@ -143,7 +144,7 @@ func TestCheckSpecs(t *testing.T) {
 }
 
 func ExampleFeatures_CheckSpecs() {
-	lane := queue.Features{Name: "amqpqueue", Capabilities: queue.NewCapabilities(queue.CapDelay)}
+	lane := backend.Features{Name: "amqpqueue", Capabilities: queue.NewCapabilities(queue.CapDelay)}
 	err := lane.CheckSpecs([]queue.JobSpec{{Queue: "scrape", Kind: "page", UniqueKey: "https://example.com"}})
 	fmt.Println(errors.Is(err, queue.ErrUnsupported))
 	fmt.Println(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // CleanerConfig configures a Cleaner. The zero value is the default.
@@ -31,18 +32,18 @@ type CleanerConfig struct {
 // storage does not grow without bound. Workers run one for their queues
 // (WorkerConfig.CleanupEvery); run a Cleaner on its own when they do not.
 type Cleaner struct {
-	b   Backend
+	b   backend.Backend
 	cfg CleanerConfig
 }
 
 // NewCleaner returns a cleaner on b.
-func NewCleaner(b Backend, cfg CleanerConfig) *Cleaner {
+func NewCleaner(b backend.Backend, cfg CleanerConfig) *Cleaner {
 	cfg.Retention = cfg.Retention.WithDefaults()
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Minute
 	}
 	if cfg.Batch <= 0 {
-		cfg.Batch = DefaultBatchLimit
+		cfg.Batch = backend.DefaultBatchLimit
 	}
 	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.Logger == nil {
@@ -57,7 +58,7 @@ func NewCleaner(b Backend, cfg CleanerConfig) *Cleaner {
 func (c *Cleaner) Clean(ctx context.Context) (int, error) {
 	total := 0
 	for ctx.Err() == nil {
-		n, err := c.b.Cleanup(ctx, CleanupRequest{Queues: c.cfg.Queues, Retention: c.cfg.Retention, Limit: c.cfg.Batch})
+		n, err := c.b.Cleanup(ctx, backend.CleanupRequest{Queues: c.cfg.Queues, Retention: c.cfg.Retention, Limit: c.cfg.Batch})
 		total += n
 		if err != nil {
 			return total, err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/queuetype"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -36,7 +38,7 @@ type ClientConfig struct {
 
 // Client enqueues and inspects jobs. It is safe for concurrent use.
 type Client struct {
-	b   Backend
+	b   backend.Backend
 	cfg ClientConfig
 	adm *admission
 	tr  *tracer // nil when tracing is off
@@ -48,7 +50,7 @@ type Client struct {
 
 // NewClient returns a client on b, configured by an optional ClientConfig
 // (only the first one given is used).
-func NewClient(b Backend, cfg ...ClientConfig) *Client {
+func NewClient(b backend.Backend, cfg ...ClientConfig) *Client {
 	c := &Client{b: b}
 	if len(cfg) > 0 {
 		c.cfg = cfg[0]
@@ -62,7 +64,7 @@ func NewClient(b Backend, cfg ...ClientConfig) *Client {
 }
 
 // Backend returns the backend the client uses.
-func (c *Client) Backend() Backend { return c.b }
+func (c *Client) Backend() backend.Backend { return c.b }
 
 // Enqueue validates spec and stores it as a new job. When spec.UniqueKey is
 // held by another job it stores nothing and returns that job together with
@@ -102,12 +104,12 @@ func (c *Client) enqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued,
 		if err := ValidateSpec(s, c.cfg.MaxPayload); err != nil {
 			if len(specs) > 1 {
 				if ia, ok := err.(*InvalidArgumentError); ok {
-					return nil, invalid(ia.Path.At("specs", i), "%s", ia.Rule)
+					return nil, queuetype.InvalidArgument(ia.Path.At("specs", i), "%s", ia.Rule)
 				}
 			}
 			return nil, err
 		}
-		norm[i] = s.withDefaults()
+		norm[i] = specDefaults(s)
 	}
 	batch := ""
 	if len(specs) > 1 {
@@ -121,7 +123,7 @@ func (c *Client) enqueueBatch(ctx context.Context, specs []JobSpec) ([]Enqueued,
 	if err := checkScheduling(ctx, c.b, norm); err != nil { // enforce.go
 		return nil, err
 	}
-	if err := checkPlaced(c.b, norm); err != nil {
+	if err := backend.CheckPlaced(c.b, norm); err != nil {
 		return nil, err
 	}
 	adm, prio := c.current()

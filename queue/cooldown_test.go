@@ -13,17 +13,18 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
 // leaseLog records how many jobs each lease call took.
 type leaseLog struct {
-	queue.Backend
+	backend.Backend
 	mu  sync.Mutex
 	got []int
 }
 
-func (l *leaseLog) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+func (l *leaseLog) Lease(ctx context.Context, req backend.LeaseRequest) ([]queue.Lease, error) {
 	ls, err := l.Backend.Lease(ctx, req)
 	l.mu.Lock()
 	l.got = append(l.got, len(ls))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // ErrNotEnforced is matched by every *NotEnforcedError.
@@ -51,7 +53,7 @@ func (e *NotEnforcedError) Is(target error) bool {
 // holder returns the backend that keeps the settings not tied to one
 // queue (tenant settings, groups) for b: a router's default (followed
 // through nested routers), else b.
-func holder(b Backend) Backend {
+func holder(b backend.Backend) backend.Backend {
 	for {
 		r := b.Features().Router
 		if r == nil {
@@ -77,15 +79,15 @@ func holder(b Backend) Backend {
 //
 // It reads each such tenant's settings once per call; specs of queues
 // that can schedule them cost nothing.
-func checkScheduling(ctx context.Context, b Backend, specs []JobSpec) error {
+func checkScheduling(ctx context.Context, b backend.Backend, specs []JobSpec) error {
 	tc := tenantCheck{b: b, infos: map[string]*TenantInfo{}}
 	for i, s := range specs {
 		if s.Group == "" && s.Tenant == "" {
 			continue
 		}
-		p := placed(b, s.Queue)
+		p := backend.Placed(b, s.Queue)
 		f := p.Features()
-		caps := f.capabilities()
+		caps := f.Effective()
 		if s.Group != "" {
 			reason, err := tc.groupNeeds(ctx, s.Group, p, caps)
 			if err != nil {
@@ -122,7 +124,7 @@ func (e *NotEnforcedError) at(p FieldPath, i, n int) error {
 
 // tenantCheck reads tenant settings once per tenant for checkScheduling.
 type tenantCheck struct {
-	b     Backend
+	b     backend.Backend
 	infos map[string]*TenantInfo
 }
 
@@ -132,7 +134,7 @@ type tenantCheck struct {
 // the group must not be one of those (its limits and completion live
 // there and would not see the job; a group never made there is only a
 // label, kept by p).
-func (c *tenantCheck) groupNeeds(ctx context.Context, group string, p Backend, caps Capabilities) (string, error) {
+func (c *tenantCheck) groupNeeds(ctx context.Context, group string, p backend.Backend, caps Capabilities) (string, error) {
 	if !caps.Has(CapGroups) {
 		return "the backend has no job groups", nil
 	}

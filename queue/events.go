@@ -5,7 +5,8 @@ import (
 	"errors"
 	"slices"
 	"sync/atomic"
-	"time"
+
+	"github.com/sluicehq/sluice/queue/queuetype"
 )
 
 // The event types only the event log records (EventLog); the outbox
@@ -24,41 +25,6 @@ const (
 var LogEventTypes = []EventType{
 	EventJobEnqueued, EventJobStarted, EventJobProgress,
 	EventJobCompleted, EventJobFailed, EventJobCancelled, EventGroupCompleted,
-}
-
-// EventLog is served (Features.Events) by backends that keep a log of what
-// happens to jobs and groups, written in the same atomic step as the
-// transition itself, and kept for a bounded time (pruned by PruneEvents).
-// Unlike the outbox, whose events leave once delivered, the log is read
-// by cursor by any number of readers, each at its own pace.
-//
-// An event's ID is its cursor: ids of one log order as the events were
-// recorded, and reading after an id returns the events recorded after it.
-type EventLog interface {
-	// ReadEvents returns up to max events recorded after the cursor
-	// after ("" reads from the oldest retained), oldest first. When there
-	// is none and block > 0, it waits up to block for one, woken by the
-	// store's own notification, and returns what came (maybe nothing).
-	ReadEvents(ctx context.Context, after string, max int, block time.Duration) (EventBatch, error)
-
-	// LastEventID returns the id of the newest event, or "" when the log
-	// is empty: reading after it returns only events recorded later.
-	LastEventID(ctx context.Context) (string, error)
-
-	// PruneEvents deletes events recorded at or before now minus
-	// olderThan, and the oldest beyond the newest keep (0: no count
-	// bound), at most limit per call (default 1000), and returns how
-	// many it deleted.
-	PruneEvents(ctx context.Context, olderThan time.Duration, keep, limit int) (int, error)
-}
-
-// EventBatch is what EventLog.ReadEvents read.
-type EventBatch struct {
-	// Events in log order.
-	Events []Event
-	// Gap is true when events after the cursor were pruned before they
-	// were read: a reader resuming from it has missed some.
-	Gap bool
 }
 
 // EventFilter selects events for Client.Subscribe. Zero fields do not
@@ -94,17 +60,17 @@ func (f EventFilter) Validate() error {
 	for _, n := range []struct{ name, v string }{
 		{"Queue", f.Queue}, {"Tenant", f.Tenant}, {"Group", f.Group}, {"Kind", f.Kind}, {"JobID", f.JobID},
 	} {
-		if err := validName(Field("EventFilter", n.name), n.v, false); err != nil {
+		if err := queuetype.ValidName(Field("EventFilter", n.name), n.v, false); err != nil {
 			return err
 		}
 	}
 	for _, t := range f.Types {
 		if !slices.Contains(LogEventTypes, t) {
-			return invalid(Field("EventFilter", "Types"), "has unknown event type %q", t)
+			return queuetype.InvalidArgument(Field("EventFilter", "Types"), "has unknown event type %q", t)
 		}
 	}
 	if f.Buffer < 0 {
-		return invalid(Field("EventFilter", "Buffer"), "must not be negative, got %d", f.Buffer)
+		return queuetype.InvalidArgument(Field("EventFilter", "Buffer"), "must not be negative, got %d", f.Buffer)
 	}
 	return nil
 }

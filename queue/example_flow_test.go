@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // A flow: crawl, then extract, then summarise. Each job waits, blocked,
@@ -35,7 +36,7 @@ func ExampleClient_EnqueueFlow() {
 	}
 	// A worker runs them in order; each sees its parent's result.
 	for range f.Jobs {
-		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"web"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+		ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"web"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 1 {
 			log.Fatal(len(ls), err)
 		}

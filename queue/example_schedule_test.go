@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
@@ -57,7 +58,7 @@ func ExampleScheduler() {
 			log.Fatal(err)
 		}
 		// A worker would run the report; here it is leased and completed.
-		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"reports"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+		ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"reports"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 1 {
 			log.Fatal(err)
 		}

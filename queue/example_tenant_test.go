@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 func ExampleClient_SetTenant() {
@@ -132,7 +133,7 @@ func ExampleClient_Tenants() {
 			log.Fatal(err)
 		}
 	}
-	if _, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"crawl"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute}); err != nil {
+	if _, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"crawl"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute}); err != nil {
 		log.Fatal(err)
 	}
 	page, err := c.Tenants(ctx, queue.TenantFilter{Order: queue.TenantsBusiest})

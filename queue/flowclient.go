@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // EnqueueFlow stores a flow: every node as a job, blocked until its parents
@@ -35,7 +37,7 @@ func (c *Client) EnqueueFlow(ctx context.Context, f FlowSpec) (*Flow, error) {
 	if err := checkScheduling(ctx, c.b, specs); err != nil { // enforce.go
 		return nil, err
 	}
-	if err := checkPlaced(c.b, specs); err != nil {
+	if err := backend.CheckPlaced(c.b, specs); err != nil {
 		return nil, err
 	}
 	fb, err := flowsOf(c.b, "")
@@ -129,7 +131,7 @@ func (c *Client) Relatives(ctx context.Context, id string) (*Relatives, error) {
 // withParents fills j.Parents when j has parents and b serves flows. A
 // parent's result is read after it completed, so a read apart from the
 // step that handed j out sees the same bytes.
-func withParents(ctx context.Context, b Backend, j *Job) error {
+func withParents(ctx context.Context, b backend.Backend, j *Job) error {
 	if len(j.DependsOn) == 0 {
 		return nil
 	}
@@ -148,7 +150,7 @@ func withParents(ctx context.Context, b Backend, j *Job) error {
 // WithParents fills Job.Parents of each leased job that has parents, from
 // the backend that holds it: what Worker does before it runs a handler,
 // for a server handing leases out over its own protocol.
-func WithParents(ctx context.Context, b Backend, leases []Lease) error {
+func WithParents(ctx context.Context, b backend.Backend, leases []Lease) error {
 	for _, l := range leases {
 		if err := withParents(ctx, b, l.Job); err != nil {
 			return err

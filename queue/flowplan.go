@@ -1,6 +1,11 @@
 package queue
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/queuetype"
+)
 
 // Plan validates f and returns it as a backend stores it: every node's
 // spec checked (ValidateSpec, with maxPayload) and given its defaults, the
@@ -9,16 +14,16 @@ import "strings"
 // *InvalidArgumentError naming the field: nodes[i].FlowNode.Name,
 // nodes[i].JobSpec.<field>, edges[i].FlowEdge.Parent or .Child (a name
 // that is no node's, or an edge that closes a cycle, named in the rule).
-func (f FlowSpec) Plan(maxPayload int) (FlowPlan, error) {
-	p := FlowPlan{Name: f.Name}
-	if err := validName(Field("FlowSpec", "Name"), f.Name, false); err != nil {
+func (f FlowSpec) Plan(maxPayload int) (backend.FlowPlan, error) {
+	p := backend.FlowPlan{Name: f.Name}
+	if err := queuetype.ValidName(Field("FlowSpec", "Name"), f.Name, false); err != nil {
 		return p, err
 	}
 	if len(f.Nodes) == 0 {
-		return p, invalid(Field("FlowSpec", "Nodes"), "must hold at least one node")
+		return p, queuetype.InvalidArgument(Field("FlowSpec", "Nodes"), "must hold at least one node")
 	}
 	if len(f.Nodes) > MaxFlowNodes {
-		return p, invalid(Field("FlowSpec", "Nodes"), "must hold at most %d nodes, got %d", MaxFlowNodes, len(f.Nodes))
+		return p, queuetype.InvalidArgument(Field("FlowSpec", "Nodes"), "must hold at most %d nodes, got %d", MaxFlowNodes, len(f.Nodes))
 	}
 	index, err := f.nodeIndex(maxPayload)
 	if err != nil {
@@ -37,7 +42,7 @@ func (f FlowSpec) Plan(maxPayload int) (FlowPlan, error) {
 		pos[i] = k
 	}
 	for _, i := range order {
-		n := PlannedNode{Name: f.Nodes[i].Name, Spec: f.Nodes[i].Job.withDefaults()}
+		n := backend.PlannedNode{Name: f.Nodes[i].Name, Spec: specDefaults(f.Nodes[i].Job)}
 		for _, par := range parents[i] {
 			n.Parents = append(n.Parents, pos[par])
 		}
@@ -51,16 +56,16 @@ func (f FlowSpec) nodeIndex(maxPayload int) (map[string]int, error) {
 	index := make(map[string]int, len(f.Nodes))
 	for i, n := range f.Nodes {
 		at := Field("FlowNode", "Name").At("nodes", i)
-		if err := validName(at, n.Name, true); err != nil {
+		if err := queuetype.ValidName(at, n.Name, true); err != nil {
 			return nil, err
 		}
 		if j, dup := index[n.Name]; dup {
-			return nil, invalid(at, "must be unique in the flow: %q is also node %d", n.Name, j)
+			return nil, queuetype.InvalidArgument(at, "must be unique in the flow: %q is also node %d", n.Name, j)
 		}
 		index[n.Name] = i
 		if err := ValidateSpec(n.Job, maxPayload); err != nil {
 			if ia, ok := err.(*InvalidArgumentError); ok {
-				return nil, invalid(ia.Path.At("nodes", i), "%s", ia.Rule)
+				return nil, queuetype.InvalidArgument(ia.Path.At("nodes", i), "%s", ia.Rule)
 			}
 			return nil, err
 		}
@@ -75,14 +80,14 @@ func (f FlowSpec) edgeParents(index map[string]int) ([][]int, error) {
 	for i, e := range f.Edges {
 		par, ok := index[e.Parent]
 		if !ok {
-			return nil, invalid(Field("FlowEdge", "Parent").At("edges", i), "names no node of the flow: %q", e.Parent)
+			return nil, queuetype.InvalidArgument(Field("FlowEdge", "Parent").At("edges", i), "names no node of the flow: %q", e.Parent)
 		}
 		child, ok := index[e.Child]
 		if !ok {
-			return nil, invalid(Field("FlowEdge", "Child").At("edges", i), "names no node of the flow: %q", e.Child)
+			return nil, queuetype.InvalidArgument(Field("FlowEdge", "Child").At("edges", i), "names no node of the flow: %q", e.Child)
 		}
 		if par == child {
-			return nil, invalid(Field("FlowEdge", "Child").At("edges", i), "makes a cycle: %q depends on itself", e.Child)
+			return nil, queuetype.InvalidArgument(Field("FlowEdge", "Child").At("edges", i), "makes a cycle: %q depends on itself", e.Child)
 		}
 		if seen[[2]int{par, child}] {
 			continue
@@ -90,7 +95,7 @@ func (f FlowSpec) edgeParents(index map[string]int) ([][]int, error) {
 		seen[[2]int{par, child}] = true
 		parents[child] = append(parents[child], par)
 		if n := len(parents[child]) + len(f.Nodes[child].Job.DependsOn); n > MaxParents {
-			return nil, invalid(Field("FlowEdge", "Child").At("edges", i), "gives %q more than %d parents", e.Child, MaxParents)
+			return nil, queuetype.InvalidArgument(Field("FlowEdge", "Child").At("edges", i), "gives %q more than %d parents", e.Child, MaxParents)
 		}
 	}
 	return parents, nil
@@ -175,5 +180,5 @@ func (f FlowSpec) cycleError(parents [][]int, left []int) error {
 			break
 		}
 	}
-	return invalid(Field("FlowEdge", "Child").At("edges", edge), "makes a cycle: %s", strings.Join(names, " → "))
+	return queuetype.InvalidArgument(Field("FlowEdge", "Child").At("edges", edge), "makes a cycle: %s", strings.Join(names, " → "))
 }

@@ -3,6 +3,8 @@ package queue
 import (
 	"fmt"
 	"strings"
+
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Gap is a place where tenant or group settings made through a backend do
@@ -31,27 +33,19 @@ func (g Gap) String() string {
 	return where + ": " + g.Reason
 }
 
-// QueueLister is served by a Router that can name the queues it places
-// on each backend (package queue/mux does); Gaps uses it to name them.
-type QueueLister interface {
-	// QueuesOf returns the queues named for b, sorted; nil for the
-	// default backend, which holds every queue no route names.
-	QueuesOf(b Backend) []string
-}
-
 // Gaps returns where settings of c (CapTenants or CapGroups) made through
 // b do not hold: nothing for a backend that is not a router, since it
 // holds every queue itself (a backend without c refuses the settings
 // outright). For a router, tenant settings reach every routed backend
 // that has CapTenants, so the gaps are those without it; groups are kept
 // by the default backend alone, so every other backend is a gap.
-func Gaps(b Backend, c Capability) []Gap {
+func Gaps(b backend.Backend, c Capability) []Gap {
 	r := b.Features().Router
 	if r == nil {
 		return nil
 	}
 	var out []Gap
-	ql, _ := r.(QueueLister)
+	ql, _ := r.(backend.QueueLister)
 	def := holder(b)
 	for _, inner := range r.Backends() {
 		if inner == b || inner == def {
@@ -68,11 +62,11 @@ func Gaps(b Backend, c Capability) []Gap {
 }
 
 // gapOf says whether settings of c kept on def fail to hold on inner.
-func gapOf(inner Backend, c Capability, def Backend) (Gap, bool) {
+func gapOf(inner backend.Backend, c Capability, def backend.Backend) (Gap, bool) {
 	f := inner.Features()
 	g := Gap{Backend: f.Name, Missing: c}
 	switch {
-	case !CommonCapabilities(inner).Has(c):
+	case !backend.CommonCapabilities(inner).Has(c):
 		g.Reason = fmt.Sprintf("no %s there (jobs that need it are refused)", c)
 	case c == CapGroups:
 		g.Reason = fmt.Sprintf("groups are kept on %s (jobs of a group are refused there)", def.Features().Name)

@@ -3,6 +3,8 @@ package queue
 import (
 	"context"
 	"errors"
+
+	"github.com/sluicehq/sluice/queue/queuetype"
 )
 
 // WebhookCheck is ClientConfig.CheckWebhook: it decides, before anything is
@@ -28,7 +30,7 @@ func RefuseWebhook(field, rule string) error {
 	if field != "" {
 		name += "." + field
 	}
-	return invalid(Field("", name), "%s", rule)
+	return queuetype.InvalidArgument(Field("", name), "%s", rule)
 }
 
 // checkHook runs the client's WebhookCheck on w, if both are set; at
@@ -43,7 +45,7 @@ func (c *Client) checkHook(ctx context.Context, w *Webhook, q string, at func(na
 	if err == nil || !errors.As(err, &ia) || ia.Path.Type != "" {
 		return err
 	}
-	return invalid(at(ia.Path.Name), "%s", ia.Rule)
+	return queuetype.InvalidArgument(at(ia.Path.Name), "%s", ia.Rule)
 }
 
 // checkSpecHooks runs the WebhookCheck on the webhook of every spec; batch

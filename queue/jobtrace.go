@@ -1,5 +1,7 @@
 package queue
 
+import "github.com/sluicehq/sluice/queue/queuetype"
+
 // MaxTraceLen bounds JobSpec.Trace: a traceparent (55 bytes), a space and
 // a tracestate of at most 512 bytes.
 const MaxTraceLen = 55 + 1 + 512
@@ -20,11 +22,11 @@ func validateExtras(s JobSpec) error {
 // cannot parse starts a new trace.
 func validTrace(t string) error {
 	if len(t) > MaxTraceLen {
-		return invalid(Field("JobSpec", "Trace"), "must be at most %d bytes, got %d", MaxTraceLen, len(t))
+		return queuetype.InvalidArgument(Field("JobSpec", "Trace"), "must be at most %d bytes, got %d", MaxTraceLen, len(t))
 	}
 	for i := 0; i < len(t); i++ {
 		if c := t[i]; c < 0x20 || c > 0x7e {
-			return invalid(Field("JobSpec", "Trace"), "must be printable ASCII (a W3C traceparent and tracestate)")
+			return queuetype.InvalidArgument(Field("JobSpec", "Trace"), "must be printable ASCII (a W3C traceparent and tracestate)")
 		}
 	}
 	return nil

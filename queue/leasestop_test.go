@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
@@ -17,12 +18,12 @@ import (
 // statement, a Redis script): the jobs are taken, and the caller sees only
 // its context's error. Its first call waits for the test's go-ahead.
 type lateLease struct {
-	queue.Backend
+	backend.Backend
 	entered, release chan struct{}
 	calls            atomic.Int64
 }
 
-func (l *lateLease) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+func (l *lateLease) Lease(ctx context.Context, req backend.LeaseRequest) ([]queue.Lease, error) {
 	if l.calls.Add(1) == 1 {
 		close(l.entered)
 		<-l.release

@@ -3,6 +3,8 @@ package queue
 import (
 	"context"
 	"sync"
+
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // maintain runs the worker's background duties until ctx ends: rescuing
@@ -35,7 +37,7 @@ func (w *Worker) maintain(ctx context.Context) {
 func (w *Worker) rescue(ctx context.Context) {
 	cfg := w.cfg
 	for ctx.Err() == nil {
-		res, err := w.b.RescueExpired(ctx, RescueRequest{Queues: cfg.Queues, MaxStalls: cfg.MaxStalls, Limit: DefaultBatchLimit})
+		res, err := w.b.RescueExpired(ctx, backend.RescueRequest{Queues: cfg.Queues, MaxStalls: cfg.MaxStalls, Limit: backend.DefaultBatchLimit})
 		if err != nil {
 			if ctx.Err() == nil {
 				cfg.Logger.Error("queue: rescue failed", "worker", cfg.ID, "err", err)
@@ -46,7 +48,7 @@ func (w *Worker) rescue(ctx context.Context) {
 			cfg.Logger.Warn("queue: rescued jobs with expired leases", "worker", cfg.ID,
 				"requeued", res.Requeued, "failed", res.Failed, "cancelled", res.Cancelled)
 		}
-		if res.Total() < DefaultBatchLimit {
+		if res.Total() < backend.DefaultBatchLimit {
 			return
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Outcome writes that fail on a store fault are tried again after
@@ -55,7 +57,7 @@ func (r *run) outcomeWrite(jl *jobLease, job *Job, o outcome) func(context.Conte
 	var snooze *SnoozeError
 	switch {
 	case o.err == nil && len(o.result) > cfg.MaxResult:
-		f := Failure{
+		f := backend.Failure{
 			Error:     fmt.Sprintf("queue: result of %d bytes is over the %d-byte limit", len(o.result), cfg.MaxResult),
 			Permanent: true,
 		}
@@ -67,7 +69,7 @@ func (r *run) outcomeWrite(jl *jobLease, job *Job, o outcome) func(context.Conte
 	}
 	// The backoff is drawn once, so every retry of the write asks for the
 	// same delay.
-	f := Failure{
+	f := backend.Failure{
 		Error:     StorableError(o.err.Error()),
 		RetryIn:   cfg.Backoff(job.Attempt, o.err),
 		Permanent: IsPermanent(o.err),

@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
@@ -34,7 +35,7 @@ var errBlip = errors.New("flaky: connection reset by peer")
 // write that ends the worker's retries (it reached the store, or met
 // final) on settled once it has returned.
 type flakyBackend struct {
-	queue.Backend
+	backend.Backend
 	mu      sync.Mutex
 	blips   int // -1: fail forever
 	final   error
@@ -86,7 +87,7 @@ func (f *flakyBackend) Complete(ctx context.Context, id, token string, result []
 	return f.Backend.Complete(ctx, id, token, result)
 }
 
-func (f *flakyBackend) Fail(ctx context.Context, id, token string, fl queue.Failure) (queue.State, error) {
+func (f *flakyBackend) Fail(ctx context.Context, id, token string, fl backend.Failure) (queue.State, error) {
 	last, err := f.outcome()
 	if last {
 		defer signal(f.settled)
@@ -108,7 +109,7 @@ func (f *flakyBackend) Snooze(ctx context.Context, id, token string, d time.Dura
 	return f.Backend.Snooze(ctx, id, token, d)
 }
 
-func (f *flakyBackend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+func (f *flakyBackend) Lease(ctx context.Context, req backend.LeaseRequest) ([]queue.Lease, error) {
 	ls, err := f.Backend.Lease(ctx, req)
 	select {
 	case f.leased <- struct{}{}:
@@ -148,7 +149,7 @@ func (c retryClock) NewTimer(d time.Duration) clock.Timer {
 type outcomeHarness struct {
 	t      *testing.T
 	clk    retryClock
-	store  queue.Backend
+	store  backend.Backend
 	b      *flakyBackend
 	w      *queue.Worker
 	runs   atomic.Int64
@@ -161,9 +162,9 @@ type outcomeHarness struct {
 // outcomeStores opens the real backends the outcome tests run on: SQLite
 // on a temp file, redisqueue on miniredis, and on the Redis named by
 // SLUICE_REDIS_URL when it is set.
-func outcomeStores(t *testing.T) map[string]func(clk clock.Clock) queue.Backend {
-	stores := map[string]func(clock.Clock) queue.Backend{
-		"sqlite": func(clk clock.Clock) queue.Backend {
+func outcomeStores(t *testing.T) map[string]func(clk clock.Clock) backend.Backend {
+	stores := map[string]func(clock.Clock) backend.Backend{
+		"sqlite": func(clk clock.Clock) backend.Backend {
 			b, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{Clock: clk})
 			if err != nil {
 				t.Fatal(err)
@@ -171,17 +172,17 @@ func outcomeStores(t *testing.T) map[string]func(clk clock.Clock) queue.Backend 
 			t.Cleanup(func() { b.Close() })
 			return b
 		},
-		"miniredis": func(clk clock.Clock) queue.Backend {
+		"miniredis": func(clk clock.Clock) backend.Backend {
 			return openRedisQueue(t, &redis.Options{Addr: miniredis.RunT(t).Addr()}, "", clk)
 		},
 	}
 	if opts, prefix, ok := redistest.Real(t); ok {
-		stores["redis"] = func(clk clock.Clock) queue.Backend { return openRedisQueue(t, opts, prefix, clk) }
+		stores["redis"] = func(clk clock.Clock) backend.Backend { return openRedisQueue(t, opts, prefix, clk) }
 	}
 	return stores
 }
 
-func openRedisQueue(t *testing.T, opts *redis.Options, prefix keyspace.Prefix, clk clock.Clock) queue.Backend {
+func openRedisQueue(t *testing.T, opts *redis.Options, prefix keyspace.Prefix, clk clock.Clock) backend.Backend {
 	c := redis.NewClient(opts)
 	b, err := redisqueue.New(c, redisqueue.Options{Prefix: prefix, Clock: clk})
 	if err != nil {
@@ -191,7 +192,7 @@ func openRedisQueue(t *testing.T, opts *redis.Options, prefix keyspace.Prefix, c
 	return b
 }
 
-func newOutcomeHarness(t *testing.T, open func(clock.Clock) queue.Backend, blips int, final error, cfg queue.WorkerConfig) *outcomeHarness {
+func newOutcomeHarness(t *testing.T, open func(clock.Clock) backend.Backend, blips int, final error, cfg queue.WorkerConfig) *outcomeHarness {
 	fake := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	h := &outcomeHarness{t: t, logs: &testutil.Buffer{}}
 	h.store = open(fake)
@@ -307,7 +308,7 @@ func TestWorkerRetriesOutcomeThroughStoreBlip(t *testing.T) {
 				t.Errorf("outcome writes = %d, want %d", got, blips+1)
 			}
 			h.clk.Advance(2 * time.Hour) // past the lease: nothing to rescue
-			res, err := h.store.RescueExpired(context.Background(), queue.RescueRequest{})
+			res, err := h.store.RescueExpired(context.Background(), backend.RescueRequest{})
 			if err != nil || res.Total() != 0 {
 				t.Errorf("RescueExpired after the lease = %+v, %v; want nothing rescued", res, err)
 			}
@@ -390,7 +391,7 @@ func TestWorkerGivesUpOutcomeAtLeaseEnd(t *testing.T) {
 		t.Fatalf("job %s after giving up, want still active until rescued", j.State)
 	}
 	h.clk.Advance(time.Millisecond)
-	res, err := h.store.RescueExpired(context.Background(), queue.RescueRequest{})
+	res, err := h.store.RescueExpired(context.Background(), backend.RescueRequest{})
 	if err != nil || res.Requeued != 1 {
 		t.Errorf("RescueExpired = %+v, %v; want the job requeued", res, err)
 	}

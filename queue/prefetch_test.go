@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
@@ -76,7 +77,7 @@ func prefetchWorker(t *testing.T, conc, prefetch, n int) *prefetchRig {
 
 // prefetchWorkerOn is prefetchWorker whose worker uses wrap(store) when
 // wrap is not nil.
-func prefetchWorkerOn(t *testing.T, conc, prefetch, n int, wrap func(queue.Backend) queue.Backend) *prefetchRig {
+func prefetchWorkerOn(t *testing.T, conc, prefetch, n int, wrap func(backend.Backend) backend.Backend) *prefetchRig {
 	t.Helper()
 	clk := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	store, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{Clock: clk})
@@ -99,7 +100,7 @@ func prefetchWorkerOn(t *testing.T, conc, prefetch, n int, wrap func(queue.Backe
 		}
 		return j
 	}
-	var b queue.Backend = store
+	var b backend.Backend = store
 	if wrap != nil {
 		b = wrap(store)
 	}
@@ -305,12 +306,12 @@ func TestPrefetchStartsInLeaseOrder(t *testing.T) {
 
 // leaseSpy records the Max of every Lease.
 type leaseSpy struct {
-	queue.Backend
+	backend.Backend
 	mu   sync.Mutex
 	maxs []int
 }
 
-func (s *leaseSpy) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+func (s *leaseSpy) Lease(ctx context.Context, req backend.LeaseRequest) ([]queue.Lease, error) {
 	s.mu.Lock()
 	s.maxs = append(s.maxs, req.Max)
 	s.mu.Unlock()
@@ -328,7 +329,7 @@ func (s *leaseSpy) leases() []int {
 // slot idles meanwhile, and the store serves fewer, larger leases.
 func TestPrefetchLeasesHalfAtOnce(t *testing.T) {
 	spy := &leaseSpy{}
-	r := prefetchWorkerOn(t, 1, 4, 12, func(b queue.Backend) queue.Backend { spy.Backend = b; return spy })
+	r := prefetchWorkerOn(t, 1, 4, 12, func(b backend.Backend) backend.Backend { spy.Backend = b; return spy })
 	r.awaitWaiting(t, 4)
 	for i := range 6 {
 		r.g.release <- struct{}{}

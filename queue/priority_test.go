@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // TestTierPriority checks the load formula against the reference numbers.
@@ -137,7 +138,7 @@ func TestCompletionJob(t *testing.T) {
 	t.Parallel()
 	p := queue.GroupProgress{GroupSpec: queue.GroupSpec{ID: "crawl-1", Tenant: "acme", CompletionKind: "report"},
 		Completed: 3, Failed: 1, Cancelled: 2}
-	s, ok := queue.CompletionJob(p)
+	s, ok := backend.CompletionJob(p)
 	if !ok {
 		t.Fatal("CompletionJob: no job for a group with a completion kind")
 	}
@@ -146,10 +147,10 @@ func TestCompletionJob(t *testing.T) {
 		t.Errorf("CompletionJob = %+v (payload %s), want queue default, kind report, tenant acme, payload %s", s, s.Payload, want)
 	}
 	p.CompletionPayload = []byte("x")
-	if s, _ := queue.CompletionJob(p); string(s.Payload) != "x" {
+	if s, _ := backend.CompletionJob(p); string(s.Payload) != "x" {
 		t.Errorf("payload = %q, want the spec's", s.Payload)
 	}
-	if _, ok := queue.CompletionJob(queue.GroupProgress{GroupSpec: queue.GroupSpec{ID: "g"}}); ok {
+	if _, ok := backend.CompletionJob(queue.GroupProgress{GroupSpec: queue.GroupSpec{ID: "g"}}); ok {
 		t.Error("CompletionJob without a kind made a job")
 	}
 }

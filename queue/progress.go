@@ -1,100 +1,19 @@
 package queue
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"math"
 	"time"
-)
 
-// MaxProgressBytes bounds a progress report: the JSON of its percent and
-// data together, in bytes.
-const MaxProgressBytes = 4 << 10
+	"github.com/sluicehq/sluice/queue/internal/handlerctx"
+)
 
 // ProgressEvery is how often, at most, a running job's progress is
 // written to the store: reports made faster than that are coalesced, and
 // the latest one is written when the interval ends or the attempt ends.
 const ProgressEvery = 250 * time.Millisecond
 
-// JobProgress is how far a running job says it has got. A job keeps its
-// latest progress after it ends.
-type JobProgress struct {
-	// Percent is from 0 to 100; nil when the job reports data only.
-	Percent *float64 `json:"percent,omitempty"`
-	// Data is a JSON object the handler chose (such as the pages crawled
-	// so far); empty when the job reports a percent only.
-	Data json.RawMessage `json:"data,omitempty"`
-	// UpdatedAt is when the store recorded it (the backend's clock); set
-	// by the backend.
-	UpdatedAt time.Time `json:"updated_at"`
-}
-
 // Percent returns a progress report of p percent (0 to 100).
 func Percent(p float64) JobProgress { return JobProgress{Percent: &p} }
-
-// WithData returns p with data, which must marshal to a JSON object, as
-// its Data. A value that does not marshal leaves Data holding nothing
-// valid, which Validate reports.
-func (p JobProgress) WithData(data any) JobProgress {
-	raw, err := json.Marshal(data)
-	if err != nil {
-		raw = []byte("!") // not JSON: Validate refuses it
-	}
-	p.Data = raw
-	return p
-}
-
-// Validate returns an *InvalidArgumentError naming the field of p that
-// breaks a rule: Percent from 0 to 100, Data a JSON object, and both
-// together at most MaxProgressBytes of JSON; a report must carry at least
-// one of them.
-func (p JobProgress) Validate() error {
-	if p.Percent == nil && len(p.Data) == 0 {
-		return invalid(Field("JobProgress", "Percent"), "or Data must be set")
-	}
-	if p.Percent != nil {
-		v := *p.Percent
-		if math.IsNaN(v) || v < 0 || v > 100 {
-			return invalid(Field("JobProgress", "Percent"), "must be from 0 to 100, got %v", v)
-		}
-	}
-	if len(p.Data) > 0 {
-		d := bytes.TrimSpace(p.Data)
-		if !json.Valid(d) || len(d) == 0 || d[0] != '{' {
-			return invalid(Field("JobProgress", "Data"), "must be a JSON object")
-		}
-	}
-	if n := p.size(); n > MaxProgressBytes {
-		return invalid(Field("JobProgress", "Data"), "must be at most %d bytes of JSON with the percent, got %d", MaxProgressBytes, n)
-	}
-	return nil
-}
-
-// size is the length of p's percent and data as JSON.
-func (p JobProgress) size() int {
-	n := len(p.Data)
-	if p.Percent != nil {
-		n += 24
-	}
-	return n
-}
-
-// ProgressBackend is served (Features.Progress) by backends that record a
-// running job's progress.
-type ProgressBackend interface {
-	// SetProgress records p as the progress of job id (UpdatedAt = now)
-	// and appends a progress event to the event log when the backend
-	// keeps one. Fenced like Complete: ErrLeaseLost when token does not
-	// hold the active job, ErrNotFound when there is no such job. p has
-	// been validated.
-	SetProgress(ctx context.Context, id, token string, p JobProgress) error
-}
-
-// ErrNotInHandler is returned by ReportProgress (and Job.ReportProgress)
-// called with a context that is not a running handler's.
-var ErrNotInHandler = errors.New("queue: progress reported outside a job handler")
 
 // ReportProgress records p as the progress of the job whose handler ctx
 // belongs to. Reports are coalesced: at most one is written per
@@ -106,22 +25,20 @@ var ErrNotInHandler = errors.New("queue: progress reported outside a job handler
 // longer held, and a store fault of the write it made, if it made one (a
 // coalesced report returns nil; its write's fault is logged).
 func ReportProgress(ctx context.Context, p JobProgress) error {
-	l, ok := ctx.Value(leaseKey{}).(*jobLease)
+	l, ok := handlerctx.Value(ctx).(*jobLease)
 	if !ok {
 		return ErrNotInHandler
 	}
+	return l.ReportProgress(ctx, p)
+}
+
+// LeasedJobID returns the ID of the job l holds.
+func (l *jobLease) LeasedJobID() string { return l.id }
+
+// ReportProgress validates p and hands it to the job's progress writer.
+func (l *jobLease) ReportProgress(ctx context.Context, p JobProgress) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
 	return l.progress.report(ctx, p)
-}
-
-// ReportProgress is queue.ReportProgress for the job j, which must be the
-// job whose handler ctx belongs to.
-func (j *Job) ReportProgress(ctx context.Context, p JobProgress) error {
-	l, ok := ctx.Value(leaseKey{}).(*jobLease)
-	if !ok || l.id != j.ID {
-		return ErrNotInHandler
-	}
-	return ReportProgress(ctx, p)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
@@ -21,7 +22,7 @@ type countingProgress struct {
 	writes, landed atomic.Int64
 }
 
-func (c *countingProgress) Features() queue.Features {
+func (c *countingProgress) Features() backend.Features {
 	f := c.Backend.Features()
 	f.Progress = c
 	return f
@@ -68,7 +69,7 @@ func progressWorker(t *testing.T, h queue.HandlerFunc) (*countingProgress, *cloc
 	return b, clk, j.ID
 }
 
-func finalJob(t *testing.T, b queue.Backend, id string) *queue.Job {
+func finalJob(t *testing.T, b backend.Backend, id string) *queue.Job {
 	t.Helper()
 	var j *queue.Job
 	testutil.Eventually(t, "the job completes", func() error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // progressWriter coalesces one attempt's progress reports: a report is
@@ -15,8 +16,8 @@ import (
 // replaces the one waiting and a timer writes it when the interval ends.
 // Writes are serialised, so the latest report is the last one written.
 type progressWriter struct {
-	set       ProgressBackend // nil: the backend records no progress
-	name      string          // the backend's name, for the unsupported error
+	set       backend.ProgressBackend // nil: the backend records no progress
+	name      string                  // the backend's name, for the unsupported error
 	id, token string
 	clk       clock.Clock
 	log       *slog.Logger
@@ -34,7 +35,7 @@ type progressWriter struct {
 
 // newProgressWriter writes through f, the backend's features (read once
 // per Run: a store builds them on each call).
-func newProgressWriter(f Features, id, token string, clk clock.Clock, log *slog.Logger) *progressWriter {
+func newProgressWriter(f backend.Features, id, token string, clk clock.Clock, log *slog.Logger) *progressWriter {
 	return &progressWriter{set: f.Progress, name: f.Name, id: id, token: token, clk: clk, log: log, stop: make(chan struct{})}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
@@ -21,10 +22,10 @@ func TestClientRetryUnsupported(t *testing.T) {
 	defer real.Close()
 	cases := []struct {
 		name string
-		b    queue.Backend
+		b    backend.Backend
 	}{
 		{"capability absent", laneBackend{Backend: real, caps: queue.AllCapabilities.Without(queue.CapRetry)}},
-		{"part absent, capability declared", partsOnly{Backend: real, f: queue.Features{Name: "lane", Capabilities: queue.AllCapabilities}}},
+		{"part absent, capability declared", partsOnly{Backend: real, f: backend.Features{Name: "lane", Capabilities: queue.AllCapabilities}}},
 	}
 	for _, c := range cases {
 		_, err := queue.NewClient(c.b).Retry(context.Background(), "1")

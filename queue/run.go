@@ -7,12 +7,13 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/fifo"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // run is one Run call's state.
 type run struct {
 	w     *Worker
-	feats Features // the backend's, read once
+	feats backend.Features // the backend's, read once
 	// base is the parent of every handler context: it keeps Run's values
 	// but not its cancellation, so in-flight jobs outlive the stop signal
 	// for the grace period.
@@ -154,7 +155,7 @@ func (r *run) lease(ctx context.Context, max int) (int, error) {
 	}
 	lctx, cancel := leaseContext(ctx)
 	defer cancel()
-	leases, err := r.w.b.Lease(lctx, LeaseRequest{Queues: cfg.Queues, WorkerID: cfg.ID, Max: max, LeaseFor: cfg.LeaseFor})
+	leases, err := r.w.b.Lease(lctx, backend.LeaseRequest{Queues: cfg.Queues, WorkerID: cfg.ID, Max: max, LeaseFor: cfg.LeaseFor})
 	if err != nil {
 		if ctx.Err() == nil {
 			cfg.Logger.Error("queue: lease failed", "worker", cfg.ID, "err", err)

@@ -11,12 +11,15 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/internal/handlerctx"
+	"github.com/sluicehq/sluice/queue/queuetype"
 )
 
 // jobLease is the lease of one running job, shared by its heartbeat and
 // ExtendLease calls from the handler.
 type jobLease struct {
-	b      Backend
+	b      backend.Backend
 	id     string
 	token  string
 	cancel context.CancelCauseFunc
@@ -37,7 +40,7 @@ type jobLease struct {
 
 // extend renews the lease for d (for the current lease length when d is
 // zero); losing it cancels the handler.
-func (l *jobLease) extend(ctx context.Context, d time.Duration) (LeaseStatus, error) {
+func (l *jobLease) extend(ctx context.Context, d time.Duration) (backend.LeaseStatus, error) {
 	l.renew.Lock()
 	defer l.renew.Unlock()
 	if d == 0 {
@@ -63,20 +66,18 @@ func (l *jobLease) extend(ctx context.Context, d time.Duration) (LeaseStatus, er
 	return st, nil
 }
 
-type leaseKey struct{}
-
 // ExtendLease renews the lease of the job whose handler ctx belongs to, to
 // d from now, and makes later heartbeats renew it by d too. Use it before a
 // step longer than the worker's LeaseFor. It returns ErrLeaseLost (and the
 // handler's context is cancelled) when the job is no longer held, and an
 // error when ctx is not a handler's context.
 func ExtendLease(ctx context.Context, d time.Duration) error {
-	l, ok := ctx.Value(leaseKey{}).(*jobLease)
+	l, ok := handlerctx.Value(ctx).(*jobLease)
 	if !ok {
 		return errors.New("queue: ExtendLease called outside a job handler")
 	}
 	if d <= 0 {
-		return invalid(Field("", "ExtendLease duration"), "must be positive, got %s", d)
+		return queuetype.InvalidArgument(Field("", "ExtendLease duration"), "must be positive, got %s", d)
 	}
 	_, err := l.extend(ctx, d)
 	return err
@@ -115,7 +116,7 @@ func (r *run) runJob(ls Lease, slot <-chan struct{}) {
 			return
 		}
 	}
-	hctx := context.WithValue(ctx, leaseKey{}, jl)
+	hctx := handlerctx.With(ctx, jl)
 	hctx, jl.work = r.w.tr.startWork(hctx, job)
 	defer endWork(jl.work)
 
@@ -296,16 +297,4 @@ func (r *run) isLost(jl *jobLease) bool {
 	jl.mu.Lock()
 	defer jl.mu.Unlock()
 	return jl.lost
-}
-
-// truncate cuts s to at most n bytes, on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut]
 }

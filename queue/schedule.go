@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/sluicehq/sluice/queue/queuetype"
 )
 
 // Schedule enqueues a job on a recurring timetable: at each tick of a
@@ -157,7 +159,7 @@ func (s Schedule) withDefaults() Schedule {
 // (DefaultMaxPayload when zero or less). A bad field of Job is named
 // Schedule.Job.<field>.
 func (s Schedule) Validate(maxPayload int) error {
-	if err := validName(Field("Schedule", "Name"), s.Name, true); err != nil {
+	if err := queuetype.ValidName(Field("Schedule", "Name"), s.Name, true); err != nil {
 		return err
 	}
 	if _, err := compileSchedule(s); err != nil {
@@ -167,15 +169,15 @@ func (s Schedule) Validate(maxPayload int) error {
 		return err
 	}
 	if s.Job.UniqueKey != "" || s.Job.UniqueFor != 0 {
-		return invalid(Field("Schedule", "Job.UniqueKey"), "must be empty: the scheduler sets the schedule name and the tick")
+		return queuetype.InvalidArgument(Field("Schedule", "Job.UniqueKey"), "must be empty: the scheduler sets the schedule name and the tick")
 	}
 	if !s.Job.RunAt.IsZero() {
-		return invalid(Field("Schedule", "Job.RunAt"), "must be empty: each run starts at its tick (plus jitter)")
+		return queuetype.InvalidArgument(Field("Schedule", "Job.RunAt"), "must be empty: each run starts at its tick (plus jitter)")
 	}
 	if err := ValidateSpec(s.Job, maxPayload); err != nil {
 		var ia *InvalidArgumentError
 		if errors.As(err, &ia) {
-			return invalid(Field("Schedule", "Job."+ia.Path.Name), "%s", ia.Rule)
+			return queuetype.InvalidArgument(Field("Schedule", "Job."+ia.Path.Name), "%s", ia.Rule)
 		}
 		return err
 	}
@@ -187,20 +189,20 @@ func (s Schedule) validPolicies() error {
 	switch s.Overlap {
 	case "", OverlapAllow, OverlapSkip, OverlapWait:
 	default:
-		return invalid(Field("Schedule", "Overlap"), "must be %q, %q or %q, got %q", OverlapAllow, OverlapSkip, OverlapWait, s.Overlap)
+		return queuetype.InvalidArgument(Field("Schedule", "Overlap"), "must be %q, %q or %q, got %q", OverlapAllow, OverlapSkip, OverlapWait, s.Overlap)
 	}
 	switch s.Missed {
 	case "", MissedOnce, MissedCatchUp, MissedSkip:
 	default:
-		return invalid(Field("Schedule", "Missed"), "must be %q, %q or %q, got %q", MissedOnce, MissedCatchUp, MissedSkip, s.Missed)
+		return queuetype.InvalidArgument(Field("Schedule", "Missed"), "must be %q, %q or %q, got %q", MissedOnce, MissedCatchUp, MissedSkip, s.Missed)
 	}
 	if s.CatchUp < 0 || s.CatchUp > MaxCatchUp {
-		return invalid(Field("Schedule", "CatchUp"), "must be between 0 (the default, %d) and %d, got %d", DefaultCatchUp, MaxCatchUp, s.CatchUp)
+		return queuetype.InvalidArgument(Field("Schedule", "CatchUp"), "must be between 0 (the default, %d) and %d, got %d", DefaultCatchUp, MaxCatchUp, s.CatchUp)
 	}
-	if err := validDuration(Field("Schedule", "Jitter"), s.Jitter); err != nil {
+	if err := queuetype.ValidDuration(Field("Schedule", "Jitter"), s.Jitter); err != nil {
 		return err
 	}
-	return validDuration(Field("Schedule", "Grace"), s.Grace)
+	return queuetype.ValidDuration(Field("Schedule", "Grace"), s.Grace)
 }
 
 // timing is the part of s that decides its ticks: when it changes, the

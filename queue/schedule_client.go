@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/queuetype"
 )
 
 // NextTicks is how many coming ticks ScheduleInfo.Next lists.
@@ -13,10 +16,10 @@ const NextTicks = 5
 
 // schedules returns the backend's ScheduleStore, or the *UnsupportedError
 // of CapSchedules.
-func (c *Client) schedules() (ScheduleStore, error) {
+func (c *Client) schedules() (backend.ScheduleStore, error) {
 	f := c.b.Features()
 	if f.Schedules == nil {
-		return nil, f.unsupported(CapSchedules)
+		return nil, backend.Unsupported(f.Name, CapSchedules)
 	}
 	return f.Schedules, nil
 }
@@ -48,14 +51,14 @@ func (c *Client) putSchedule(ctx context.Context, s Schedule, source, keep strin
 	if s.Jitter > 0 {
 		probe.RunAt = time.Now().Add(time.Hour)
 	}
-	if err := checkPlaced(c.b, []JobSpec{probe}); err != nil {
+	if err := backend.CheckPlaced(c.b, []JobSpec{probe}); err != nil {
 		return nil, fmt.Errorf("queue: schedule %q: queue %q cannot take scheduled jobs (each tick's job has a unique key): %w", s.Name, s.Job.Queue, err)
 	}
 	def, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("queue: encoding schedule: %w", err)
 	}
-	rec := ScheduleRecord{Name: s.Name, Def: def, Timing: s.timing(), Source: source}
+	rec := backend.ScheduleRecord{Name: s.Name, Def: def, Timing: s.timing(), Source: source}
 	got, err := st.PutSchedule(ctx, rec, keep)
 	if err != nil {
 		return nil, err
@@ -89,12 +92,12 @@ func (c *Client) SyncSchedules(ctx context.Context, source string, list []Schedu
 		if err := c.validSchedule(ctx, s); err != nil {
 			var ia *InvalidArgumentError
 			if errors.As(err, &ia) {
-				return invalid(ia.Path.At("schedules", i), "%s", ia.Rule)
+				return queuetype.InvalidArgument(ia.Path.At("schedules", i), "%s", ia.Rule)
 			}
 			return err
 		}
 		if want[s.Name] {
-			return invalid(Field("Schedule", "Name").At("schedules", i), "must be unique, %q is defined twice", s.Name)
+			return queuetype.InvalidArgument(Field("Schedule", "Name").At("schedules", i), "must be unique, %q is defined twice", s.Name)
 		}
 		want[s.Name] = true
 	}
@@ -211,7 +214,7 @@ func (c *Client) TriggerSchedule(ctx context.Context, name string) (*Job, error)
 }
 
 // decodeSchedule reads the definition of rec.
-func decodeSchedule(rec *ScheduleRecord) (Schedule, error) {
+func decodeSchedule(rec *backend.ScheduleRecord) (Schedule, error) {
 	var s Schedule
 	if err := json.Unmarshal(rec.Def, &s); err != nil {
 		return s, fmt.Errorf("queue: schedule %q: decoding its definition: %w", rec.Name, err)
@@ -220,7 +223,7 @@ func decodeSchedule(rec *ScheduleRecord) (Schedule, error) {
 }
 
 // scheduleInfo builds the view of rec, reading its last job's state.
-func (c *Client) scheduleInfo(ctx context.Context, rec *ScheduleRecord) (*ScheduleInfo, error) {
+func (c *Client) scheduleInfo(ctx context.Context, rec *backend.ScheduleRecord) (*ScheduleInfo, error) {
 	s, err := decodeSchedule(rec)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	"github.com/sluicehq/sluice/queue/queuetype"
 )
 
 // Cron expressions are parsed by github.com/robfig/cron/v3, the parser
@@ -30,18 +31,18 @@ func compileSchedule(s Schedule) (*ticker, error) {
 	if s.TimeZone != "" {
 		l, err := time.LoadLocation(s.TimeZone)
 		if err != nil || strings.EqualFold(s.TimeZone, "local") {
-			return nil, invalid(Field("Schedule", "TimeZone"), "must be an IANA time zone name such as \"Europe/Berlin\", got %q", s.TimeZone)
+			return nil, queuetype.InvalidArgument(Field("Schedule", "TimeZone"), "must be an IANA time zone name such as \"Europe/Berlin\", got %q", s.TimeZone)
 		}
 		loc = l
 	}
 	switch {
 	case s.Cron != "" && s.Every != 0:
-		return nil, invalid(Field("Schedule", "Cron"), "must not be set together with Every: set exactly one of Cron and Every")
+		return nil, queuetype.InvalidArgument(Field("Schedule", "Cron"), "must not be set together with Every: set exactly one of Cron and Every")
 	case s.Cron == "" && s.Every == 0:
-		return nil, invalid(Field("Schedule", "Cron"), "is missing: set exactly one of Cron and Every")
+		return nil, queuetype.InvalidArgument(Field("Schedule", "Cron"), "is missing: set exactly one of Cron and Every")
 	case s.Every != 0:
 		if err := validEvery(s.Every); err != "" {
-			return nil, invalid(Field("Schedule", "Every"), "%s", err)
+			return nil, queuetype.InvalidArgument(Field("Schedule", "Every"), "%s", err)
 		}
 		return &ticker{every: s.Every, loc: loc}, nil
 	}
@@ -72,28 +73,28 @@ var neverRef = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
 func compileCron(cronExpr string, loc *time.Location) (*ticker, error) {
 	expr := strings.TrimSpace(cronExpr)
 	if strings.HasPrefix(expr, "TZ=") || strings.HasPrefix(expr, "CRON_TZ=") {
-		return nil, invalid(Field("Schedule", "Cron"), "must not name a time zone; set the time zone field instead, got %q", cronExpr)
+		return nil, queuetype.InvalidArgument(Field("Schedule", "Cron"), "must not name a time zone; set the time zone field instead, got %q", cronExpr)
 	}
 	if rest, ok := strings.CutPrefix(expr, everyPrefix); ok {
 		d, err := time.ParseDuration(strings.TrimSpace(rest))
 		if err != nil {
-			return nil, invalid(Field("Schedule", "Cron"), "\"@every D\" needs a duration such as 30s or 1.5m, got %q", rest)
+			return nil, queuetype.InvalidArgument(Field("Schedule", "Cron"), "\"@every D\" needs a duration such as 30s or 1.5m, got %q", rest)
 		}
 		if msg := validEvery(d); msg != "" {
-			return nil, invalid(Field("Schedule", "Cron"), "\"@every D\": D %s", msg)
+			return nil, queuetype.InvalidArgument(Field("Schedule", "Cron"), "\"@every D\": D %s", msg)
 		}
 		return &ticker{every: d, loc: loc}, nil
 	}
 	sched, err := cronParser.Parse(expr)
 	if err != nil {
-		return nil, invalid(Field("Schedule", "Cron"), "must be 5 fields (minute hour day month weekday) or a descriptor such as @hourly or \"@every 30s\": %v", err)
+		return nil, queuetype.InvalidArgument(Field("Schedule", "Cron"), "must be 5 fields (minute hour day month weekday) or a descriptor such as @hourly or \"@every 30s\": %v", err)
 	}
 	if spec, ok := sched.(*cron.SpecSchedule); ok {
 		spec.Location = time.UTC
 	}
 	k := &ticker{spec: sched, loc: loc}
 	if k.next(neverRef).IsZero() {
-		return nil, invalid(Field("Schedule", "Cron"), "never matches a date, so it would never run (such as February 30), got %q", cronExpr)
+		return nil, queuetype.InvalidArgument(Field("Schedule", "Cron"), "never matches a date, so it would never run (such as February 30), got %q", cronExpr)
 	}
 	return k, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // SchedulerConfig configures a Scheduler. The zero value is the default.
@@ -124,7 +125,7 @@ func (s *Scheduler) RunDue(ctx context.Context) (time.Time, error) {
 }
 
 // handle runs the due ticks of one schedule and returns its next tick.
-func (s *Scheduler) handle(ctx context.Context, st ScheduleStore, rec *ScheduleRecord) (time.Time, error) {
+func (s *Scheduler) handle(ctx context.Context, st backend.ScheduleStore, rec *backend.ScheduleRecord) (time.Time, error) {
 	if rec.Paused {
 		return time.Time{}, nil
 	}
@@ -170,7 +171,7 @@ func (s *Scheduler) handle(ctx context.Context, st ScheduleStore, rec *ScheduleR
 
 // pick chooses the due ticks to run by the missed policy, or the latest
 // tick to drop without a run.
-func (s *Scheduler) pick(k *ticker, sc Schedule, rec *ScheduleRecord, now time.Time) (run []time.Time, drop time.Time) {
+func (s *Scheduler) pick(k *ticker, sc Schedule, rec *backend.ScheduleRecord, now time.Time) (run []time.Time, drop time.Time) {
 	limit := 1
 	if sc.Missed == MissedCatchUp {
 		limit = sc.CatchUp
@@ -187,7 +188,7 @@ func (s *Scheduler) pick(k *ticker, sc Schedule, rec *ScheduleRecord, now time.T
 
 // fireAll claims and enqueues ticks in order; it stops at the first claim
 // lost to another scheduler.
-func (s *Scheduler) fireAll(ctx context.Context, st ScheduleStore, k *ticker, rec *ScheduleRecord, sc Schedule, ticks []time.Time) (time.Time, error) {
+func (s *Scheduler) fireAll(ctx context.Context, st backend.ScheduleStore, k *ticker, rec *backend.ScheduleRecord, sc Schedule, ticks []time.Time) (time.Time, error) {
 	prev := rec.LastTick
 	for _, t := range ticks {
 		ok, err := st.ClaimTick(ctx, rec.Name, prev, t, true)
@@ -212,7 +213,7 @@ func (s *Scheduler) fireAll(ctx context.Context, st ScheduleStore, k *ticker, re
 // finishClaim enqueues the job of a claim left pending: at once when this
 // scheduler made it, after ClaimTimeout when another did (it may still be
 // enqueuing). It returns when to look again.
-func (s *Scheduler) finishClaim(ctx context.Context, st ScheduleStore, k *ticker, rec *ScheduleRecord, sc Schedule, now time.Time) (time.Time, error) {
+func (s *Scheduler) finishClaim(ctx context.Context, st backend.ScheduleStore, k *ticker, rec *backend.ScheduleRecord, sc Schedule, now time.Time) (time.Time, error) {
 	s.mu.Lock()
 	mine := s.mine[rec.Name].Equal(rec.LastTick)
 	s.mu.Unlock()
@@ -230,7 +231,7 @@ func (s *Scheduler) finishClaim(ctx context.Context, st ScheduleStore, k *ticker
 
 // fire enqueues the job of tick and records it. The unique key makes a
 // second fire of the same tick return the first one's job.
-func (s *Scheduler) fire(ctx context.Context, st ScheduleStore, name string, sc Schedule, tick time.Time) error {
+func (s *Scheduler) fire(ctx context.Context, st backend.ScheduleStore, name string, sc Schedule, tick time.Time) error {
 	spec := sc.Job
 	spec.UniqueKey = TickKey(name, tick)
 	spec.UniqueFor = ScheduleUniqueFor

@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/internal/redistest"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
@@ -90,14 +91,14 @@ func TestGroupAndTenantDurationBounds(t *testing.T) {
 
 // specStores opens every job store the bounds concern: SQLite, Redis on
 // miniredis, and real Redis when SLUICE_REDIS_URL is set.
-func specStores(t *testing.T) map[string]queue.Backend {
+func specStores(t *testing.T) map[string]backend.Backend {
 	t.Helper()
 	sq, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sq.Close() })
-	out := map[string]queue.Backend{"sqlite": sq}
+	out := map[string]backend.Backend{"sqlite": sq}
 	openRedis := func(name string, opts *redis.Options, prefix string) {
 		c := redis.NewClient(opts)
 		b, err := redisqueue.New(c, redisqueue.Options{Prefix: keyspace.Prefix(prefix)})

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/keyspace"
+	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/queuetype"
 	"github.com/sluicehq/sluice/ratelimit"
 )
 
@@ -47,7 +49,7 @@ func (r StartRates) Validate() error {
 			return nil
 		}
 		if err := l.Validate(); err != nil {
-			return invalid(field, "is invalid: %v", err)
+			return queuetype.InvalidArgument(field, "is invalid: %v", err)
 		}
 		return nil
 	}
@@ -117,7 +119,7 @@ func (w *Worker) admitStart(l Lease) bool {
 // attempt (snoozing it on a backend without TenantBackend) and returns
 // false: the caller must not run it. A store fault lets the job run and
 // is logged to log (nil: slog.Default()).
-func (r StartRates) Admit(ctx context.Context, b Backend, l Lease, log *slog.Logger) bool {
+func (r StartRates) Admit(ctx context.Context, b backend.Backend, l Lease, log *slog.Logger) bool {
 	checks := r.checks(l.Job)
 	if len(checks) == 0 {
 		return true
@@ -143,7 +145,7 @@ func (r StartRates) Admit(ctx context.Context, b Backend, l Lease, log *slog.Log
 
 // deferStart pauses each scope over its rate until the rate allows a start
 // and gives the job back without spending its attempt.
-func deferStart(ctx context.Context, b Backend, log *slog.Logger, l Lease, checks []rateCheck, d ratelimit.Decision) {
+func deferStart(ctx context.Context, b backend.Backend, log *slog.Logger, l Lease, checks []rateCheck, d ratelimit.Decision) {
 	tb := b.Features().Tenants
 	paused := tb != nil
 	for i, res := range d.Results {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
 )
@@ -26,7 +27,7 @@ func TestStartRatesAdmit(t *testing.T) {
 		}
 	}
 	rates := queue.StartRates{Store: store, Tenant: ratelimit.Per(1, time.Hour)}
-	leases, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 2, LeaseFor: time.Minute})
+	leases, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 2, LeaseFor: time.Minute})
 	if err != nil || len(leases) != 2 {
 		t.Fatalf("lease: %d %v", len(leases), err)
 	}

@@ -5,139 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/sluicehq/sluice/queue/backend"
+	"github.com/sluicehq/sluice/queue/queuetype"
 )
-
-// Unlimited, as a TenantConfig.Limit or Backlog, lifts the bound.
-const Unlimited = -1
-
-// Bounds and defaults of tenant settings.
-const (
-	// DefaultWeight is a tenant's share in the fair rotation when none is
-	// set.
-	DefaultWeight = 1
-	// MaxWeight bounds TenantConfig.Weight.
-	MaxWeight = 1000
-	// MinBacklog, BacklogPerSlot and MaxBacklog make the default backlog
-	// cap: min(max(limit × BacklogPerSlot, MinBacklog), MaxBacklog), and
-	// MaxBacklog for a tenant without a limit.
-	MinBacklog     = 50_000
-	BacklogPerSlot = 2000
-	MaxBacklog     = 2_000_000
-)
-
-// DefaultBacklog is the backlog cap of a tenant whose concurrency limit is
-// limit and whose own cap is not set: min(max(limit × 2000, 50 000),
-// 2 000 000), and 2 000 000 for a tenant without a limit (limit <= 0).
-func DefaultBacklog(limit int) int {
-	if limit <= 0 {
-		return MaxBacklog
-	}
-	return min(max(limit*BacklogPerSlot, MinBacklog), MaxBacklog)
-}
-
-// TenantConfig holds the scheduling settings of a tenant, or the defaults
-// of every tenant (Client.SetTenantDefaults). In a tenant's own settings a
-// zero field means "the default's value"; in the defaults a zero field
-// means the built-in default named on each field.
-type TenantConfig struct {
-	// Limit is how many jobs of the tenant may be active at once, across
-	// every queue; Unlimited (-1) lifts it. Built-in default: Unlimited.
-	// Jobs over the limit wait in StateWaiting and are released, best
-	// first, as slots free.
-	Limit int
-	// Weight is the tenant's share when tenants take turns at equal
-	// priority: a tenant of weight 3 starts three jobs for every one of a
-	// tenant of weight 1. Between 1 and MaxWeight; built-in default 1.
-	Weight int
-	// Backlog caps how many jobs of the tenant may be ready and not yet
-	// running (pending plus waiting); an enqueue that would pass it fails
-	// with a *BacklogFullError and stores nothing. Unlimited (-1) lifts it.
-	// Built-in default: DefaultBacklog(Limit).
-	Backlog int
-	// MaxWait is how long a job of the tenant may stay in StateWaiting at
-	// a stretch before it fails with ErrBacklogFull as its error;
-	// built-in default 0, no bound.
-	MaxWait time.Duration
-}
-
-// Validate returns an *InvalidArgumentError naming the first field that
-// breaks a rule.
-func (c TenantConfig) Validate() error {
-	if c.Limit < Unlimited {
-		return invalid(Field("TenantConfig", "Limit"), "must be -1 (unlimited), 0 (default) or positive, got %d", c.Limit)
-	}
-	if c.Weight < 0 || c.Weight > MaxWeight {
-		return invalid(Field("TenantConfig", "Weight"), "must be between 0 (default) and %d, got %d", MaxWeight, c.Weight)
-	}
-	if c.Backlog < Unlimited {
-		return invalid(Field("TenantConfig", "Backlog"), "must be -1 (unlimited), 0 (default) or positive, got %d", c.Backlog)
-	}
-	return validDuration(Field("TenantConfig", "MaxWait"), c.MaxWait)
-}
-
-// Effective returns the settings that apply to a tenant whose own settings
-// are c, given the defaults: each zero field of c takes the default's,
-// and what is still zero takes its built-in default. Limit and Backlog
-// come out as Unlimited or positive, Weight between 1 and MaxWeight.
-func (c TenantConfig) Effective(defaults TenantConfig) TenantConfig {
-	pick := func(own, def, builtin int) int {
-		if own != 0 {
-			return own
-		}
-		if def != 0 {
-			return def
-		}
-		return builtin
-	}
-	out := TenantConfig{
-		Limit:  pick(c.Limit, defaults.Limit, Unlimited),
-		Weight: pick(c.Weight, defaults.Weight, DefaultWeight),
-	}
-	out.Backlog = pick(c.Backlog, defaults.Backlog, DefaultBacklog(out.Limit))
-	out.MaxWait = c.MaxWait
-	if out.MaxWait == 0 {
-		out.MaxWait = defaults.MaxWait
-	}
-	return out
-}
-
-// TenantInfo is a tenant's settings and current load.
-type TenantInfo struct {
-	// Tenant is the tenant's name.
-	Tenant string
-	// Own is what was set for this tenant (zero fields follow the
-	// defaults).
-	Own TenantConfig
-	// Effective is what applies: Own over the defaults over the built-in
-	// defaults (see TenantConfig.Effective).
-	Effective TenantConfig
-	// Jobs of the tenant in each unfinished state (finished jobs are not
-	// counted here).
-	Scheduled, Pending, Waiting, Active, Retrying int64
-	// PausedUntil is the end of a BackOff in force; zero when none.
-	PausedUntil time.Time
-}
-
-// Backlog is the number of the tenant's jobs that count against its
-// backlog cap: pending plus waiting.
-func (i TenantInfo) Backlog() int64 { return i.Pending + i.Waiting }
-
-// ScopeKind names what a Scope covers.
-type ScopeKind string
-
-// The kinds of scope BackOff and start rates apply to.
-const (
-	ScopeTenant ScopeKind = "tenant"
-	ScopeGroup  ScopeKind = "group"
-	ScopeQueue  ScopeKind = "queue"
-)
-
-// Scope is a tenant, a group or a queue: what Client.BackOff pauses and a
-// start rate counts.
-type Scope struct {
-	Kind ScopeKind
-	Name string
-}
 
 // TenantScope, GroupScope and QueueScope name a scope.
 func TenantScope(tenant string) Scope { return Scope{Kind: ScopeTenant, Name: tenant} }
@@ -147,19 +18,6 @@ func GroupScope(id string) Scope { return Scope{Kind: ScopeGroup, Name: id} }
 
 // QueueScope is the scope of the queue name.
 func QueueScope(name string) Scope { return Scope{Kind: ScopeQueue, Name: name} }
-
-func (s Scope) String() string { return string(s.Kind) + " " + s.Name }
-
-// Validate returns an *InvalidArgumentError when the kind is unknown or the
-// name empty or malformed.
-func (s Scope) Validate() error {
-	switch s.Kind {
-	case ScopeTenant, ScopeGroup, ScopeQueue:
-	default:
-		return invalid(Field("Scope", "Kind"), "must be tenant, group or queue, got %q", s.Kind)
-	}
-	return validName(Field("Scope", "Name"), s.Name, true)
-}
 
 // ErrBacklogFull is matched by *BacklogFullError, and is the error of a job
 // that waited longer than its tenant's MaxWait.
@@ -180,80 +38,11 @@ func (e *BacklogFullError) Error() string {
 // Is makes errors.Is(err, ErrBacklogFull) true.
 func (e *BacklogFullError) Is(target error) bool { return target == ErrBacklogFull }
 
-// TenantBackend is the part a Backend with CapTenants serves
-// (Features.Tenants): per-tenant limits, the fair order and pauses. The rules below
-// hold inside the same atomic steps as Backend's transitions; queuetest
-// checks them.
-//
-// # Limit and the waiting state
-//
-// A tenant's slot is the lease of its job: the number of the tenant's
-// active jobs never exceeds its effective Limit, checked in the atomic
-// Lease step against a count that the same steps keep (an index or a
-// counter written by every transition into or out of active, never a
-// second record that can drift from the job's state). So a slot frees
-// exactly when its job leaves active: completed, failed, retrying,
-// snoozed, requeued, cancelled, or rescued after its lease expired.
-//
-// A ready job (enqueued without delay, or due) is "admitted" (pending)
-// when its tenant and its group (see GroupBackend) both have room:
-// active + pending < limit, not paused, and for a group with MinInterval
-// no other pending job; otherwise it waits (StateWaiting). Jobs without a
-// tenant have no limit. Whenever room appears (a job leaves active or
-// pending, a limit rises, a pause ends), the step that made it releases
-// the scope's waiting jobs, best first in the fair order below, as many as
-// there is room for (a job whose other scope is still full stays waiting).
-// Lease checks the rule again for every job it hands out; a pending job
-// that it finds blocked moves to waiting.
-//
-// # Fair order
-//
-// Each queue has a virtual time V, the largest start tag of the jobs
-// leased from it (0 at first); each (queue, tenant) pair has a finish tag
-// F (0 at first). When a job first becomes ready it gets the start tag
-// max(V, F) and F becomes that tag plus FairUnit/weight (FairUnit, FairTag
-// and FairOrder are in package queue/backend). It keeps the tag for life:
-// retries, snoozes and requeues go back to their place. Ready jobs are
-// ordered by FairOrder: (priority, start, sequence) without aging; with
-// the queue's aging step S, (start + priority × S × FairUnit, sequence). So at equal priority backlogged tenants take turns by weight,
-// a newcomer starts at V (next in line, not behind another tenant's
-// flood), and with aging a job gains one priority level every S rounds
-// (a round is one job per backlogged tenant of weight 1). Lease hands out
-// pending jobs in this order; waiting jobs of a scope are released in it.
-//
-// # Backlog, MaxWait and pauses
-//
-// Enqueue fails whole with a *BacklogFullError when a spec that is ready
-// at once would take its tenant's pending + waiting count over its
-// Backlog. A job that has waited longer than MaxWait (measured from when
-// it last entered StateWaiting) fails with an error naming ErrBacklogFull,
-// at the next Lease after its deadline. Pause stops a scope until a time:
-// a paused tenant or group admits nothing and its pending jobs move to
-// waiting; a paused queue is skipped by Lease.
-type TenantBackend interface {
-	// SetTenant stores cfg as the tenant's own settings, or as the
-	// defaults when tenant is empty, and applies it at once in the same
-	// step: waiting jobs are released if the limit rose.
-	SetTenant(ctx context.Context, tenant string, cfg TenantConfig) error
-	// Tenant returns the tenant's settings and job counts. A tenant never
-	// seen is not an error: it has the defaults and no jobs.
-	Tenant(ctx context.Context, tenant string) (*TenantInfo, error)
-	// SetAging sets the aging step of queue (0 turns aging off). It
-	// applies to jobs that become ready afterwards.
-	SetAging(ctx context.Context, queue string, step int) error
-	// Pause stops scope starting jobs until now + d (keeping a later end
-	// already in force) and returns the end; d <= 0 ends a pause at once.
-	Pause(ctx context.Context, scope Scope, d time.Duration) (time.Time, error)
-}
-
-// MaxAgingStep bounds the aging step of a queue.
-const MaxAgingStep = 1_000_000
-
 // tenants returns b's tenant scheduler, or an *UnsupportedError.
-func (c *Client) tenants() (TenantBackend, error) {
+func (c *Client) tenants() (backend.TenantBackend, error) {
 	f := c.b.Features()
 	if f.Tenants == nil {
-		return nil, f.unsupported(CapTenants)
+		return nil, backend.Unsupported(f.Name, CapTenants)
 	}
 	return f.Tenants, nil
 }
@@ -279,7 +68,7 @@ func (c *Client) SetTenant(ctx context.Context, tenant string, cfg TenantConfig)
 	if err != nil {
 		return err
 	}
-	if err := validName(Field("", "tenant"), tenant, true); err != nil {
+	if err := queuetype.ValidName(Field("", "tenant"), tenant, true); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -309,7 +98,7 @@ func (c *Client) Tenant(ctx context.Context, tenant string) (*TenantInfo, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := validName(Field("", "tenant"), tenant, true); err != nil {
+	if err := queuetype.ValidName(Field("", "tenant"), tenant, true); err != nil {
 		return nil, err
 	}
 	return tb.Tenant(ctx, tenant)
@@ -325,11 +114,11 @@ func (c *Client) SetAging(ctx context.Context, queue string, step int) error {
 	if err != nil {
 		return err
 	}
-	if err := validName(Field("", "queue"), queue, true); err != nil {
+	if err := queuetype.ValidName(Field("", "queue"), queue, true); err != nil {
 		return err
 	}
 	if step < 0 || step > MaxAgingStep {
-		return invalid(Field("", "aging step"), "must be between 0 and %d, got %d", MaxAgingStep, step)
+		return queuetype.InvalidArgument(Field("", "aging step"), "must be between 0 and %d, got %d", MaxAgingStep, step)
 	}
 	return tb.SetAging(ctx, queue, step)
 }

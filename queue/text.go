@@ -3,6 +3,8 @@ package queue
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/queue/queuetype"
 )
 
 // Every store keeps text the same way, and not every store can keep every
@@ -37,33 +39,11 @@ func StorableText(s string) string {
 // character boundary. Backend.Fail records Failure.Error through it, so a
 // worker's error is stored, and read back, the same on every store.
 func StorableError(s string) string {
-	return truncate(StorableText(s), MaxErrorLen)
+	return queuetype.Truncate(StorableText(s), MaxErrorLen)
 }
 
 // Storable reports whether s is valid UTF-8 without NUL: text every store
 // can hold, compare and look up as it is.
 func Storable(s string) bool {
 	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
-}
-
-// CheckText returns an *InvalidArgumentError naming field when v holds a
-// NUL byte or invalid UTF-8, which an identifier must not: not every
-// store can hold them.
-func CheckText(field FieldPath, v string) error {
-	switch {
-	case !utf8.ValidString(v):
-		return invalid(field, "must be valid UTF-8, got %q", clipText(v))
-	case strings.IndexByte(v, 0) >= 0:
-		return invalid(field, "must not contain NUL (\\u0000), got %q", clipText(v))
-	}
-	return nil
-}
-
-// clipText cuts v for an error message: at most 100 bytes, on a
-// character boundary.
-func clipText(v string) string {
-	if len(v) <= 100 {
-		return v
-	}
-	return truncate(v, 100) + "…"
 }

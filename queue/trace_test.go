@@ -15,14 +15,15 @@ import (
 	"github.com/sluicehq/sluice/internal/redistest"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
 // traceBackends opens every backend that stores a job's trace context.
-func traceBackends(t *testing.T) map[string]func(t *testing.T) queue.Backend {
-	return map[string]func(t *testing.T) queue.Backend{
-		"sqlite": func(t *testing.T) queue.Backend {
+func traceBackends(t *testing.T) map[string]func(t *testing.T) backend.Backend {
+	return map[string]func(t *testing.T) backend.Backend{
+		"sqlite": func(t *testing.T) backend.Backend {
 			b, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -30,7 +31,7 @@ func traceBackends(t *testing.T) map[string]func(t *testing.T) queue.Backend {
 			t.Cleanup(func() { b.Close() })
 			return b
 		},
-		"redis": func(t *testing.T) queue.Backend {
+		"redis": func(t *testing.T) backend.Backend {
 			opts, prefix, ok := redistest.Real(t)
 			if !ok {
 				opts = &redis.Options{Addr: miniredis.RunT(t).Addr()}

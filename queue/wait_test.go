@@ -8,21 +8,22 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
 // slowLog is an event log whose cursor read outlasts any short wait, as a
 // store does on a loaded machine.
-type slowLog struct{ queue.EventLog }
+type slowLog struct{ backend.EventLog }
 
 func (slowLog) LastEventID(ctx context.Context) (string, error) {
 	<-ctx.Done()
 	return "", ctx.Err()
 }
 
-type slowLogBackend struct{ queue.Backend }
+type slowLogBackend struct{ backend.Backend }
 
-func (b slowLogBackend) Features() queue.Features {
+func (b slowLogBackend) Features() backend.Features {
 	f := b.Backend.Features()
 	f.Events = slowLog{f.Events}
 	return f

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // The watcher's rhythm. A backend with an event log wakes it by its own
@@ -42,9 +44,9 @@ func (h *hub) get(c *Client) *watcher {
 // one poller of its watched jobs), fanning out to every waiter and
 // subscriber. It runs while it has any and stops when the last one leaves.
 type watcher struct {
-	b      Backend
-	log    EventLog
-	groups GroupBackend
+	b      backend.Backend
+	log    backend.EventLog
+	groups backend.GroupBackend
 	poll   bool // read every watched job each pollEvery
 
 	mu      sync.Mutex

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Handler runs one attempt of a job. It returns an optional result, stored
@@ -200,7 +201,7 @@ func defaultWorkerID() string {
 // Worker leases jobs from its queues and runs their handlers. Register
 // handlers with Handle before Run.
 type Worker struct {
-	b   Backend
+	b   backend.Backend
 	cfg WorkerConfig
 
 	mu       sync.RWMutex
@@ -212,7 +213,7 @@ type Worker struct {
 }
 
 // NewWorker returns a worker on b.
-func NewWorker(b Backend, cfg WorkerConfig) *Worker {
+func NewWorker(b backend.Backend, cfg WorkerConfig) *Worker {
 	return &Worker{b: b, cfg: cfg.withDefaults(), handlers: map[string]Handler{}, tr: newTracer(cfg.TracerProvider)}
 }
 

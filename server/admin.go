@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // PauseIndefinitely is how long POST /v1/queues/{queue}/pause pauses a
@@ -18,7 +19,7 @@ import (
 const PauseIndefinitely = queue.MaxDuration
 
 // handleRetryJob is POST /v1/jobs/{id}/retry: a failed or cancelled job
-// runs again with fresh attempts (queue.Retrier).
+// runs again with fresh attempts (backend.Retrier).
 func (s *Server) handleRetryJob(w http.ResponseWriter, r *http.Request) {
 	j, err := s.jobs.Retry(r.Context(), r.PathValue("id"))
 	var nr *queue.NotRetryableError
@@ -114,7 +115,7 @@ type deliveriesBody struct {
 	Next       string         `json:"next,omitempty"`
 }
 
-func toDeliveryBody(d queue.Delivery) deliveryBody {
+func toDeliveryBody(d backend.Delivery) deliveryBody {
 	return deliveryBody{
 		Seq: d.Seq, EventID: d.EventID, EventType: string(d.EventType), JobID: d.JobID, Group: d.Group,
 		Subscription: d.Subscription, URL: redactURL(d.URL), Attempt: d.Attempt, At: d.At.UTC().Format(time.RFC3339Nano),
@@ -135,16 +136,16 @@ func redactURL(raw string) string {
 }
 
 func (s *Server) handleJobDeliveries(w http.ResponseWriter, r *http.Request) {
-	s.deliveries(w, r, queue.DeliveryFilter{JobID: r.PathValue("id")})
+	s.deliveries(w, r, backend.DeliveryFilter{JobID: r.PathValue("id")})
 }
 
 func (s *Server) handleWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
-	s.deliveries(w, r, queue.DeliveryFilter{Subscription: r.PathValue("subscription")})
+	s.deliveries(w, r, backend.DeliveryFilter{Subscription: r.PathValue("subscription")})
 }
 
 // deliveries answers one page of the delivery log, newest first, with
 // ?limit (1 to 1000, default 100) and ?cursor (a previous page's next).
-func (s *Server) deliveries(w http.ResponseWriter, r *http.Request, f queue.DeliveryFilter) {
+func (s *Server) deliveries(w http.ResponseWriter, r *http.Request, f backend.DeliveryFilter) {
 	feat := s.backend.Features()
 	ob := feat.Outbox
 	if ob == nil {

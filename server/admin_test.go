@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
 	"github.com/sluicehq/sluice/server/config"
@@ -133,15 +134,15 @@ func TestDeliveriesThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	b := openQueue(t, sqlitequeue.Options{Outbox: true})
 	h := newHarnessOn(t, testConfig, b)
-	ob := queue.Outbox(b)
+	ob := backend.Outbox(b)
 	ctx := context.Background()
-	for i, d := range []queue.Delivery{
+	for i, d := range []backend.Delivery{
 		{EventID: "evt_1", EventType: queue.EventJobFailed, JobID: "7", Subscription: "ops", URL: "https://user:pw@hooks.example/in?key=secret",
-			Attempt: 1, Status: 500, Latency: 1500 * time.Microsecond, Error: "HTTP 500", Outcome: queue.DeliveryRetry},
+			Attempt: 1, Status: 500, Latency: 1500 * time.Microsecond, Error: "HTTP 500", Outcome: backend.DeliveryRetry},
 		{EventID: "evt_1", EventType: queue.EventJobFailed, JobID: "7", Subscription: "ops", URL: "https://hooks.example/in",
-			Attempt: 2, Status: 200, Latency: 2 * time.Millisecond, Outcome: queue.DeliveryOK},
+			Attempt: 2, Status: 200, Latency: 2 * time.Millisecond, Outcome: backend.DeliveryOK},
 		{EventID: "evt_2", EventType: queue.EventJobCompleted, JobID: "8", Subscription: "audit", URL: "https://audit.example/",
-			Attempt: 1, Status: 204, Outcome: queue.DeliveryOK},
+			Attempt: 1, Status: 204, Outcome: backend.DeliveryOK},
 	} {
 		if err := ob.RecordDelivery(ctx, d); err != nil {
 			t.Fatalf("RecordDelivery %d: %v", i, err)
@@ -191,8 +192,8 @@ func TestDeliveriesThroughTheAPI(t *testing.T) {
 // though it still has their methods.
 type plainBackend struct{ *sqlitequeue.Backend }
 
-func (plainBackend) Features() queue.Features {
-	return queue.Features{Name: "plain", Capabilities: queue.AllCapabilities}
+func (plainBackend) Features() backend.Features {
+	return backend.Features{Name: "plain", Capabilities: queue.AllCapabilities}
 }
 
 // A backend without retry, pauses or a delivery log answers 501 with a
@@ -233,7 +234,7 @@ func openQueue(t *testing.T, opts sqlitequeue.Options) *sqlitequeue.Backend {
 }
 
 // newHarnessOn is newHarness on a job backend of the test's own.
-func newHarnessOn(t *testing.T, doc string, b queue.Backend) *harness {
+func newHarnessOn(t *testing.T, doc string, b backend.Backend) *harness {
 	t.Helper()
 	cfg, err := config.Parse([]byte(doc), "test.yaml")
 	if err != nil {
@@ -278,7 +279,7 @@ func TestWhoami(t *testing.T) {
 // noUnique is a store without unique keys, as the RabbitMQ lane is.
 type noUnique struct{ *sqlitequeue.Backend }
 
-func (n noUnique) Features() queue.Features {
+func (n noUnique) Features() backend.Features {
 	f := n.Backend.Features()
 	f.Name, f.Capabilities = "lane", f.Capabilities.Without(queue.CapUnique)
 	return f

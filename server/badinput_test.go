@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/server/config"
@@ -220,14 +221,14 @@ func TestCompressedBodyNamesIdentity(t *testing.T) {
 
 // jobStores opens the job stores whose behaviour may differ: SQLite,
 // Redis on miniredis, and real Redis when SLUICE_REDIS_URL is set.
-func jobStores(t *testing.T) map[string]queue.Backend {
+func jobStores(t *testing.T) map[string]backend.Backend {
 	t.Helper()
 	sq, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sq.Close() })
-	out := map[string]queue.Backend{"sqlite": sq}
+	out := map[string]backend.Backend{"sqlite": sq}
 	open := func(name string, opts *redis.Options, prefix keyspace.Prefix) {
 		c := redis.NewClient(opts)
 		b, err := redisqueue.New(c, redisqueue.Options{Prefix: prefix, Logger: slog.New(slog.DiscardHandler)})
@@ -323,7 +324,7 @@ func sameTime(got any, want string) bool {
 // A job naming a group never created creates it, with no limits and no
 // completion job, on every store; creating the group afterwards is a 409
 // that says why. This is the queue's documented contract
-// (queue.GroupBackend), so it is pinned here over HTTP.
+// (backend.GroupBackend), so it is pinned here over HTTP.
 func TestEnqueueIntoUnknownGroupCreatesIt(t *testing.T) {
 	t.Parallel()
 	for name, b := range jobStores(t) {
@@ -391,7 +392,7 @@ func TestWebhookRefusalNamesConfigKey(t *testing.T) {
 		return nil
 	})
 	d := ds[0].(map[string]any)
-	if e, _ := d["error"].(string); d["outcome"] != string(queue.DeliveryRefused) || !strings.Contains(e, want) {
+	if e, _ := d["error"].(string); d["outcome"] != string(backend.DeliveryRefused) || !strings.Contains(e, want) {
 		t.Fatalf("delivery %v, want refused with an error naming webhooks.allow_networks", d)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/amqpqueue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 	"github.com/sluicehq/sluice/queue/redisqueue"
@@ -23,7 +24,7 @@ import (
 // groups, as any backend may.
 type bareBackend struct{ *sqlitequeue.Backend }
 
-func (b bareBackend) Features() queue.Features {
+func (b bareBackend) Features() backend.Features {
 	f := b.Backend.Features()
 	f.Name, f.Tenants, f.TenantList, f.Groups, f.Outbox, f.Events = "bare", nil, nil, nil, nil, nil
 	f.Capabilities = f.Capabilities.Without(queue.CapTenants, queue.CapGroups, queue.CapTenantList, queue.CapEvents)
@@ -34,12 +35,12 @@ func (b bareBackend) Features() queue.Features {
 // scrape queue on, and whether each schedules by tenant.
 var scrapeBackends = []struct {
 	name    string
-	open    func(t *testing.T) queue.Backend
+	open    func(t *testing.T) backend.Backend
 	tenants bool
 }{
-	{"bare", func(t *testing.T) queue.Backend { return bareBackend{openQueue(t, sqlitequeue.Options{})} }, false},
-	{"sqlite", func(t *testing.T) queue.Backend { return openQueue(t, sqlitequeue.Options{}) }, true},
-	{"redis", func(t *testing.T) queue.Backend {
+	{"bare", func(t *testing.T) backend.Backend { return bareBackend{openQueue(t, sqlitequeue.Options{})} }, false},
+	{"sqlite", func(t *testing.T) backend.Backend { return openQueue(t, sqlitequeue.Options{}) }, true},
+	{"redis", func(t *testing.T) backend.Backend {
 		mr := miniredis.RunT(t)
 		c := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 		t.Cleanup(func() { c.Close() })
@@ -50,7 +51,7 @@ var scrapeBackends = []struct {
 		t.Cleanup(func() { b.Close() })
 		return b
 	}, true},
-	{"postgres", func(t *testing.T) queue.Backend {
+	{"postgres", func(t *testing.T) backend.Backend {
 		url := pgtest.URL(t)
 		s, err := pgqueue.Open(context.Background(), url, pgqueue.Options{Schema: pgtest.Schema(t, url), MaxConns: 4})
 		if err != nil {
@@ -59,7 +60,7 @@ var scrapeBackends = []struct {
 		t.Cleanup(func() { s.Close() })
 		return s
 	}, true},
-	{"rabbitmq", func(t *testing.T) queue.Backend {
+	{"rabbitmq", func(t *testing.T) backend.Backend {
 		u := amqptest.URL(t, "the lane behind the server")
 		prefix := amqptest.Prefix(t, u, "server", "scrape")
 		b, err := amqpqueue.New(u, amqpqueue.Options{Prefix: prefix, LeaseWait: 300 * time.Millisecond})

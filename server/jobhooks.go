@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/webhook"
 	"github.com/sluicehq/sluice/server/config"
 )
@@ -98,7 +99,7 @@ func (s *Server) checkHook(ctx context.Context, h *queue.Webhook, q string) erro
 
 // placedOn returns the backend that holds queue q's jobs, following
 // routers (queue/mux): only its events reach an outbox.
-func placedOn(b queue.Backend, q string) queue.Backend {
+func placedOn(b backend.Backend, q string) backend.Backend {
 	for {
 		r := b.Features().Router
 		if r == nil {

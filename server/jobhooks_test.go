@@ -22,6 +22,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/queue/webhook"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
@@ -249,11 +250,11 @@ func TestServeDeliversJobWebhooks(t *testing.T) {
 			}
 			testutil.Eventually(t, "the delivery in the job's log", func() error {
 				var page struct {
-					Deliveries []queue.Delivery `json:"deliveries"`
+					Deliveries []backend.Delivery `json:"deliveries"`
 				}
 				call(t, "GET", base+"/v1/jobs/"+enq.Job.ID+"/deliveries", "", &page)
 				for _, dl := range page.Deliveries {
-					if dl.Subscription == webhook.JobHookName && dl.Outcome == queue.DeliveryOK {
+					if dl.Subscription == webhook.JobHookName && dl.Outcome == backend.DeliveryOK {
 						return nil
 					}
 				}
@@ -284,11 +285,11 @@ func TestServeRefusesRebindingAtConnect(t *testing.T) {
 	call(t, "POST", base+"/v1/worker/jobs/"+l.Job.ID+"/complete", `{"token":"`+l.Token+`"}`, nil)
 	testutil.Eventually(t, "a refused delivery in the job's log", func() error {
 		var page struct {
-			Deliveries []queue.Delivery `json:"deliveries"`
+			Deliveries []backend.Delivery `json:"deliveries"`
 		}
 		call(t, "GET", base+"/v1/jobs/"+enq.Job.ID+"/deliveries", "", &page)
 		for _, dl := range page.Deliveries {
-			if dl.Outcome == queue.DeliveryRefused && strings.Contains(dl.Error, "loopback") {
+			if dl.Outcome == backend.DeliveryRefused && strings.Contains(dl.Error, "loopback") {
 				return nil
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
 	"github.com/sluicehq/sluice/server/config"
@@ -173,7 +174,7 @@ func TestNoQueueConfigured(t *testing.T) {
 
 // overloadedBackend refuses enqueues the way an admission check does: an
 // error that says when to retry.
-type overloadedBackend struct{ queue.Backend }
+type overloadedBackend struct{ backend.Backend }
 
 type overloadError struct{ after time.Duration }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/server/dashboard"
 )
@@ -203,7 +204,7 @@ func (m *metrics) jobEnded(j *queue.Job, state queue.State, now time.Time) {
 }
 
 // observeDelivery is the webhook dispatcher's OnDelivery hook.
-func (m *metrics) observeDelivery(d queue.Delivery) {
+func (m *metrics) observeDelivery(d backend.Delivery) {
 	m.deliveries.WithLabelValues(d.Subscription, string(d.EventType), string(d.Outcome)).Inc()
 	m.deliverLat.WithLabelValues(d.Subscription).Observe(d.Latency.Seconds())
 }

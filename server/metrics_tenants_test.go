@@ -20,7 +20,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/redistest"
 	"github.com/sluicehq/sluice/keyspace"
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
@@ -76,7 +76,7 @@ type metricsHarness struct {
 
 // openTestQueue opens the job store named: "embedded" (SQLite in a temp
 // dir) or "redis" (real Redis with SLUICE_REDIS_URL, else miniredis).
-func openTestQueue(t *testing.T, store string) queue.Backend {
+func openTestQueue(t *testing.T, store string) backend.Backend {
 	t.Helper()
 	if store == "embedded" {
 		b, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{})

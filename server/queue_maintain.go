@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/server/config"
 )
 
@@ -37,7 +38,7 @@ func (n *queueNames) seen(leases []queue.Lease) {
 	}
 }
 
-func (n *queueNames) get(ctx context.Context, b queue.Backend) ([]string, error) {
+func (n *queueNames) get(ctx context.Context, b backend.Backend) ([]string, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if !n.at.IsZero() && time.Since(n.at) < queueNamesFor {
@@ -150,7 +151,7 @@ func (s *Server) rescueRound(ctx context.Context) {
 	}
 	stalls, groups := byKey(all, q.PerQueue, func(n string) int { return q.For(n).MaxStalls }, q.For("").MaxStalls)
 	for i, queues := range groups {
-		res, err := s.backend.RescueExpired(ctx, queue.RescueRequest{Queues: queues, MaxStalls: stalls[i]})
+		res, err := s.backend.RescueExpired(ctx, backend.RescueRequest{Queues: queues, MaxStalls: stalls[i]})
 		switch {
 		case err != nil:
 			s.roundFault(ctx, "server: rescuing expired leases", err)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/server/config"
 )
 
@@ -147,7 +148,7 @@ func perQueueLease(q *config.Queues) bool {
 // each job's lease set to its queue's when the call named no lease, and
 // each job counted against the start rates: one over a rate is given back
 // to wait (see queue.StartRates.Admit) and not handed out.
-func (s *Server) leaseJobs(ctx context.Context, req queue.LeaseRequest, wait time.Duration, ownLease bool) ([]queue.Lease, error) {
+func (s *Server) leaseJobs(ctx context.Context, req backend.LeaseRequest, wait time.Duration, ownLease bool) ([]queue.Lease, error) {
 	cfg := s.Config()
 	if s.qo != nil && cfg.Queues.Overload.Enabled && cfg.Queues.Overload.Pauses() {
 		var left time.Duration

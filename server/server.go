@@ -24,6 +24,7 @@ import (
 	"github.com/sluicehq/sluice/budget"
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/server/config"
 	"github.com/sluicehq/sluice/server/dashboard"
@@ -37,7 +38,7 @@ type Options struct {
 	Limits ratelimit.Store
 	// Queue is the job backend; nil serves the job routes as 503
 	// "no job queue".
-	Queue queue.Backend
+	Queue backend.Backend
 	// Ready reports whether the stores are reachable, for /readyz; nil
 	// means always ready.
 	Ready func(ctx context.Context) error
@@ -62,7 +63,7 @@ type Server struct {
 	state   atomic.Pointer[state]
 	limits  ratelimit.Store
 	jobs    *queue.Client
-	backend queue.Backend
+	backend backend.Backend
 	ready   func(ctx context.Context) error
 	log     *slog.Logger
 	metrics *metrics

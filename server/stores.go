@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/internal/redisbreaker"
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
@@ -27,7 +27,7 @@ type Stores struct {
 	Limits ratelimit.Store
 	// Queue holds jobs: one backend, or a router (queue/mux) over every
 	// backend queues are placed on.
-	Queue queue.Backend
+	Queue backend.Backend
 	// Kind is "embedded" or "redis", for logs, followed by the job
 	// backends when queues are placed elsewhere ("embedded, jobs on
 	// embedded+rabbitmq").

@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/amqpqueue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/server/config"
 )
@@ -22,7 +23,7 @@ import (
 // openedBackend is one job backend a config places queues on.
 type openedBackend struct {
 	name string // config.BackendEmbedded, ...
-	b    queue.Backend
+	b    backend.Backend
 	ping func(ctx context.Context) error
 }
 

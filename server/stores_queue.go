@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/server/config"
 )
@@ -16,7 +16,7 @@ import (
 // separate namespaces), recording events in its outbox when webhooks are
 // configured. redisqueue warns at start when maxmemory-policy could evict
 // jobs.
-func openRedisQueue(client redis.UniversalClient, cfg *config.Config, log *slog.Logger) (queue.Backend, error) {
+func openRedisQueue(client redis.UniversalClient, cfg *config.Config, log *slog.Logger) (backend.Backend, error) {
 	if webhooksOn(cfg) && cfg.Storage.RedisMode == "cluster" {
 		// Said here in the config's words: the outbox's keys are global,
 		// so redisqueue keeps none on a Cluster.

@@ -3,7 +3,7 @@ package server
 import (
 	"net/http"
 
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // tenantSecretBody is the body of PUT /v1/tenants/{tenant}/webhook-secret.
@@ -19,7 +19,7 @@ type tenantSecretState struct {
 }
 
 // secrets returns the store's tenant secrets, or answers 501.
-func (s *Server) secrets(w http.ResponseWriter) queue.TenantSecrets {
+func (s *Server) secrets(w http.ResponseWriter) backend.TenantSecrets {
 	ts := s.backend.Features().TenantSecrets
 	if ts == nil {
 		writeProblem(w, &problem{Status: http.StatusNotImplemented, Detail: "this job store keeps no tenant webhook secrets"}, nil)

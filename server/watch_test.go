@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
 	"github.com/sluicehq/sluice/server/config"
@@ -221,7 +222,7 @@ func TestEventsResume(t *testing.T) {
 // log, as the RabbitMQ lane.
 type noProgress struct{ *sqlitequeue.Backend }
 
-func (n noProgress) Features() queue.Features {
+func (n noProgress) Features() backend.Features {
 	f := n.Backend.Features()
 	f.Name, f.Progress, f.Events = "lane", nil, nil
 	return f

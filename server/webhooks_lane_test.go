@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/internal/amqptest"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/webhook"
 	"github.com/sluicehq/sluice/server/config"
 )
@@ -83,8 +84,8 @@ func TestServeDeliversWebhooksOnLane(t *testing.T) {
 	post("/v1/worker/jobs/"+l.Job.ID+"/complete", `{"token":"`+l.Token+`"}`, nil)
 
 	wants := []string{
-		`sluice_webhook_deliveries_total{event="job.completed",outcome="` + string(queue.DeliveryRetry) + `",subscription="ops"} 1`,
-		`sluice_webhook_deliveries_total{event="job.completed",outcome="` + string(queue.DeliveryOK) + `",subscription="ops"} 1`,
+		`sluice_webhook_deliveries_total{event="job.completed",outcome="` + string(backend.DeliveryRetry) + `",subscription="ops"} 1`,
+		`sluice_webhook_deliveries_total{event="job.completed",outcome="` + string(backend.DeliveryOK) + `",subscription="ops"} 1`,
 	}
 	testutil.Eventually(t, fmt.Sprintf("metrics with %v", wants), func() error {
 		resp, err := http.Get(base + "/metrics")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/webhook"
 	"github.com/sluicehq/sluice/server/config"
 )
@@ -96,7 +97,7 @@ func serveAndDeliver(t *testing.T, cfg *config.Config) {
 	}
 	// The attempt is recorded after the receiver answers: wait for it to
 	// reach the metrics.
-	want := `sluice_webhook_deliveries_total{event="job.completed",outcome="` + string(queue.DeliveryOK) + `",subscription="ops"} 1`
+	want := `sluice_webhook_deliveries_total{event="job.completed",outcome="` + string(backend.DeliveryOK) + `",subscription="ops"} 1`
 	testutil.Eventually(t, "metrics with "+want, func() error {
 		resp, err := http.Get(base + "/metrics")
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Worker protocol limits.
@@ -64,8 +65,8 @@ type leasesBody struct {
 	Leases []leaseBody `json:"leases"`
 }
 
-func (b *leaseRequestBody) check(defaultLease time.Duration) (queue.LeaseRequest, time.Duration, *problem) {
-	req := queue.LeaseRequest{Queues: b.Queues, WorkerID: b.WorkerID, Max: 1}
+func (b *leaseRequestBody) check(defaultLease time.Duration) (backend.LeaseRequest, time.Duration, *problem) {
+	req := backend.LeaseRequest{Queues: b.Queues, WorkerID: b.WorkerID, Max: 1}
 	switch {
 	case len(b.Queues) == 0:
 		return req, 0, badRequest("queues must name at least one queue")
@@ -94,7 +95,7 @@ func (b *leaseRequestBody) check(defaultLease time.Duration) (queue.LeaseRequest
 	return req, time.Duration(b.WaitMS) * time.Millisecond, nil
 }
 
-// leaseDetail words a refused queue.LeaseRequest with the API's names:
+// leaseDetail words a refused backend.LeaseRequest with the API's names:
 // queues[3] for LeaseRequest.Queues[3], worker_id for WorkerID.
 func leaseDetail(err error) string {
 	var ia *queue.InvalidArgumentError
@@ -142,19 +143,19 @@ func (s *Server) handleLease(w http.ResponseWriter, r *http.Request) {
 // else waits for the backend's notification (when it has one) or a short
 // poll interval, until the wait ends or the client goes away.
 type leaseWaiter struct {
-	b        queue.Backend
-	notifier queue.Notifier
+	b        backend.Backend
+	notifier backend.Notifier
 	stopping chan struct{} // closed at shutdown: long-polls answer at once
 	once     sync.Once
 }
 
-func newLeaseWaiter(b queue.Backend) *leaseWaiter {
+func newLeaseWaiter(b backend.Backend) *leaseWaiter {
 	return &leaseWaiter{b: b, notifier: b.Features().Notify, stopping: make(chan struct{})}
 }
 
 func (lw *leaseWaiter) close() { lw.once.Do(func() { close(lw.stopping) }) }
 
-func (lw *leaseWaiter) lease(ctx context.Context, req queue.LeaseRequest, wait time.Duration) ([]queue.Lease, error) {
+func (lw *leaseWaiter) lease(ctx context.Context, req backend.LeaseRequest, wait time.Duration) ([]queue.Lease, error) {
 	deadline := time.Now().Add(wait)
 	var wake <-chan struct{}
 	if lw.notifier != nil && wait > 0 {
@@ -291,7 +292,7 @@ func (s *Server) handleFail(w http.ResponseWriter, r *http.Request) {
 	if retry == 0 && job != nil {
 		retry = s.retryIn(job)
 	}
-	st, err := s.backend.Fail(r.Context(), id, body.Token, queue.Failure{Error: body.Error, RetryIn: retry, Permanent: body.Permanent})
+	st, err := s.backend.Fail(r.Context(), id, body.Token, backend.Failure{Error: body.Error, RetryIn: retry, Permanent: body.Permanent})
 	if err != nil {
 		s.jobError(w, r, err)
 		return

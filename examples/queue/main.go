@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
@@ -80,7 +81,7 @@ func produce(ctx context.Context, out io.Writer, c *queue.Client) ([]string, err
 
 // work runs a worker until every job has finished, then stops it
 // gracefully.
-func work(ctx context.Context, b queue.Backend, jobs int) error {
+func work(ctx context.Context, b backend.Backend, jobs int) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var finished atomic.Int32

@@ -15,7 +15,7 @@ type Enqueued struct {
 }
 
 // Enqueue stores specs as new jobs in one atomic step (see
-// queue.Backend.Enqueue): a spec due later is scheduled; one ready now is
+// backend.Backend.Enqueue): a spec due later is scheduled; one ready now is
 // refused with a *queue.BacklogFullError when its tenant's pending and
 // waiting jobs are at the tenant's Backlog, and otherwise gets its fair
 // place and goes pending or waiting. A spec naming a group that is done or

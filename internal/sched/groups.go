@@ -6,9 +6,10 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// This file is queue.GroupBackend: groups, their limits' bookkeeping, and
+// This file is backend.GroupBackend: groups, their limits' bookkeeping, and
 // completion exactly once.
 
 // CreateGroup stores a new group (spec as queue.Client passes it: valid,
@@ -124,7 +125,7 @@ func (m *Model) completeGroup(id string) {
 	}
 	g.done, g.doneAt, g.deadline, g.wakeAt = true, m.now(), time.Time{}, time.Time{}
 	p, _ := m.progress(id)
-	spec, ok := queue.CompletionJob(p)
+	spec, ok := backend.CompletionJob(p)
 	if !ok {
 		return
 	}

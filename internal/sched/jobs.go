@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// This file is queue.Backend's transitions of a job. The ones that take a
+// This file is backend.Backend's transitions of a job. The ones that take a
 // lease are fenced: they succeed only while the job is active under that
 // lease number, and otherwise return queue.ErrLeaseLost (queue.ErrNotFound
 // for a job that does not exist).
@@ -41,7 +42,7 @@ func (m *Model) Complete(now time.Time, id ID, lease int64) error {
 // Fail ends an attempt in failure and returns the job's new state:
 // cancelled when a cancel was requested, failed when f is permanent or no
 // attempt is left, retrying at now + f.RetryIn otherwise.
-func (m *Model) Fail(now time.Time, id ID, lease int64, f queue.Failure) (queue.State, error) {
+func (m *Model) Fail(now time.Time, id ID, lease int64, f backend.Failure) (queue.State, error) {
 	res, err := m.run("Fail", now, func(m *Model) (any, error) {
 		j, err := m.holder(id, lease)
 		if err != nil {
@@ -117,21 +118,21 @@ func (m *Model) Cancel(now time.Time, id ID) (queue.State, error) {
 }
 
 // RescueExpired recovers the active jobs whose lease ended before now
-// (queue.Backend.RescueExpired): queue by queue in name order (all queues
+// (backend.Backend.RescueExpired): queue by queue in name order (all queues
 // when req.Queues is empty), each by deadline then sequence, at most
 // req.Limit. The variant takes them by deadline across queues and settles
 // after each.
-func (m *Model) RescueExpired(now time.Time, req queue.RescueRequest) queue.RescueResult {
+func (m *Model) RescueExpired(now time.Time, req backend.RescueRequest) backend.RescueResult {
 	res, _ := m.run("RescueExpired", now, func(m *Model) (any, error) {
 		return m.rescue(req), nil
 	})
-	out, _ := res.(queue.RescueResult)
+	out, _ := res.(backend.RescueResult)
 	return out
 }
 
-func (m *Model) rescue(req queue.RescueRequest) queue.RescueResult {
+func (m *Model) rescue(req backend.RescueRequest) backend.RescueResult {
 	maxStalls := cmp.Or(max(req.MaxStalls, 0), queue.DefaultMaxStalls)
-	limit := cmp.Or(max(req.Limit, 0), queue.DefaultBatchLimit)
+	limit := cmp.Or(max(req.Limit, 0), backend.DefaultBatchLimit)
 	list := m.sorted(func(j *Job) bool {
 		return j.State == queue.StateActive && j.LeaseUntil.Before(m.now()) &&
 			(len(req.Queues) == 0 || slices.Contains(req.Queues, j.Queue))
@@ -142,7 +143,7 @@ func (m *Model) rescue(req queue.RescueRequest) queue.RescueResult {
 		}
 		return cmp.Or(cmp.Compare(a.Queue, b.Queue), a.LeaseUntil.Compare(b.LeaseUntil))
 	})
-	var r queue.RescueResult
+	var r backend.RescueResult
 	for _, j := range list[:min(len(list), limit)] {
 		j.Stalls++
 		j.Attempt--
@@ -163,7 +164,7 @@ func (m *Model) rescue(req queue.RescueRequest) queue.RescueResult {
 }
 
 // Retry makes a failed or cancelled job that belongs to no group ready
-// again (queue.Retrier) with fresh attempts, through the same admission
+// again (backend.Retrier) with fresh attempts, through the same admission
 // as a new job but without the backlog check.
 func (m *Model) Retry(now time.Time, id ID) error {
 	_, err := m.run("Retry", now, func(m *Model) (any, error) {

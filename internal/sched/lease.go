@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // MaxLeaseHolds is how many pending jobs one Lease may find blocked (and
@@ -20,7 +21,7 @@ type Leased struct {
 	Lease int64
 }
 
-// Lease does, in one step, what queue.Backend.Lease does: first the
+// Lease does, in one step, what backend.Backend.Lease does: first the
 // time-driven work (due scheduled and retrying jobs of req.Queues become
 // ready; each tenant and group whose pause or crawl delay has ended
 // releases the waiting jobs it has room for; waiting jobs past
@@ -29,7 +30,7 @@ type Leased struct {
 // queues not paused, best first, checking each against its tenant's and
 // group's limits with the jobs leased so far counted: a blocked one moves
 // to waiting. req must be valid (queues, Max >= 1, LeaseFor > 0).
-func (m *Model) Lease(now time.Time, req queue.LeaseRequest) []Leased {
+func (m *Model) Lease(now time.Time, req backend.LeaseRequest) []Leased {
 	res, _ := m.run("Lease", now, func(m *Model) (any, error) {
 		m.maintain(req.Queues)
 		m.settle()
@@ -181,7 +182,7 @@ func (m *Model) pendingOf(q string) []*Job {
 
 // pick hands out up to req.Max candidates that their tenant and group let
 // start now, moving the blocked ones to waiting.
-func (m *Model) pick(req queue.LeaseRequest) []Leased {
+func (m *Model) pick(req backend.LeaseRequest) []Leased {
 	cands := m.candidates(req.Queues)
 	queues := map[string]bool{}
 	var out []Leased

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 var t0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -39,7 +40,7 @@ func inGroup(tenant, group string) queue.JobSpec {
 // lease leases up to max jobs of queue q at now and returns their ids.
 func lease(m *Model, now time.Time, max int) []ID {
 	var out []ID
-	for _, l := range m.Lease(now, queue.LeaseRequest{Queues: []string{"q"}, Max: max, LeaseFor: time.Minute}) {
+	for _, l := range m.Lease(now, backend.LeaseRequest{Queues: []string{"q"}, Max: max, LeaseFor: time.Minute}) {
 		out = append(out, l.ID)
 	}
 	return out
@@ -261,7 +262,7 @@ func TestGroupCompletesOnce(t *testing.T) {
 		t.Fatalf("completion job %d with a job still running", c)
 	}
 	j, _ := m.Job(ids[1])
-	if _, err := m.Fail(t0, ids[1], j.Lease, queue.Failure{Permanent: true}); err != nil {
+	if _, err := m.Fail(t0, ids[1], j.Lease, backend.Failure{Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	p, c, _ := m.Group(t0, "g")
@@ -337,12 +338,12 @@ func TestRescue(t *testing.T) {
 	ids := enqueue(t, m, t0, job("a"), job("a"))
 	lease(m, t0, 2)
 	_, _ = m.Cancel(t0, ids[1])
-	got := m.RescueExpired(at(time.Minute), queue.RescueRequest{MaxStalls: 1})
-	if got != (queue.RescueResult{}) {
+	got := m.RescueExpired(at(time.Minute), backend.RescueRequest{MaxStalls: 1})
+	if got != (backend.RescueResult{}) {
 		t.Fatalf("rescued %+v at the deadline, want none: a lease ends after it", got)
 	}
-	got = m.RescueExpired(at(time.Minute+1), queue.RescueRequest{MaxStalls: 2})
-	if got != (queue.RescueResult{Requeued: 1, Cancelled: 1}) {
+	got = m.RescueExpired(at(time.Minute+1), backend.RescueRequest{MaxStalls: 2})
+	if got != (backend.RescueResult{Requeued: 1, Cancelled: 1}) {
 		t.Errorf("rescued %+v", got)
 	}
 	j, _ := m.Job(ids[0])
@@ -372,7 +373,7 @@ func TestChoices(t *testing.T) {
 	if len(m.Choices()) != 0 {
 		t.Fatalf("a cancel made choices: %v", m.Choices())
 	}
-	m.RescueExpired(at(time.Hour), queue.RescueRequest{})
+	m.RescueExpired(at(time.Hour), backend.RescueRequest{})
 	if len(m.Choices()) == 0 {
 		t.Error("two groups completed in one rescue, and no choice was reported")
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// This file is the admission rule (queue.TenantBackend, "Limit and the
+// This file is the admission rule (backend.TenantBackend, "Limit and the
 // waiting state"): where a job that becomes ready goes, and how waiting
 // jobs are released when room appears.
 

@@ -9,7 +9,7 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// This file is queue.TenantBackend: settings, aging and pauses.
+// This file is backend.TenantBackend: settings, aging and pauses.
 
 // SetTenant stores cfg as the tenant's own settings, or as the defaults
 // when tenant is empty, and releases at once the waiting jobs the new

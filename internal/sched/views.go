@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Job returns a copy of the job, or false when there is none (never
@@ -125,11 +126,11 @@ func (m *Model) Timers(now time.Time) []Timer {
 func jobName(id ID) string { return "job " + strconv.FormatInt(int64(id), 10) }
 
 // Cleanup deletes finished jobs whose retention has passed (as
-// queue.Backend.Cleanup, queue by queue in name order, each state oldest
+// backend.Backend.Cleanup, queue by queue in name order, each state oldest
 // first, at most req.Limit), and the groups done longer ago than the
 // longest retention (kept forever when any retention is negative).
 // Deleting a job releases its unique key; its group keeps counting it.
-func (m *Model) Cleanup(now time.Time, req queue.CleanupRequest) int {
+func (m *Model) Cleanup(now time.Time, req backend.CleanupRequest) int {
 	res, _ := m.run("Cleanup", now, func(m *Model) (any, error) {
 		return m.cleanup(req), nil
 	})
@@ -137,8 +138,8 @@ func (m *Model) Cleanup(now time.Time, req queue.CleanupRequest) int {
 	return n
 }
 
-func (m *Model) cleanup(req queue.CleanupRequest) int {
-	limit := cmp.Or(max(req.Limit, 0), queue.DefaultBatchLimit)
+func (m *Model) cleanup(req backend.CleanupRequest) int {
+	limit := cmp.Or(max(req.Limit, 0), backend.DefaultBatchLimit)
 	list := m.sorted(func(j *Job) bool {
 		keep, final := req.Retention.For(j.State)
 		return final && keep >= 0 && !j.FinishedAt.After(m.now().Add(-keep)) &&

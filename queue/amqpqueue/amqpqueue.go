@@ -13,9 +13,10 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// Backend is the RabbitMQ lane: a queue.Backend on durable broker queues.
+// Backend is the RabbitMQ lane: a backend.Backend on durable broker queues.
 // It is safe for concurrent use; several processes may share the broker
 // queues (each leases through its own consumers).
 type Backend struct {
@@ -56,14 +57,14 @@ type Backend struct {
 	// sched schedules the jobs with a tenant or a group (Options.Scheduler;
 	// nil: none); turn alternates which of it and the broker a Lease asks
 	// first, and pauses are the queue pauses in force (scheduled.go).
-	sched  queue.Backend
+	sched  backend.Backend
 	turn   atomic.Uint32
 	pauses queuePauses
 }
 
 var (
-	_ queue.Backend  = (*Backend)(nil)
-	_ queue.Notifier = (*Backend)(nil)
+	_ backend.Backend  = (*Backend)(nil)
+	_ backend.Notifier = (*Backend)(nil)
 )
 
 // name is how errors name this backend.
@@ -134,19 +135,19 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// Features implements queue.Backend. The lane has delays (bucketed, on
+// Features implements backend.Backend. The lane has delays (bucketed, on
 // the broker's clock) and, in priority mode, priorities, and it notifies
 // workers; with a Scheduler it has the Scheduler's tenant scheduling,
 // groups and tenant listing. It lacks unique keys, listing, cancelling
 // jobs that have not started, strict ordering, atomic batches, retrying
 // finished jobs (a finished job's message is gone from the broker) and an
 // outbox, and without a Scheduler tenant scheduling and groups.
-func (b *Backend) Features() queue.Features {
+func (b *Backend) Features() backend.Features {
 	c := queue.NewCapabilities(queue.CapDelay)
 	if b.opts.Priorities > 0 {
 		c |= queue.NewCapabilities(queue.CapPriority)
 	}
-	f := queue.Features{Name: name, Capabilities: c, Notify: b}
+	f := backend.Features{Name: name, Capabilities: c, Notify: b}
 	if b.sched != nil {
 		sf := b.sched.Features()
 		f.Tenants = schedTenants{sf.Tenants, b}
@@ -233,7 +234,7 @@ func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 // Recorder implements RecordCleaner; otherwise it deletes nothing (the
 // broker keeps no finished jobs, and dead letters expire by
 // Options.DeadLetterTTL).
-func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, error) {
+func (b *Backend) Cleanup(ctx context.Context, req backend.CleanupRequest) (int, error) {
 	if b.closed.Load() {
 		return 0, queue.ErrClosed
 	}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/clock"
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
 
@@ -20,7 +20,7 @@ func TestConformance(t *testing.T) {
 	}{{"Quorum", 0, 1}, {"Priority", 3, 2}}
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+			queuetest.Run(t, func(t *testing.T, clk clock.Clock) backend.Backend {
 				return open(t, Options{Clock: clk, Priorities: m.priorities, Consumers: m.consumers, LeaseWait: 300 * time.Millisecond})
 			})
 		})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // urlEnv names the broker the tests run against; without it they skip.
@@ -100,7 +101,7 @@ func deleteQueues(t testing.TB, url string, b *Backend) {
 }
 
 // waitState waits until b's job id is in state want.
-func waitState(t testing.TB, b queue.Backend, id string, want queue.State) {
+func waitState(t testing.TB, b backend.Backend, id string, want queue.State) {
 	t.Helper()
 	testutil.Eventually(t, "job "+id+" to be "+string(want), func() error {
 		if j, err := b.Get(bg(), id); err != nil || j.State != want {

@@ -16,11 +16,12 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 func leaseN(t *testing.T, b *Backend, max int, queues ...string) []queue.Lease {
 	t.Helper()
-	ls, err := b.Lease(bg(), queue.LeaseRequest{Queues: queues, WorkerID: "w", Max: max, LeaseFor: time.Minute})
+	ls, err := b.Lease(bg(), backend.LeaseRequest{Queues: queues, WorkerID: "w", Max: max, LeaseFor: time.Minute})
 	if err != nil {
 		t.Fatalf("Lease: %v", err)
 	}
@@ -146,7 +147,7 @@ func TestUnsupported(t *testing.T) {
 	}
 	for _, cc := range caps {
 		bb := &Backend{opts: Options{Priorities: cc.priorities}}
-		if got := queue.CapabilitiesOf(bb); got != cc.want {
+		if got := backend.CapabilitiesOf(bb); got != cc.want {
 			t.Errorf("%s: Capabilities = %v, want %v", cc.name, got, cc.want)
 		}
 	}

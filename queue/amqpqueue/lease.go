@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // held is a delivery handed to a worker: the lease. Its deadline is local
@@ -36,7 +37,7 @@ type held struct {
 //
 // With a Scheduler, Lease also leases the Scheduler's jobs of req.Queues
 // (see leaseBoth), and a paused queue is not consumed.
-func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+func (b *Backend) Lease(ctx context.Context, req backend.LeaseRequest) ([]queue.Lease, error) {
 	if b.closed.Load() {
 		return nil, queue.ErrClosed
 	}
@@ -63,7 +64,7 @@ func (b *Backend) consumersFor(queues []string) []*consumer {
 }
 
 // await waits up to LeaseWait for deliveries until out holds req.Max.
-func (b *Backend) await(ctx context.Context, cons []*consumer, req queue.LeaseRequest, out []queue.Lease) []queue.Lease {
+func (b *Backend) await(ctx context.Context, cons []*consumer, req backend.LeaseRequest, out []queue.Lease) []queue.Lease {
 	wake, stop := b.Subscribe(req.Queues)
 	defer stop()
 	t := time.NewTimer(b.opts.LeaseWait)
@@ -81,7 +82,7 @@ func (b *Backend) await(ctx context.Context, cons []*consumer, req queue.LeaseRe
 	return out
 }
 
-func checkLease(req queue.LeaseRequest) error {
+func checkLease(req backend.LeaseRequest) error {
 	switch {
 	case len(req.Queues) == 0:
 		return invalid("LeaseRequest.Queues", "must name at least one queue")
@@ -95,7 +96,7 @@ func checkLease(req queue.LeaseRequest) error {
 
 // take appends buffered deliveries to out, round robin over cons, until
 // req.Max or the buffers are empty.
-func (b *Backend) take(ctx context.Context, cons []*consumer, req queue.LeaseRequest, out []queue.Lease) []queue.Lease {
+func (b *Backend) take(ctx context.Context, cons []*consumer, req backend.LeaseRequest, out []queue.Lease) []queue.Lease {
 	for len(out) < req.Max {
 		got := false
 		for _, c := range cons {
@@ -119,7 +120,7 @@ func (b *Backend) take(ctx context.Context, cons []*consumer, req queue.LeaseReq
 }
 
 // admit turns a delivery into a lease, or deals with it and reports false.
-func (b *Backend) admit(ctx context.Context, q string, d *delivery, req queue.LeaseRequest) (queue.Lease, bool) {
+func (b *Backend) admit(ctx context.Context, q string, d *delivery, req backend.LeaseRequest) (queue.Lease, bool) {
 	if d.inst.dead.Load() {
 		return queue.Lease{}, false // the broker has taken it back already
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Defaults of Options.
@@ -77,7 +78,7 @@ type Options struct {
 	Publishers int
 	// LeaseWait is how long Lease waits for deliveries when fewer than
 	// Max are buffered; default 0 (Lease never waits: a Worker is woken
-	// through queue.Notifier instead). Real time, not Clock.
+	// through backend.Notifier instead). Real time, not Clock.
 	LeaseWait time.Duration
 	// Recorder keeps job states for Get; default a MemoryRecorder with its
 	// default bounds, reading Clock.
@@ -102,11 +103,11 @@ type Options struct {
 	// limits with their waiting backlog, the fair order and weights,
 	// pauses, group limits, crawl delays and completion jobs), while the
 	// other jobs go through the broker. It must serve tenants and groups
-	// (queue.Features.Tenants and Groups), such as a redisqueue on the
+	// (backend.Features.Tenants and Groups), such as a redisqueue on the
 	// Redis that keeps a RedisRecorder, with a prefix of its own; the
 	// lane does not close it. Its clock should be Clock. Default nil:
 	// the lane has no tenant scheduling and no groups (see doc.go).
-	Scheduler queue.Backend
+	Scheduler backend.Backend
 	// Clock is where job timestamps, RunAt and lease deadlines are read;
 	// default the real clock. Broker timers (message TTLs) and network
 	// waits always run on real time.

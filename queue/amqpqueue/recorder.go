@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Recorder keeps the latest known state of the lane's jobs, so that Get,
@@ -32,7 +33,7 @@ type Recorder interface {
 // RecordCleaner is implemented by recorders that delete finished jobs once
 // their retention has passed; Backend.Cleanup calls it.
 type RecordCleaner interface {
-	Cleanup(ctx context.Context, req queue.CleanupRequest) (int, error)
+	Cleanup(ctx context.Context, req backend.CleanupRequest) (int, error)
 }
 
 // StateCounter is implemented by recorders that count the jobs they keep
@@ -203,10 +204,10 @@ func (r *MemoryRecorder) Len() int {
 // Cleanup deletes finished jobs of req.Queues (all when empty) whose
 // FinishedAt is at or before now minus their state's retention, at most
 // req.Limit (default 1000). It scans every kept job, which MaxJobs bounds.
-func (r *MemoryRecorder) Cleanup(_ context.Context, req queue.CleanupRequest) (int, error) {
+func (r *MemoryRecorder) Cleanup(_ context.Context, req backend.CleanupRequest) (int, error) {
 	limit := req.Limit
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	want := make(map[string]bool, len(req.Queues))
 	for _, q := range req.Queues {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 var epoch = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -85,15 +86,15 @@ func TestMemoryRecorderCleanup(t *testing.T) {
 	cases := []struct {
 		name    string
 		advance time.Duration
-		req     queue.CleanupRequest
+		req     backend.CleanupRequest
 		want    int
 		left    int
 	}{
-		{"before 24h", 24*time.Hour - time.Second, queue.CleanupRequest{Retention: ret}, 0, 4},
-		{"other queue only", time.Second, queue.CleanupRequest{Retention: ret, Queues: []string{"o"}}, 1, 3},
-		{"at 24h", 0, queue.CleanupRequest{Retention: ret}, 1, 2},
-		{"failed kept forever", 7 * 24 * time.Hour, queue.CleanupRequest{Retention: queue.Retention{Completed: -1, Failed: -1, Cancelled: -1}}, 0, 2},
-		{"failed after 7d", 0, queue.CleanupRequest{Retention: ret, Limit: 5}, 1, 1},
+		{"before 24h", 24*time.Hour - time.Second, backend.CleanupRequest{Retention: ret}, 0, 4},
+		{"other queue only", time.Second, backend.CleanupRequest{Retention: ret, Queues: []string{"o"}}, 1, 3},
+		{"at 24h", 0, backend.CleanupRequest{Retention: ret}, 1, 2},
+		{"failed kept forever", 7 * 24 * time.Hour, backend.CleanupRequest{Retention: queue.Retention{Completed: -1, Failed: -1, Cancelled: -1}}, 0, 2},
+		{"failed after 7d", 0, backend.CleanupRequest{Retention: ret, Limit: 5}, 1, 1},
 	}
 	for _, c := range cases {
 		clk.Advance(c.advance)

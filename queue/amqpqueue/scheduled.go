@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // The jobs that name a Tenant or a Group are the Scheduler's (see doc.go,
@@ -19,13 +20,13 @@ const schedPrefix = "g"
 
 // checkScheduler refuses a Scheduler that cannot schedule tenants and
 // groups.
-func checkScheduler(s queue.Backend) error {
+func checkScheduler(s backend.Backend) error {
 	if s == nil {
 		return nil
 	}
 	f := s.Features()
 	if f.Tenants == nil || f.Groups == nil {
-		return invalid("Options.Scheduler", "must serve tenants and groups (queue.Features.Tenants and Groups), %s does not", f.Name)
+		return invalid("Options.Scheduler", "must serve tenants and groups (backend.Features.Tenants and Groups), %s does not", f.Name)
 	}
 	return nil
 }
@@ -95,7 +96,7 @@ func (b *Backend) enqueueSplit(ctx context.Context, specs []queue.JobSpec) ([]qu
 // that neither kind of job starves the other; the Scheduler fills the
 // rest. With LeaseWait it then waits, as Lease does, for deliveries up to
 // req.Max. A paused queue is not consumed.
-func (b *Backend) leaseBoth(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+func (b *Backend) leaseBoth(ctx context.Context, req backend.LeaseRequest) ([]queue.Lease, error) {
 	bq := b.pauses.unpaused(ctx, b, req.Queues)
 	cons := b.consumersFor(bq)
 	var out []queue.Lease
@@ -130,7 +131,7 @@ func (b *Backend) leaseBoth(ctx context.Context, req queue.LeaseRequest) ([]queu
 }
 
 // rescueScheduled adds the Scheduler's rescue of expired leases to r.
-func (b *Backend) rescueScheduled(ctx context.Context, req queue.RescueRequest, r queue.RescueResult) (queue.RescueResult, error) {
+func (b *Backend) rescueScheduled(ctx context.Context, req backend.RescueRequest, r backend.RescueResult) (backend.RescueResult, error) {
 	got, err := b.sched.RescueExpired(ctx, req)
 	r.Requeued += got.Requeued
 	r.Failed += got.Failed
@@ -166,7 +167,7 @@ func mergeStats(lane, sched []queue.QueueStats) []queue.QueueStats {
 }
 
 // schedGroups is the Scheduler's groups part with the lane's job ids.
-type schedGroups struct{ g queue.GroupBackend }
+type schedGroups struct{ g backend.GroupBackend }
 
 func outerProgress(p *queue.GroupProgress, err error) (*queue.GroupProgress, error) {
 	if p != nil && p.CompletionJobID != "" {
@@ -192,7 +193,7 @@ func (s schedGroups) CancelGroup(ctx context.Context, id string) (*queue.GroupPr
 // schedTenants is the Scheduler's tenants part; a queue's pause is also
 // noted by the lane, whose broker jobs of that queue it holds too.
 type schedTenants struct {
-	queue.TenantBackend
+	backend.TenantBackend
 	b *Backend
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -28,7 +29,7 @@ const (
 	schedLease  = time.Second
 )
 
-func helperScheduler() queue.Backend {
+func helperScheduler() backend.Backend {
 	p := os.Getenv(helperSched)
 	if p == "" {
 		return nil
@@ -112,7 +113,7 @@ func TestCrashFreesTenantSlots(t *testing.T) {
 	_ = cmd.Wait()
 	wantTenant(t, c, "t", 0, n-limit, limit) // the dead process's leases still hold the slots
 	testutil.Eventually(t, "the dead process's slots to free", func() error {
-		if _, err := b.RescueExpired(bg(), queue.RescueRequest{}); err != nil {
+		if _, err := b.RescueExpired(bg(), backend.RescueRequest{}); err != nil {
 			return err
 		}
 		info, err := c.Tenant(bg(), "t")
@@ -192,7 +193,7 @@ func TestBrokerDropKeepsTenantSlots(t *testing.T) {
 	}
 	var held []queue.Lease
 	testutil.Eventually(t, "the tenant's jobs and a plain one to be leased", func() error {
-		ls, err := b.Lease(bg(), queue.LeaseRequest{Queues: []string{"r"}, WorkerID: "w", Max: 10, LeaseFor: time.Minute})
+		ls, err := b.Lease(bg(), backend.LeaseRequest{Queues: []string{"r"}, WorkerID: "w", Max: 10, LeaseFor: time.Minute})
 		if err != nil {
 			return err
 		}

@@ -14,12 +14,13 @@ import (
 	"github.com/sluicehq/sluice/internal/redistest"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
-func openSQLiteScheduler(t *testing.T, clk clock.Clock) queue.Backend {
+func openSQLiteScheduler(t *testing.T, clk clock.Clock) backend.Backend {
 	t.Helper()
 	s, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "sched.db"), sqlitequeue.Options{Clock: clk})
 	if err != nil {
@@ -29,7 +30,7 @@ func openSQLiteScheduler(t *testing.T, clk clock.Clock) queue.Backend {
 	return s
 }
 
-func openRedisScheduler(t *testing.T, clk clock.Clock) queue.Backend {
+func openRedisScheduler(t *testing.T, clk clock.Clock) backend.Backend {
 	t.Helper()
 	o, prefix, ok := redistest.Real(t)
 	if !ok {
@@ -54,12 +55,12 @@ func openRedisScheduler(t *testing.T, clk clock.Clock) queue.Backend {
 func TestConformanceScheduled(t *testing.T) {
 	brokerURL(t)
 	t.Run("SQLite", func(t *testing.T) {
-		queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+		queuetest.Run(t, func(t *testing.T, clk clock.Clock) backend.Backend {
 			return open(t, Options{Clock: clk, Priorities: 3, LeaseWait: 300 * time.Millisecond, Scheduler: openSQLiteScheduler(t, clk)})
 		})
 	})
 	t.Run("Redis", func(t *testing.T) {
-		f := func(t *testing.T, clk clock.Clock) queue.Backend {
+		f := func(t *testing.T, clk clock.Clock) backend.Backend {
 			return open(t, Options{Clock: clk, Priorities: 3, LeaseWait: 300 * time.Millisecond, Scheduler: openRedisScheduler(t, clk)})
 		}
 		t.Run("Tenants", func(t *testing.T) { queuetest.RunTenants(t, f) })
@@ -98,13 +99,13 @@ func TestScheduledSplit(t *testing.T) {
 	if _, err := c.BackOff(bg(), queue.QueueScope("q"), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if ls, err := b.Lease(bg(), queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 10, LeaseFor: time.Minute}); err != nil || len(ls) != 0 {
+	if ls, err := b.Lease(bg(), backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 10, LeaseFor: time.Minute}); err != nil || len(ls) != 0 {
 		t.Fatalf("Lease of a paused queue = %v, %v; want nothing", ls, err)
 	}
 	clk.Advance(2 * time.Minute)
 	var got []queue.Lease
 	testutil.Eventually(t, "the three jobs once the pause ended", func() error {
-		ls, err := b.Lease(bg(), queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 10, LeaseFor: time.Minute})
+		ls, err := b.Lease(bg(), backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 10, LeaseFor: time.Minute})
 		got = append(got, ls...)
 		if err != nil || len(got) < 3 {
 			return fmt.Errorf("%d leased, %v", len(got), err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Extend renews a lease locally: a delivery has no deadline at the broker
@@ -13,27 +14,27 @@ import (
 // the broker's consumer_timeout, 30 minutes by default). The deadline
 // matters to RescueExpired in this process, which hands back leases their
 // worker stopped renewing. It reports a Cancel made in this process.
-func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (backend.LeaseStatus, error) {
 	if sid, ok := b.schedID(id); ok {
 		if b.closed.Load() {
-			return queue.LeaseStatus{}, queue.ErrClosed
+			return backend.LeaseStatus{}, queue.ErrClosed
 		}
 		return b.sched.Extend(ctx, sid, token, leaseFor)
 	}
 	if b.closed.Load() {
-		return queue.LeaseStatus{}, queue.ErrClosed
+		return backend.LeaseStatus{}, queue.ErrClosed
 	}
 	now := b.clk.Now()
 	b.hmu.Lock()
 	h, ok := b.held[token]
 	if ok && h.job.ID == id && !h.inst.dead.Load() {
 		h.job.LeaseUntil = now.Add(leaseFor)
-		st := queue.LeaseStatus{Until: h.job.LeaseUntil, CancelRequested: h.job.CancelRequested}
+		st := backend.LeaseStatus{Until: h.job.LeaseUntil, CancelRequested: h.job.CancelRequested}
 		b.hmu.Unlock()
 		return st, nil
 	}
 	b.hmu.Unlock()
-	return queue.LeaseStatus{}, b.missing(ctx, id)
+	return backend.LeaseStatus{}, b.missing(ctx, id)
 }
 
 // Complete acknowledges the delivery and records the job completed with
@@ -74,7 +75,7 @@ func finished(j queue.Job, s queue.State, now time.Time) queue.Job {
 // published again (to the delay queue for f.RetryIn, rounded to the
 // buckets, or straight back when RetryIn <= 0) with its attempts and
 // error history, and the delivery acknowledged once the broker confirmed.
-func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+func (b *Backend) Fail(ctx context.Context, id, token string, f backend.Failure) (queue.State, error) {
 	f.Error = queue.StorableError(f.Error)
 	if sid, ok := b.schedID(id); ok {
 		if b.closed.Load() {
@@ -205,8 +206,8 @@ func (b *Backend) Requeue(ctx context.Context, id, token string) (queue.State, e
 // dead-letter queue instead, and one cancelled while running ends
 // cancelled. Leases of other processes are not visible here: the broker
 // redelivers their jobs when their process dies.
-func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (queue.RescueResult, error) {
-	var res queue.RescueResult
+func (b *Backend) RescueExpired(ctx context.Context, req backend.RescueRequest) (backend.RescueResult, error) {
+	var res backend.RescueResult
 	if b.closed.Load() {
 		return res, queue.ErrClosed
 	}
@@ -246,10 +247,10 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 }
 
 // expired removes and returns the expired leases that req selects.
-func (b *Backend) expired(req queue.RescueRequest) []*held {
+func (b *Backend) expired(req backend.RescueRequest) []*held {
 	limit := req.Limit
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	want := make(map[string]bool, len(req.Queues))
 	for _, q := range req.Queues {

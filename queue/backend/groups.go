@@ -1,29 +1,29 @@
 package backend
 
-import "github.com/sluicehq/sluice/queue"
+import "github.com/sluicehq/sluice/queue/queuetype"
 
 // AddGroupCount adds n jobs in state st to the count of that state in p,
 // so a store that reads a group's jobs by state fills its progress in one
 // place. A state a group does not count is ignored.
-func AddGroupCount(p *queue.GroupProgress, st queue.State, n int64) {
+func AddGroupCount(p *queuetype.GroupProgress, st queuetype.State, n int64) {
 	switch st {
-	case queue.StateScheduled:
+	case queuetype.StateScheduled:
 		p.Scheduled += n
-	case queue.StatePending:
+	case queuetype.StatePending:
 		p.Pending += n
-	case queue.StateWaiting:
+	case queuetype.StateWaiting:
 		p.Waiting += n
-	case queue.StateActive:
+	case queuetype.StateActive:
 		p.Active += n
-	case queue.StateRetrying:
+	case queuetype.StateRetrying:
 		p.Retrying += n
-	case queue.StateCompleted:
+	case queuetype.StateCompleted:
 		p.Completed += n
-	case queue.StateFailed:
+	case queuetype.StateFailed:
 		p.Failed += n
-	case queue.StateCancelled:
+	case queuetype.StateCancelled:
 		p.Cancelled += n
-	case queue.StateBlocked:
+	case queuetype.StateBlocked:
 		p.Blocked += n
 	}
 }

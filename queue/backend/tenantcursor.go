@@ -4,10 +4,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/queuetype"
 )
 
-// TenantCursor is a position in a tenant listing (queue.TenantFilter's
+// TenantCursor is a position in a tenant listing (queuetype.TenantFilter's
 // Cursor) that is sorted by name, or busiest first: most active jobs,
 // then largest backlog, then name. A store that sorts its rows that way
 // selects those after the cursor: by name, Tenant > cursor's; busiest
@@ -20,7 +20,7 @@ type TenantCursor struct {
 
 // NextTenantCursor is the cursor after info in a listing of the given
 // order: "n:<name>" by name, "b:<active>:<backlog>:<name>" busiest first.
-func NextTenantCursor(info *queue.TenantInfo, busiest bool) string {
+func NextTenantCursor(info *queuetype.TenantInfo, busiest bool) string {
 	if !busiest {
 		return "n:" + info.Tenant
 	}
@@ -35,7 +35,7 @@ func ParseTenantCursor(c string, busiest bool) (cur TenantCursor, ok bool, err e
 	if c == "" {
 		return TenantCursor{}, false, nil
 	}
-	bad := InvalidArgument(queue.Field("TenantFilter", "Cursor"), "is not a cursor of this order from this backend: %q", c)
+	bad := InvalidArgument(queuetype.Field("TenantFilter", "Cursor"), "is not a cursor of this order from this backend: %q", c)
 	if !busiest {
 		name, found := strings.CutPrefix(c, "n:")
 		if !found {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
@@ -32,11 +33,11 @@ func TestRetryOnRoute(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Enqueue(%s): %v", q, err)
 		}
-		ls, err := m.Lease(ctx, queue.LeaseRequest{Queues: []string{q}, Max: 1, WorkerID: "w", LeaseFor: time.Minute})
+		ls, err := m.Lease(ctx, backend.LeaseRequest{Queues: []string{q}, Max: 1, WorkerID: "w", LeaseFor: time.Minute})
 		if err != nil || len(ls) != 1 {
 			t.Fatalf("Lease(%s) = %v, %v; want one lease", q, ls, err)
 		}
-		if _, err := m.Fail(ctx, ls[0].Job.ID, ls[0].Token, queue.Failure{Error: "boom", Permanent: true}); err != nil {
+		if _, err := m.Fail(ctx, ls[0].Job.ID, ls[0].Token, backend.Failure{Error: "boom", Permanent: true}); err != nil {
 			t.Fatalf("Fail(%s): %v", q, err)
 		}
 		return j.ID
@@ -92,7 +93,7 @@ func TestStatsCarryRoutedPause(t *testing.T) {
 	if !got["s"].Equal(until) || !got["d"].IsZero() {
 		t.Errorf("PausedUntil = %v, want s until %v and d not paused", got, until)
 	}
-	ls, err := m.Lease(ctx, queue.LeaseRequest{Queues: []string{"s"}, Max: 1, WorkerID: "w", LeaseFor: time.Minute})
+	ls, err := m.Lease(ctx, backend.LeaseRequest{Queues: []string{"s"}, Max: 1, WorkerID: "w", LeaseFor: time.Minute})
 	if err != nil || len(ls) != 0 {
 		t.Errorf("Lease on the paused routed queue = %d jobs, %v; want none", len(ls), err)
 	}

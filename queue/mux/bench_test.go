@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
@@ -17,13 +18,13 @@ import (
 func BenchmarkRoundTrip(b *testing.B) {
 	for _, via := range []string{"direct", "router"} {
 		b.Run(via, func(b *testing.B) {
-			var be queue.Backend = openSQLite(b, clock.Real, sqlitequeue.Options{})
+			var be backend.Backend = openSQLite(b, clock.Real, sqlitequeue.Options{})
 			if via == "router" {
 				be = newMux(b, openSQLite(b, clock.Real, sqlitequeue.Options{}), mux.Route{Name: "lane", Backend: be, Queues: []string{"q"}})
 			}
 			ctx := context.Background()
 			spec := []queue.JobSpec{{Queue: "q", Kind: "k", MaxAttempts: 1}}
-			req := queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute}
+			req := backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute}
 			b.ResetTimer()
 			for range b.N {
 				if _, err := be.Enqueue(ctx, spec); err != nil {
@@ -49,7 +50,7 @@ func BenchmarkLeaseTwoBackends(b *testing.B) {
 	m := newMux(b, a, mux.Route{Name: "lane", Backend: c, Queues: []string{"fast"}})
 	specs := []queue.JobSpec{{Queue: "slow", Kind: "k", MaxAttempts: 1}, {Queue: "fast", Kind: "k", MaxAttempts: 1}}
 	b.Run("router", func(b *testing.B) {
-		req := queue.LeaseRequest{Queues: []string{"slow", "fast"}, WorkerID: "w", Max: 2, LeaseFor: time.Minute}
+		req := backend.LeaseRequest{Queues: []string{"slow", "fast"}, WorkerID: "w", Max: 2, LeaseFor: time.Minute}
 		for range b.N {
 			b.StopTimer()
 			if _, err := m.Enqueue(ctx, specs); err != nil {
@@ -69,10 +70,10 @@ func BenchmarkLeaseTwoBackends(b *testing.B) {
 			}
 			b.StartTimer()
 			for _, x := range []struct {
-				be queue.Backend
+				be backend.Backend
 				q  string
 			}{{a, "slow"}, {c, "fast"}} {
-				if ls, err := x.be.Lease(ctx, queue.LeaseRequest{Queues: []string{x.q}, WorkerID: "w", Max: 1, LeaseFor: time.Minute}); err != nil || len(ls) != 1 {
+				if ls, err := x.be.Lease(ctx, backend.LeaseRequest{Queues: []string{x.q}, WorkerID: "w", Max: 1, LeaseFor: time.Minute}); err != nil || len(ls) != 1 {
 					b.Fatalf("Lease = %d, %v", len(ls), err)
 				}
 			}

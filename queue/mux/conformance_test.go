@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/clock"
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
@@ -16,7 +16,7 @@ import (
 // QueueX and QueueZ), so calls cross backends; the queues of groups and
 // tenants stay on the default, which holds their settings.
 func TestConformanceTwoSQLite(t *testing.T) {
-	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+	queuetest.Run(t, func(t *testing.T, clk clock.Clock) backend.Backend {
 		return newMux(t, openSQLite(t, clk, sqlitequeue.Options{}), mux.Route{
 			Name: "second", Backend: openSQLite(t, clk, sqlitequeue.Options{}),
 			Queues: []string{queuetest.QueueMail, queuetest.QueueX, queuetest.QueueA, queuetest.QueueR, queuetest.QueueW, queuetest.QueueC},
@@ -25,9 +25,9 @@ func TestConformanceTwoSQLite(t *testing.T) {
 }
 
 // TestConformanceOutbox runs the outbox suite through a router whose
-// default records events: the router forwards queue.Outbox to it.
+// default records events: the router forwards backend.Outbox to it.
 func TestConformanceOutbox(t *testing.T) {
-	queuetest.RunOutbox(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+	queuetest.RunOutbox(t, func(t *testing.T, clk clock.Clock) backend.Backend {
 		return newMux(t, openSQLite(t, clk, sqlitequeue.Options{Outbox: true}), mux.Route{
 			Name: "second", Backend: openSQLite(t, clk, sqlitequeue.Options{}), Queues: []string{queuetest.QueueMail, queuetest.QueueX},
 		})

@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/amqpqueue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 	"github.com/sluicehq/sluice/queue/queuetest"
@@ -25,7 +26,7 @@ import (
 // routed is one kind of backend a queue may be routed to.
 type routed struct {
 	name string
-	open func(t *testing.T, clk clock.Clock) queue.Backend
+	open func(t *testing.T, clk clock.Clock) backend.Backend
 }
 
 // routedKinds are the backends the enforcement tests route "side" to: the
@@ -34,16 +35,16 @@ type routed struct {
 // Postgres (no tenants or groups yet) when one is, and the lane with a
 // Scheduler.
 var routedKinds = []routed{
-	{"sqlite", func(t *testing.T, clk clock.Clock) queue.Backend { return openSQLite(t, clk, sqlitequeue.Options{}) }},
+	{"sqlite", func(t *testing.T, clk clock.Clock) backend.Backend { return openSQLite(t, clk, sqlitequeue.Options{}) }},
 	{"redis", openMiniredis},
-	{"plain", func(t *testing.T, clk clock.Clock) queue.Backend {
+	{"plain", func(t *testing.T, clk clock.Clock) backend.Backend {
 		return plain{openSQLite(t, clk, sqlitequeue.Options{}), queue.AllCapabilities.Without(queue.CapTenants, queue.CapGroups, queue.CapTenantList)}
 	}},
-	{"lane", func(t *testing.T, clk clock.Clock) queue.Backend {
+	{"lane", func(t *testing.T, clk clock.Clock) backend.Backend {
 		amqptest.URL(t, "the tests on the RabbitMQ lane")
 		return openLane(t, clk, []string{"side"})
 	}},
-	{"postgres", func(t *testing.T, clk clock.Clock) queue.Backend {
+	{"postgres", func(t *testing.T, clk clock.Clock) backend.Backend {
 		url := pgtest.URL(t)
 		s, err := pgqueue.Open(context.Background(), url, pgqueue.Options{Schema: pgtest.Schema(t, url), Clock: clk, MaxConns: 4})
 		if err != nil {
@@ -52,7 +53,7 @@ var routedKinds = []routed{
 		t.Cleanup(func() { s.Close() })
 		return s
 	}},
-	{"lane+scheduler", func(t *testing.T, clk clock.Clock) queue.Backend {
+	{"lane+scheduler", func(t *testing.T, clk clock.Clock) backend.Backend {
 		u := amqptest.URL(t, "the tests on the RabbitMQ lane")
 		prefix := amqptest.Prefix(t, u, "mux", "side")
 		b, err := amqpqueue.New(u, amqpqueue.Options{Prefix: prefix, Clock: clk, LeaseWait: 300 * time.Millisecond,
@@ -65,7 +66,7 @@ var routedKinds = []routed{
 	}},
 }
 
-func openMiniredis(t *testing.T, clk clock.Clock) queue.Backend {
+func openMiniredis(t *testing.T, clk clock.Clock) backend.Backend {
 	mr := miniredis.RunT(t)
 	c := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { c.Close() })
@@ -115,7 +116,7 @@ func TestNoSilentBypass(t *testing.T) {
 				cl := queue.NewClient(m)
 				c.prepare(t, cl)
 				_, err := cl.Enqueue(ctx, c.spec)
-				refused := c.need != 0 && (!queue.CapabilitiesOf(side).Has(c.need) || c.need == queue.CapGroups)
+				refused := c.need != 0 && (!backend.CapabilitiesOf(side).Has(c.need) || c.need == queue.CapGroups)
 				if !refused {
 					if err != nil {
 						t.Fatalf("Enqueue on %s: %v, want it accepted", side.Features().Name, err)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
@@ -51,7 +52,7 @@ func Example() {
 
 type noUnique struct{ *sqlitequeue.Backend }
 
-func (n noUnique) Features() queue.Features {
+func (n noUnique) Features() backend.Features {
 	f := n.Backend.Features()
 	f.Name, f.Capabilities = "nounique", f.Capabilities.Without(queue.CapUnique)
 	return f

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
@@ -21,7 +22,7 @@ func TestFeaturesFollowTheDefault(t *testing.T) {
 	side := mux.Route{Name: "side", Backend: openSQLite(t, clk, sqlitequeue.Options{}), Queues: []string{"s"}}
 	cases := []struct {
 		name                        string
-		def                         queue.Backend
+		def                         backend.Backend
 		outbox, tenants, groups     bool
 		retry, tenantList, notifies bool
 	}{

@@ -15,7 +15,7 @@ import (
 // job, with an *queue.InvalidArgumentError naming the field; it never
 // splits a flow over backends.
 
-func (m *Backend) flows() (queue.FlowBackend, error) {
+func (m *Backend) flows() (backend.FlowBackend, error) {
 	def := m.Default().Features()
 	if def.Flows == nil {
 		return nil, backend.Unsupported(def.Name, queue.CapFlows)
@@ -24,7 +24,7 @@ func (m *Backend) flows() (queue.FlowBackend, error) {
 }
 
 // EnqueueFlow forwards to the default backend once every node is on it.
-func (m *Backend) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.Job, error) {
+func (m *Backend) EnqueueFlow(ctx context.Context, p backend.FlowPlan) ([]*queue.Job, error) {
 	fb, err := m.flows()
 	if err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ func (m *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 }
 
 // Extend renews a lease on the job's backend.
-func (m *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+func (m *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (backend.LeaseStatus, error) {
 	r, inner := m.locate(id)
 	st, err := r.b.Extend(ctx, inner, token, leaseFor)
 	return st, r.wrap(err)
@@ -39,7 +39,7 @@ func (m *Backend) Complete(ctx context.Context, id, token string, result []byte)
 }
 
 // Fail fails the attempt on the job's backend.
-func (m *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+func (m *Backend) Fail(ctx context.Context, id, token string, f backend.Failure) (queue.State, error) {
 	r, inner := m.locate(id)
 	st, err := r.b.Fail(ctx, inner, token, f)
 	return st, r.wrap(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
@@ -39,7 +40,7 @@ func TestLaneAndSQLite(t *testing.T) {
 	}
 	var leased []queue.Lease
 	testutil.Eventually(t, "a lease of both jobs", func() error {
-		ls, err := m.Lease(ctx, queue.LeaseRequest{Queues: []string{"report", "scrape"}, WorkerID: "w", Max: 2 - len(leased), LeaseFor: time.Minute})
+		ls, err := m.Lease(ctx, backend.LeaseRequest{Queues: []string{"report", "scrape"}, WorkerID: "w", Max: 2 - len(leased), LeaseFor: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

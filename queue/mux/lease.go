@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Lease leases from the backends of req.Queues, up to req.Max in all.
@@ -15,7 +16,7 @@ import (
 // handed out leases, those leases are returned without the error (the
 // jobs are safe in their leases); the failing backend's error comes back
 // on a call where it is asked first.
-func (m *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+func (m *Backend) Lease(ctx context.Context, req backend.LeaseRequest) ([]queue.Lease, error) {
 	groups := m.split(req.Queues)
 	if len(groups) == 1 {
 		for i := range groups {
@@ -49,7 +50,7 @@ func (m *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 	return out, nil
 }
 
-func (m *Backend) leaseFrom(ctx context.Context, r route, req queue.LeaseRequest) ([]queue.Lease, error) {
+func (m *Backend) leaseFrom(ctx context.Context, r route, req backend.LeaseRequest) ([]queue.Lease, error) {
 	ls, err := r.b.Lease(ctx, req)
 	if err != nil {
 		return nil, r.wrap(err)
@@ -62,11 +63,11 @@ func (m *Backend) leaseFrom(ctx context.Context, r route, req queue.LeaseRequest
 	return ls, nil
 }
 
-// Subscribe implements queue.Notifier: the channel receives a value when
+// Subscribe implements backend.Notifier: the channel receives a value when
 // any backend holding one of queues notifies. Backends that cannot notify
 // are polled by workers as usual.
 func (m *Backend) Subscribe(queues []string) (<-chan struct{}, func()) {
-	var subs []queue.Notifier
+	var subs []backend.Notifier
 	var qs [][]string
 	for i, g := range m.split(queues) {
 		if n := m.routes[i].b.Features().Notify; n != nil {

@@ -41,7 +41,7 @@ func (m *Backend) List(ctx context.Context, f queue.ListFilter) (*queue.Page, er
 	out := &queue.Page{}
 	for ; i < len(m.routes); i, cursor = i+1, "" {
 		r := m.routes[i]
-		if !queue.CapabilitiesOf(r.b).Has(queue.CapList) {
+		if !backend.CapabilitiesOf(r.b).Has(queue.CapList) {
 			continue
 		}
 		sub := f
@@ -129,8 +129,8 @@ func (m *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 // RescueExpired rescues on the backends of req.Queues (all backends when
 // empty), each up to req.Limit, and sums what they did. A failing backend
 // does not stop the others; its error is returned with the sums.
-func (m *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (queue.RescueResult, error) {
-	var sum queue.RescueResult
+func (m *Backend) RescueExpired(ctx context.Context, req backend.RescueRequest) (backend.RescueResult, error) {
+	var sum backend.RescueResult
 	var errs []error
 	m.fanOut(req.Queues, func(r route, qs []string) {
 		sub := req
@@ -147,7 +147,7 @@ func (m *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 // Cleanup cleans on the backends of req.Queues (all backends when empty),
 // each up to req.Limit, and returns how many they deleted in all. A
 // failing backend does not stop the others.
-func (m *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, error) {
+func (m *Backend) Cleanup(ctx context.Context, req backend.CleanupRequest) (int, error) {
 	sum := 0
 	var errs []error
 	m.fanOut(req.Queues, func(r route, qs []string) {

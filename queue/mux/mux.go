@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Route places queues on a backend other than the default.
@@ -18,7 +19,7 @@ type Route struct {
 	Name string
 	// Backend holds the queues. Required, and different from the default
 	// and from every other route's.
-	Backend queue.Backend
+	Backend backend.Backend
 	// Queues are the queues the backend holds. At least one; a queue is on
 	// one route only.
 	Queues []string
@@ -33,34 +34,34 @@ var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
 type route struct {
 	name   string
 	prefix string
-	b      queue.Backend
+	b      backend.Backend
 }
 
-// Backend is the router: a queue.Backend that places each queue on one of
+// Backend is the router: a backend.Backend that places each queue on one of
 // several backends. It is safe for concurrent use. It does not close its
 // backends: whoever opened them closes them.
 type Backend struct {
 	routes  []route // the default first
 	byQueue map[string]int
-	turn    atomic.Uint32  // where the next multi-backend Lease starts
-	feat    queue.Features // what Features returns, found once by New
+	turn    atomic.Uint32    // where the next multi-backend Lease starts
+	feat    backend.Features // what Features returns, found once by New
 }
 
 var (
-	_ queue.Backend       = (*Backend)(nil)
-	_ queue.Router        = (*Backend)(nil)
-	_ queue.Notifier      = (*Backend)(nil)
-	_ queue.TenantBackend = (*Backend)(nil)
-	_ queue.TenantLister  = (*Backend)(nil)
-	_ queue.GroupBackend  = (*Backend)(nil)
-	_ queue.Retrier       = (*Backend)(nil)
-	_ queue.Outbox        = (*Backend)(nil)
+	_ backend.Backend       = (*Backend)(nil)
+	_ backend.Router        = (*Backend)(nil)
+	_ backend.Notifier      = (*Backend)(nil)
+	_ backend.TenantBackend = (*Backend)(nil)
+	_ backend.TenantLister  = (*Backend)(nil)
+	_ backend.GroupBackend  = (*Backend)(nil)
+	_ backend.Retrier       = (*Backend)(nil)
+	_ backend.Outbox        = (*Backend)(nil)
 )
 
 // New returns a router holding every queue on def except those a route
 // names. A bad route is an error naming the field and the rule, matching
 // queue.ErrInvalidArgument.
-func New(def queue.Backend, routes ...Route) (*Backend, error) {
+func New(def backend.Backend, routes ...Route) (*Backend, error) {
 	if def == nil {
 		return nil, invalid("default backend", "is required")
 	}
@@ -105,12 +106,12 @@ func invalid(field, format string, args ...any) error {
 	return fmt.Errorf("mux: %s %s: %w", field, fmt.Sprintf(format, args...), queue.ErrInvalidArgument)
 }
 
-// Route implements queue.Router: the backend holding queue's jobs.
-func (m *Backend) Route(q string) queue.Backend { return m.routes[m.index(q)].b }
+// Route implements backend.Router: the backend holding queue's jobs.
+func (m *Backend) Route(q string) backend.Backend { return m.routes[m.index(q)].b }
 
-// Backends implements queue.Router: every backend, the default first.
-func (m *Backend) Backends() []queue.Backend {
-	out := make([]queue.Backend, len(m.routes))
+// Backends implements backend.Router: every backend, the default first.
+func (m *Backend) Backends() []backend.Backend {
+	out := make([]backend.Backend, len(m.routes))
 	for i, r := range m.routes {
 		out[i] = r.b
 	}
@@ -118,21 +119,21 @@ func (m *Backend) Backends() []queue.Backend {
 }
 
 // Default returns the backend of the queues no route names.
-func (m *Backend) Default() queue.Backend { return m.routes[0].b }
+func (m *Backend) Default() backend.Backend { return m.routes[0].b }
 
-// Features implements queue.Backend. The router is named "mux" and has
+// Features implements backend.Backend. The router is named "mux" and has
 // the parts and capabilities of its default backend, which serves tenant
 // settings, groups, the outbox and the tenants' webhook secrets, without CapAtomicBatch when there are
 // routes (a batch over several backends is stored per backend); it
 // notifies when any routed backend does. Its parts are the router itself,
 // whose methods forward (see their docs), and its Router part answers what
-// one queue has (queue.CapabilitiesFor). A backend answers the same for its
+// one queue has (backend.CapabilitiesFor). A backend answers the same for its
 // life, so the router's answer is found once, by New.
-func (m *Backend) Features() queue.Features { return m.feat }
+func (m *Backend) Features() backend.Features { return m.feat }
 
-func (m *Backend) features() queue.Features {
+func (m *Backend) features() backend.Features {
 	def := m.Default().Features()
-	f := queue.Features{Name: "mux", Capabilities: queue.CapabilitiesOf(m.Default()), Router: m}
+	f := backend.Features{Name: "mux", Capabilities: backend.CapabilitiesOf(m.Default()), Router: m}
 	if len(m.routes) > 1 {
 		f.Capabilities = f.Capabilities.Without(queue.CapAtomicBatch)
 	}

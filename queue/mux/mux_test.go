@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
@@ -24,7 +25,7 @@ type plain struct {
 	caps queue.Capabilities
 }
 
-func (p plain) Features() queue.Features {
+func (p plain) Features() backend.Features {
 	f := p.Backend.Features()
 	f.Name, f.Capabilities, f.Outbox = "plain", p.caps, nil
 	if !p.caps.Has(queue.CapTenants) {
@@ -60,7 +61,7 @@ func TestNewRejectsBadRoutes(t *testing.T) {
 	a, b := openSQLite(t, clk, sqlitequeue.Options{}), openSQLite(t, clk, sqlitequeue.Options{})
 	tests := []struct {
 		name   string
-		def    queue.Backend
+		def    backend.Backend
 		routes []mux.Route
 		field  string
 	}{
@@ -108,7 +109,7 @@ func TestIDsNameTheirBackend(t *testing.T) {
 	if j, err := b.Get(ctx, "1"); err != nil || j.Queue != "fast" {
 		t.Fatalf("routed backend's job 1 = %v, %v; want the fast job", j, err)
 	}
-	ls, err := m.Lease(ctx, queue.LeaseRequest{Queues: []string{"fast"}, WorkerID: "w", Max: 5, LeaseFor: time.Minute})
+	ls, err := m.Lease(ctx, backend.LeaseRequest{Queues: []string{"fast"}, WorkerID: "w", Max: 5, LeaseFor: time.Minute})
 	if err != nil || len(ls) != 1 || ls[0].Job.ID != "lane.1" {
 		t.Fatalf("Lease(fast) = %v, %v; want lane.1", ls, err)
 	}
@@ -152,16 +153,16 @@ func TestCapabilitiesPerQueue(t *testing.T) {
 	if !errors.As(err, &ue) || ue.Field != "specs[1].JobSpec.Group" {
 		t.Fatalf("batch with a group job on the lane = %v, want specs[1].JobSpec.Group refused", err)
 	}
-	if got := queue.CapabilitiesFor(m, "fast"); got != lane.caps {
+	if got := backend.CapabilitiesFor(m, "fast"); got != lane.caps {
 		t.Errorf("CapabilitiesFor(fast) = %v, want %v", got, lane.caps)
 	}
-	if got := queue.CapabilitiesFor(m, "slow"); got != queue.AllCapabilities.Without(queue.CapEvents) {
+	if got := backend.CapabilitiesFor(m, "slow"); got != queue.AllCapabilities.Without(queue.CapEvents) {
 		t.Errorf("CapabilitiesFor(slow) = %v, want all", got)
 	}
-	if got := queue.CommonCapabilities(m); got != lane.caps {
+	if got := backend.CommonCapabilities(m); got != lane.caps {
 		t.Errorf("CommonCapabilities = %v, want %v", got, lane.caps)
 	}
-	if got := queue.CapabilitiesOf(m); got.Has(queue.CapAtomicBatch) || !got.Has(queue.CapGroups) || !got.Has(queue.CapTenants) {
+	if got := backend.CapabilitiesOf(m); got.Has(queue.CapAtomicBatch) || !got.Has(queue.CapGroups) || !got.Has(queue.CapTenants) {
 		t.Errorf("Capabilities = %v, want the default's without atomic batches", got)
 	}
 }

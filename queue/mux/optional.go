@@ -16,7 +16,7 @@ import (
 // that name a queue (SetAging, Pause of a queue) go to that queue's
 // backend.
 
-func (m *Backend) tenants(q string) (queue.TenantBackend, error) {
+func (m *Backend) tenants(q string) (backend.TenantBackend, error) {
 	f := m.routes[m.index(q)].b.Features()
 	if f.Tenants == nil {
 		return nil, backend.Unsupported(f.Name, queue.CapTenants)
@@ -85,7 +85,7 @@ func (m *Backend) Pause(ctx context.Context, scope queue.Scope, d time.Duration)
 	return m.pauseTenantRoutes(ctx, scope, d, end) // scheduling.go
 }
 
-func (m *Backend) groups() (queue.GroupBackend, error) {
+func (m *Backend) groups() (backend.GroupBackend, error) {
 	def := m.Default().Features()
 	if def.Groups == nil {
 		return nil, backend.Unsupported(def.Name, queue.CapGroups)
@@ -124,7 +124,7 @@ func (m *Backend) CancelGroup(ctx context.Context, id string) (*queue.GroupProgr
 
 // outbox returns the default backend's outbox, or an error matching
 // queue.ErrOutboxOff, so a consumer fails loudly instead of waiting.
-func (m *Backend) outbox() (queue.Outbox, error) {
+func (m *Backend) outbox() (backend.Outbox, error) {
 	def := m.Default().Features()
 	if def.Outbox == nil {
 		return nil, fmt.Errorf("mux: the default backend (%s) has no outbox: %w", def.Name, queue.ErrOutboxOff)
@@ -133,7 +133,7 @@ func (m *Backend) outbox() (queue.Outbox, error) {
 }
 
 // ClaimEvents forwards to the default backend's outbox.
-func (m *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]queue.ClaimedEvent, error) {
+func (m *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]backend.ClaimedEvent, error) {
 	ob, err := m.outbox()
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func (m *Backend) RetryEvent(ctx context.Context, id, token string, after time.D
 }
 
 // RecordDelivery forwards to the default backend's outbox.
-func (m *Backend) RecordDelivery(ctx context.Context, d queue.Delivery) error {
+func (m *Backend) RecordDelivery(ctx context.Context, d backend.Delivery) error {
 	ob, err := m.outbox()
 	if err != nil {
 		return err
@@ -169,7 +169,7 @@ func (m *Backend) RecordDelivery(ctx context.Context, d queue.Delivery) error {
 }
 
 // Deliveries forwards to the default backend's outbox.
-func (m *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queue.DeliveryPage, error) {
+func (m *Backend) Deliveries(ctx context.Context, f backend.DeliveryFilter) (*backend.DeliveryPage, error) {
 	ob, err := m.outbox()
 	if err != nil {
 		return nil, err

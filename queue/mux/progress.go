@@ -12,7 +12,7 @@ import (
 // ErrUnsupported), and the default backend's event log, which holds the
 // events of the default's jobs only: Client.Wait polls the jobs of the
 // other routes (see queue.Client.Wait).
-func (m *Backend) watchParts(f *queue.Features) {
+func (m *Backend) watchParts(f *backend.Features) {
 	for _, r := range m.routes {
 		if r.b.Features().Progress != nil {
 			f.Progress = m

@@ -13,7 +13,7 @@ import (
 // backend of their queue, through queue.Client, which refuses a schedule
 // whose queue's backend lacks unique keys (the tick's claim key).
 
-func (m *Backend) schedules() (queue.ScheduleStore, error) {
+func (m *Backend) schedules() (backend.ScheduleStore, error) {
 	def := m.Default().Features()
 	if def.Schedules == nil {
 		return nil, backend.Unsupported(def.Name, queue.CapSchedules)
@@ -22,7 +22,7 @@ func (m *Backend) schedules() (queue.ScheduleStore, error) {
 }
 
 // PutSchedule forwards to the default backend.
-func (m *Backend) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, keep string) (*queue.ScheduleRecord, error) {
+func (m *Backend) PutSchedule(ctx context.Context, rec backend.ScheduleRecord, keep string) (*backend.ScheduleRecord, error) {
 	st, err := m.schedules()
 	if err != nil {
 		return nil, err
@@ -31,7 +31,7 @@ func (m *Backend) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, kee
 }
 
 // GetSchedule forwards to the default backend.
-func (m *Backend) GetSchedule(ctx context.Context, name string) (*queue.ScheduleRecord, error) {
+func (m *Backend) GetSchedule(ctx context.Context, name string) (*backend.ScheduleRecord, error) {
 	st, err := m.schedules()
 	if err != nil {
 		return nil, err
@@ -40,7 +40,7 @@ func (m *Backend) GetSchedule(ctx context.Context, name string) (*queue.Schedule
 }
 
 // ListSchedules forwards to the default backend.
-func (m *Backend) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, error) {
+func (m *Backend) ListSchedules(ctx context.Context) ([]*backend.ScheduleRecord, error) {
 	st, err := m.schedules()
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func (m *Backend) DeleteSchedule(ctx context.Context, name, source, keep string)
 }
 
 // PauseSchedule forwards to the default backend.
-func (m *Backend) PauseSchedule(ctx context.Context, name string, paused bool) (*queue.ScheduleRecord, error) {
+func (m *Backend) PauseSchedule(ctx context.Context, name string, paused bool) (*backend.ScheduleRecord, error) {
 	st, err := m.schedules()
 	if err != nil {
 		return nil, err

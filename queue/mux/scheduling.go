@@ -6,14 +6,15 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.QueueLister = (*Backend)(nil)
+var _ backend.QueueLister = (*Backend)(nil)
 
-// QueuesOf implements queue.QueueLister: the queues routed to b, sorted;
+// QueuesOf implements backend.QueueLister: the queues routed to b, sorted;
 // nil for the default backend (it holds every queue no route names) and
 // for a backend the router does not hold.
-func (m *Backend) QueuesOf(b queue.Backend) []string {
+func (m *Backend) QueuesOf(b backend.Backend) []string {
 	var out []string
 	for q, i := range m.byQueue {
 		if m.routes[i].b == b {

@@ -5,9 +5,10 @@ import (
 	"fmt"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.TenantSecrets = (*Backend)(nil)
+var _ backend.TenantSecrets = (*Backend)(nil)
 
 // The tenants' webhook secrets live with the outbox on the default
 // backend: the dispatcher that signs the per-job webhooks reads the
@@ -15,7 +16,7 @@ var _ queue.TenantSecrets = (*Backend)(nil)
 
 // secrets returns the default backend's secrets part, or an error naming
 // it when it keeps none (the router's Features then leave the part out).
-func (m *Backend) secrets() (queue.TenantSecrets, error) {
+func (m *Backend) secrets() (backend.TenantSecrets, error) {
 	def := m.Default().Features()
 	if def.TenantSecrets == nil {
 		return nil, fmt.Errorf("mux: the default backend (%s) keeps no tenant webhook secrets: %w", def.Name, queue.ErrUnsupported)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
@@ -23,7 +24,7 @@ import (
 // secrets, as a backend keeping none.
 type noSecrets struct{ *sqlitequeue.Backend }
 
-func (n noSecrets) Features() queue.Features {
+func (n noSecrets) Features() backend.Features {
 	f := n.Backend.Features()
 	f.TenantSecrets = nil
 	return f
@@ -91,7 +92,7 @@ func TestJobWebhookSignedWithTenantSecretThroughRouter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := m.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+	ls, err := m.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("Lease = %d jobs, %v", len(ls), err)
 	}

@@ -6,10 +6,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-// Get implements queue.Backend.
+// Get implements backend.Backend.
 func (s *Store) Get(ctx context.Context, id string) (*queue.Job, error) {
 	rid, err := parseID(id)
 	if err != nil {
@@ -22,7 +23,7 @@ func (s *Store) Get(ctx context.Context, id string) (*queue.Job, error) {
 	return j, s.wrap("get", err)
 }
 
-// Stats implements queue.Backend, counting from the (queue, state) index.
+// Stats implements backend.Backend, counting from the (queue, state) index.
 func (s *Store) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	if err := s.check("stats"); err != nil {
 		return nil, err
@@ -35,7 +36,7 @@ func (s *Store) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	return out, s.wrap("stats", err)
 }
 
-// Cancel implements queue.Backend in one statement on a job that has not
+// Cancel implements backend.Backend in one statement on a job that has not
 // finished; a finished or missing job is only read.
 func (s *Store) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 	rid, err := parseID(id)
@@ -63,19 +64,19 @@ func (s *Store) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 	return sqlstore.CancelFinished(j)
 }
 
-// RescueExpired implements queue.Backend in one transaction: the expired
+// RescueExpired implements backend.Backend in one transaction: the expired
 // jobs are locked with SKIP LOCKED, so rescuers running at once share the
 // work and each job is rescued once per expiry; their updates go in one
 // batch. The scopes of the expired jobs of tenants or groups are locked
 // first, before any job (see stepLocks).
-func (s *Store) RescueExpired(ctx context.Context, req queue.RescueRequest) (queue.RescueResult, error) {
+func (s *Store) RescueExpired(ctx context.Context, req backend.RescueRequest) (backend.RescueResult, error) {
 	limit, maxStalls := sqlstore.RescueLimits(req)
 	queues := req.Queues
 	if queues == nil {
 		queues = []string{}
 	}
 	now := s.now()
-	var res queue.RescueResult
+	var res backend.RescueResult
 	var requeued map[string]bool
 	err := s.schedTx(ctx, "rescue", func(sc *sched) error {
 		sc.setNow(now)
@@ -84,7 +85,7 @@ func (s *Store) RescueExpired(ctx context.Context, req queue.RescueRequest) (que
 		return err
 	})
 	if err != nil {
-		return queue.RescueResult{}, err
+		return backend.RescueResult{}, err
 	}
 	for q := range requeued {
 		s.wake(q)
@@ -98,13 +99,13 @@ const qExpiredScopes = `SELECT tenant, grp FROM __schema__.jobs WHERE state = 'a
 	AND (cardinality($2::text[]) = 0 OR queue = ANY($2)) AND (tenant <> '' OR grp <> '') ORDER BY lease_until LIMIT $3`
 
 // rescue is RescueExpired's step.
-func (s *Store) rescue(sc *sched, queues []string, limit, maxStalls int) (queue.RescueResult, map[string]bool, error) {
+func (s *Store) rescue(sc *sched, queues []string, limit, maxStalls int) (backend.RescueResult, map[string]bool, error) {
 	if err := sc.lockExpiredScopes(queues, limit); err != nil {
-		return queue.RescueResult{}, nil, err
+		return backend.RescueResult{}, nil, err
 	}
 	expired, err := sqlstore.ScanJobs(sc.db.query(sc.ctx, s.q.rescueSelect, sc.now, queues, limit))
 	if err != nil || len(expired) == 0 {
-		return queue.RescueResult{}, nil, err
+		return backend.RescueResult{}, nil, err
 	}
 	b := &pgx.Batch{}
 	scopedArgs := make([][]any, len(expired))
@@ -163,9 +164,9 @@ func (sc *sched) lockExpiredScopes(queues []string, limit int) error {
 	return sc.lockKeys(keys)
 }
 
-// Cleanup implements queue.Backend: per final state, one DELETE of the
+// Cleanup implements backend.Backend: per final state, one DELETE of the
 // oldest expired jobs of no group, then those of groups (cleanGroups).
-func (s *Store) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, error) {
+func (s *Store) Cleanup(ctx context.Context, req backend.CleanupRequest) (int, error) {
 	if err := s.check("cleanup"); err != nil {
 		return 0, err
 	}
@@ -180,7 +181,7 @@ func (s *Store) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, err
 	}
 	limit := req.Limit
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	n, err := s.cleanGroups(ctx, req, now, limit-deleted)
 	return deleted + n, err
@@ -192,7 +193,7 @@ func (s *Store) execN(ctx context.Context, query string, args ...any) (int64, er
 	return tag.RowsAffected(), err
 }
 
-// Retry implements queue.Retrier: a failed or cancelled job becomes
+// Retry implements backend.Retrier: a failed or cancelled job becomes
 // pending with fresh attempts, unless another job holds its unique key.
 // Its tenant's and unique key's locks are taken first, before its row.
 func (s *Store) Retry(ctx context.Context, id string) (*queue.Job, error) {

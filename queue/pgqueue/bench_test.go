@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
@@ -69,7 +70,7 @@ func BenchmarkEnqueueBatch100(b *testing.B) {
 // BenchmarkTenantLimits: queuetest.BenchTenantLimits on this backend
 // (Lease+Complete through the scheduler, with tenants and limits).
 func BenchmarkTenantLimits(b *testing.B) {
-	queuetest.BenchTenantLimits(b, func(b *testing.B) queue.Backend { return openBench(b) })
+	queuetest.BenchTenantLimits(b, func(b *testing.B) backend.Backend { return openBench(b) })
 }
 
 // BenchmarkLeaseComplete measures one job's way through the backend: lease
@@ -100,7 +101,7 @@ func BenchmarkLeaseBatchComplete(b *testing.B) {
 			left = len(specs)
 			b.StartTimer()
 		}
-		ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: 16, LeaseFor: time.Minute})
+		ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: 16, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 16 {
 			b.Fatalf("Lease = %d, %v", len(ls), err)
 		}
@@ -191,7 +192,7 @@ func BenchmarkEnqueueToStart(b *testing.B) {
 }
 
 // fill enqueues n no-op jobs in batches.
-func fill(b *testing.B, be queue.Backend, n int) {
+func fill(b *testing.B, be backend.Backend, n int) {
 	b.Helper()
 	c := queue.NewClient(be)
 	batch := make([]queue.JobSpec, 0, 1000)
@@ -229,7 +230,7 @@ func leaseComplete(b *testing.B, be *pgqueue.Store) {
 			left = len(specs)
 			b.StartTimer()
 		}
-		ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: 1, LeaseFor: time.Minute})
+		ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: 1, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 1 {
 			b.Fatalf("Lease = %d, %v", len(ls), err)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 )
 
@@ -373,7 +374,7 @@ func TestRescueAcrossCompletions(t *testing.T) {
 	}
 	var leases []queue.Lease
 	for len(leases) < jobs {
-		ls, err := stores[0].Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 100, LeaseFor: time.Minute})
+		ls, err := stores[0].Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 100, LeaseFor: time.Minute})
 		if err != nil || len(ls) == 0 {
 			t.Fatalf("Lease = %d jobs, %v, with %d of %d leased", len(ls), err, len(leases), jobs)
 		}
@@ -397,7 +398,7 @@ func TestRescueAcrossCompletions(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				r, err := s.RescueExpired(ctx, queue.RescueRequest{Queues: []string{"q"}, Limit: 20})
+				r, err := s.RescueExpired(ctx, backend.RescueRequest{Queues: []string{"q"}, Limit: 20})
 				if err != nil {
 					errs <- fmt.Errorf("RescueExpired: %w", err)
 					return

@@ -10,10 +10,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-// Enqueue implements queue.Backend. A batch without unique keys, tenants,
+// Enqueue implements backend.Backend. A batch without unique keys, tenants,
 // groups or parents is one INSERT (one implicit transaction), shared with
 // the calls made at the same time (see inserter); another batch runs in a
 // scheduler's step that locks every key and scope of its jobs first (see
@@ -102,7 +103,7 @@ func (s *Store) notifyIn(ctx context.Context, db execer, qs []string) error {
 
 // checkSpecs validates specs as queue.Client does; newJob fills their
 // defaults.
-func checkSpecs(f queue.Features, specs []queue.JobSpec) ([]queue.JobSpec, error) {
+func checkSpecs(f backend.Features, specs []queue.JobSpec) ([]queue.JobSpec, error) {
 	for _, sp := range specs {
 		if err := queue.ValidateSpec(sp, queue.DefaultMaxPayload); err != nil {
 			return nil, err
@@ -235,7 +236,7 @@ func manyArgs(jobs []*queue.Job, now int64) []any {
 	for i, j := range jobs {
 		qs[i], kinds[i], payloads[i], tenants[i], grps[i] = j.Queue, j.Kind, j.Payload, j.Tenant, j.Group
 		prios[i], runAts[i], attempts[i], timeouts[i] = int32(j.Priority), toNanos(j.RunAt), int32(j.MaxAttempts), int64(j.Timeout)
-		states[i], hooks[i], traces[i] = string(j.State), queue.EncodeWebhook(j.Webhook), j.Trace
+		states[i], hooks[i], traces[i] = string(j.State), backend.EncodeWebhook(j.Webhook), j.Trace
 	}
 	return []any{qs, kinds, payloads, tenants, grps, prios, runAts, attempts, timeouts, states, hooks, traces, now}
 }

@@ -9,10 +9,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.EventLog = (*Store)(nil)
+var _ backend.EventLog = (*Store)(nil)
 
 // logWake is the NOTIFY payload of the event log's triggers, and the key
 // under which blocked readers subscribe: no queue has an empty name, so
@@ -87,19 +88,19 @@ func (s *Store) eventsOn(op string) error {
 	return s.check(op)
 }
 
-// ReadEvents implements queue.EventLog. A blocked read waits for the
+// ReadEvents implements backend.EventLog. A blocked read waits for the
 // NOTIFY the log's triggers send at commit (through the store's listener),
 // looking again every logPoll in case one was lost.
-func (s *Store) ReadEvents(ctx context.Context, after string, max int, block time.Duration) (queue.EventBatch, error) {
+func (s *Store) ReadEvents(ctx context.Context, after string, max int, block time.Duration) (backend.EventBatch, error) {
 	from, err := sqlstore.ParseEventID(after)
 	if err != nil {
-		return queue.EventBatch{}, err
+		return backend.EventBatch{}, err
 	}
 	if max <= 0 {
 		max = queue.DefaultListLimit
 	}
 	if err := s.eventsOn("read events"); err != nil {
-		return queue.EventBatch{}, err
+		return backend.EventBatch{}, err
 	}
 	var wake <-chan struct{}
 	registered := false
@@ -109,7 +110,7 @@ func (s *Store) ReadEvents(ctx context.Context, after string, max int, block tim
 		defer stop()
 		wake = ch
 		if registered, err = s.reader.register(ctx, s, block); err != nil {
-			return queue.EventBatch{}, s.wrap("read events", err)
+			return backend.EventBatch{}, s.wrap("read events", err)
 		}
 	}
 	batch, busy, err := s.readEvents(ctx, from, after != "", max)
@@ -152,8 +153,8 @@ func (s *Store) ReadEvents(ctx context.Context, after string, max int, block tim
 // max events after from, in one round trip (one implicit transaction).
 // With cursor set it also reads whether pruning passed from (Gap). busy
 // reports that another reader held the placing lock.
-func (s *Store) readEvents(ctx context.Context, from int64, cursor bool, max int) (batch queue.EventBatch, busy bool, err error) {
-	var out queue.EventBatch
+func (s *Store) readEvents(ctx context.Context, from int64, cursor bool, max int) (batch backend.EventBatch, busy bool, err error) {
+	var out backend.EventBatch
 	b := &pgx.Batch{}
 	b.Queue(qualify(qPlaceEvents, s.schema), "sluice.events."+s.schema, placeBatch,
 		pgx.Identifier{s.schema, "event_log_pos"}.Sanitize(), s.q.channel)
@@ -176,7 +177,7 @@ func (s *Store) readEvents(ctx context.Context, from int64, cursor bool, max int
 	return out, !placing, s.wrap("read events", err)
 }
 
-// LastEventID implements queue.EventLog: the newest placed event. A row
+// LastEventID implements backend.EventLog: the newest placed event. A row
 // committed before the call but not placed yet gets a later place, so it
 // is read after this id: nothing is missed, and a reader may get such an
 // event although it came a little before.
@@ -194,7 +195,7 @@ func (s *Store) LastEventID(ctx context.Context) (string, error) {
 	return strconv.FormatInt(pos, 10), nil
 }
 
-// PruneEvents implements queue.EventLog in one statement, which also
+// PruneEvents implements backend.EventLog in one statement, which also
 // records the newest place it deleted, so a reader behind it is told of
 // the gap.
 func (s *Store) PruneEvents(ctx context.Context, olderThan time.Duration, keep, limit int) (int, error) {
@@ -202,7 +203,7 @@ func (s *Store) PruneEvents(ctx context.Context, olderThan time.Duration, keep, 
 		return 0, err
 	}
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	var n int
 	err := s.pool.QueryRow(ctx, qualify(qPruneEvents, s.schema), s.now()-int64(olderThan), max(keep, 0), limit).Scan(&n)

@@ -9,6 +9,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
@@ -30,7 +31,7 @@ func openEvents(t *testing.T, n int) (*pgqueue.Store, *clock.Fake, []string) {
 }
 
 // read reads every event after cursor without blocking.
-func read(t *testing.T, s *pgqueue.Store, after string) queue.EventBatch {
+func read(t *testing.T, s *pgqueue.Store, after string) backend.EventBatch {
 	t.Helper()
 	b, err := s.ReadEvents(context.Background(), after, 100, 0)
 	if err != nil {
@@ -135,7 +136,7 @@ func wakeBy(t *testing.T, s, writer *pgqueue.Store) {
 		t.Fatal(err)
 	}
 	type result struct {
-		b   queue.EventBatch
+		b   backend.EventBatch
 		err error
 	}
 	done := make(chan result, 1)

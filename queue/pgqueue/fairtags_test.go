@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
@@ -143,7 +144,7 @@ func TestLeaseKeepsStartTags(t *testing.T) {
 			if _, err := s.Enqueue(ctx, []queue.JobSpec{spec, spec}); err != nil {
 				t.Fatal(err)
 			}
-			ls, err := s.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 2, LeaseFor: time.Minute, WorkerID: "w"})
+			ls, err := s.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, Max: 2, LeaseFor: time.Minute, WorkerID: "w"})
 			if err != nil || len(ls) != 2 {
 				t.Fatalf("Lease = %d jobs, %v; want 2", len(ls), err)
 			}

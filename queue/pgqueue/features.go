@@ -1,6 +1,9 @@
 package pgqueue
 
-import "github.com/sluicehq/sluice/queue"
+import (
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
+)
 
 // capabilities are those of the Backend methods the store has; those of
 // the parts (tenants, the tenant list, groups, flows, schedules, progress,
@@ -8,9 +11,9 @@ import "github.com/sluicehq/sluice/queue"
 var capabilities = queue.NewCapabilities(queue.CapUnique, queue.CapList, queue.CapCancelPending,
 	queue.CapPriority, queue.CapDelay, queue.CapStrictOrder, queue.CapClockDelays, queue.CapAtomicBatch)
 
-// Features implements queue.Backend.
-func (s *Store) Features() queue.Features {
-	f := queue.Features{
+// Features implements backend.Backend.
+func (s *Store) Features() backend.Features {
+	f := backend.Features{
 		Name:         "pgqueue",
 		Capabilities: capabilities,
 		Retry:        s,

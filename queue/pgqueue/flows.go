@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
@@ -17,7 +18,7 @@ import (
 // with their parents and reads the graph; flowsettle.go settles the
 // groups a cascade touched.
 
-var _ queue.FlowBackend = (*Store)(nil)
+var _ backend.FlowBackend = (*Store)(nil)
 
 const (
 	// qLockParents reads the parents' states under a row lock, in id order,
@@ -139,9 +140,9 @@ func (sc *sched) linkDeps(j *queue.Job, d *sqlstore.FlowDeps) error {
 	return sc.exec(qAddDeps, d.Parents, mustID(j.ID), j.OnParentFailure == queue.ParentFailureRun)
 }
 
-// EnqueueFlow implements queue.FlowBackend: the flow's row and every node,
+// EnqueueFlow implements backend.FlowBackend: the flow's row and every node,
 // in one step, which locks every unique key and scope of the nodes first.
-func (s *Store) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.Job, error) {
+func (s *Store) EnqueueFlow(ctx context.Context, p backend.FlowPlan) ([]*queue.Job, error) {
 	var out []*queue.Job
 	specs := make([]queue.JobSpec, len(p.Nodes))
 	for i, n := range p.Nodes {
@@ -200,7 +201,7 @@ func flowStatements(schema string) *sqlstore.FlowStatements {
 	}
 }
 
-// Flow implements queue.FlowBackend.
+// Flow implements backend.FlowBackend.
 func (s *Store) Flow(ctx context.Context, id string) (*queue.Flow, error) {
 	if err := s.check("flow"); err != nil {
 		return nil, err
@@ -212,7 +213,7 @@ func (s *Store) Flow(ctx context.Context, id string) (*queue.Flow, error) {
 	return f, s.wrap("flow", err)
 }
 
-// Relatives implements queue.FlowBackend. It reads in one read-only
+// Relatives implements backend.FlowBackend. It reads in one read-only
 // transaction of one snapshot, so parents and children are of one moment.
 func (s *Store) Relatives(ctx context.Context, id string, maxResults int) (*queue.Relatives, error) {
 	rid, err := parseID(id)

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/pgtest"
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
@@ -25,7 +25,7 @@ func TestCrashFlow(t *testing.T) {
 			schema := pgtest.Schema(t, url)
 			queuetest.Crash(t, queuetest.CrashConfig{
 				DSN: schema + " " + url, Group: group, Flow: true,
-				Open: func(string) (queue.Backend, func() error, error) {
+				Open: func(string) (backend.Backend, func() error, error) {
 					s, err := pgqueue.Open(context.Background(), url, pgqueue.Options{Schema: schema, MaxConns: testConns})
 					if err != nil {
 						return nil, nil, err

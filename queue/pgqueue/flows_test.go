@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
@@ -20,7 +21,7 @@ import (
 
 func leaseN(t *testing.T, s *pgqueue.Store, q string, n int) []queue.Lease {
 	t.Helper()
-	ls, err := s.Lease(context.Background(), queue.LeaseRequest{Queues: []string{q}, WorkerID: "w", Max: n, LeaseFor: time.Minute})
+	ls, err := s.Lease(context.Background(), backend.LeaseRequest{Queues: []string{q}, WorkerID: "w", Max: n, LeaseFor: time.Minute})
 	if err != nil {
 		t.Fatalf("Lease(%s): %v", q, err)
 	}
@@ -127,7 +128,7 @@ func TestFlowCascadeOtherGroup(t *testing.T) {
 			enqueueOne(t, s, queue.JobSpec{Queue: "c", Kind: "k", Group: "g", DependsOn: []string{parent.ID}})
 			if how == "fail" {
 				l := leaseN(t, s, "p", 1)[0]
-				if _, err := s.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "boom", Permanent: true}); err != nil {
+				if _, err := s.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "boom", Permanent: true}); err != nil {
 					t.Fatal(err)
 				}
 			} else if _, err := s.Cancel(ctx, parent.ID); err != nil {
@@ -210,7 +211,7 @@ func TestFlowParentsEndWhileChildrenEnqueue(t *testing.T) {
 	for i, l := range leases {
 		wg.Go(func() {
 			if i%5 == 0 {
-				_, err := s.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "boom", Permanent: true})
+				_, err := s.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "boom", Permanent: true})
 				errs <- err
 				return
 			}

@@ -4,11 +4,12 @@ import (
 	"context"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.GroupBackend = (*Store)(nil)
+var _ backend.GroupBackend = (*Store)(nil)
 
-// CreateGroup implements queue.GroupBackend (sqlstore's CreateGroup).
+// CreateGroup implements backend.GroupBackend (sqlstore's CreateGroup).
 func (s *Store) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue.GroupProgress, error) {
 	var p *queue.GroupProgress
 	err := s.schedTx(ctx, "create group", func(sc *sched) error {
@@ -19,7 +20,7 @@ func (s *Store) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue.G
 	return p, err
 }
 
-// Group implements queue.GroupBackend. It reads the row and the counts in
+// Group implements backend.GroupBackend. It reads the row and the counts in
 // one transaction, so they agree.
 func (s *Store) Group(ctx context.Context, id string) (*queue.GroupProgress, error) {
 	var p *queue.GroupProgress
@@ -31,7 +32,7 @@ func (s *Store) Group(ctx context.Context, id string) (*queue.GroupProgress, err
 	return p, err
 }
 
-// CancelGroup implements queue.GroupBackend.
+// CancelGroup implements backend.GroupBackend.
 func (s *Store) CancelGroup(ctx context.Context, id string) (*queue.GroupProgress, error) {
 	var p *queue.GroupProgress
 	err := s.schedTx(ctx, "cancel group", func(sc *sched) error {

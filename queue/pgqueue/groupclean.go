@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
@@ -26,7 +27,7 @@ const (
 
 // cleanGroups deletes, within limit, the expired jobs of groups that have
 // ended, then the groups past their retention that have no jobs left.
-func (s *Store) cleanGroups(ctx context.Context, req queue.CleanupRequest, now int64, limit int) (int, error) {
+func (s *Store) cleanGroups(ctx context.Context, req backend.CleanupRequest, now int64, limit int) (int, error) {
 	deleted := 0
 	queues := req.Queues
 	if queues == nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
 
@@ -47,7 +48,7 @@ func TestJobHooksAndTrace(t *testing.T) {
 		t.Fatalf("List = %v, %v; want 3 jobs", page, err)
 	}
 	check("List", page.Jobs[0])
-	ls, err := s.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: 60e9})
+	ls, err := s.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: 60e9})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("Lease = %v, %v", ls, err)
 	}

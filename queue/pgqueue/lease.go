@@ -13,7 +13,7 @@ import (
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-// Lease implements queue.Backend, mostly in one round trip: the quick
+// Lease implements backend.Backend, mostly in one round trip: the quick
 // lease picks the best pending jobs with FOR UPDATE SKIP LOCKED and makes
 // them active in the same statement, unless a timed job of the queues is
 // due or the scheduler has work (tenants, groups, pauses, timers). When
@@ -21,7 +21,7 @@ import (
 // transaction) promotes the due jobs, asks whether the scheduler is
 // needed, and leases again. Concurrent leasers skip each other's rows
 // instead of waiting on them, so no lock is shared by all leases.
-func (s *Store) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+func (s *Store) Lease(ctx context.Context, req backend.LeaseRequest) ([]queue.Lease, error) {
 	if len(req.Queues) == 0 || req.Max < 1 || req.LeaseFor <= 0 {
 		return nil, backend.InvalidArgument(queue.Field("", "LeaseRequest"), "needs queues, Max >= 1 and LeaseFor > 0, got %d queues, Max %d, LeaseFor %s",
 			len(req.Queues), req.Max, req.LeaseFor)
@@ -61,7 +61,7 @@ type leaseStmts struct{ promote, gate, lease string }
 // scheduler is needed, and leases, in one pgx batch (one implicit
 // transaction); when it took nothing and the scheduler is needed, the
 // scheduler leases.
-func (s *Store) fullLease(ctx context.Context, st leaseStmts, queues any, req queue.LeaseRequest, prefix string, until, now int64) ([]queue.Lease, error) {
+func (s *Store) fullLease(ctx context.Context, st leaseStmts, queues any, req backend.LeaseRequest, prefix string, until, now int64) ([]queue.Lease, error) {
 	b := &pgx.Batch{}
 	b.Queue(asyncCommit)
 	b.Queue(st.promote, queues, now)
@@ -84,7 +84,7 @@ func (s *Store) fullLease(ctx context.Context, st leaseStmts, queues any, req qu
 // quickLease runs the quick lease (Lease): while the queues have ready
 // jobs and nothing for the promotion or the scheduler to do, which is
 // how a busy queue mostly is, a lease is this one statement, not four.
-func (s *Store) quickLease(ctx context.Context, quick string, queues any, req queue.LeaseRequest, prefix string, until, now int64) ([]queue.Lease, error) {
+func (s *Store) quickLease(ctx context.Context, quick string, queues any, req backend.LeaseRequest, prefix string, until, now int64) ([]queue.Lease, error) {
 	var out []queue.Lease
 	err := s.queryAfter(ctx, asyncCommit, quick, []any{queues, req.Max, prefix, until, req.WorkerID, now}, func(rows pgx.Rows) (err error) {
 		out, err = scanLeases(rows)
@@ -248,15 +248,15 @@ func (s *Store) fenced(ctx context.Context, db pgxQuerier, id int64) error {
 	return queue.ErrLeaseLost
 }
 
-// Extend implements queue.Backend.
-func (s *Store) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+// Extend implements backend.Backend.
+func (s *Store) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (backend.LeaseStatus, error) {
 	token = lookupToken(token)
 	rid, err := parseID(id)
 	if err != nil {
-		return queue.LeaseStatus{}, err
+		return backend.LeaseStatus{}, err
 	}
 	if err := s.check("extend"); err != nil {
-		return queue.LeaseStatus{}, err
+		return backend.LeaseStatus{}, err
 	}
 	now := s.now()
 	var until int64
@@ -266,14 +266,14 @@ func (s *Store) Extend(ctx context.Context, id, token string, leaseFor time.Dura
 		err = s.fenced(ctx, s.pool, rid)
 	}
 	if err != nil {
-		return queue.LeaseStatus{}, s.wrap("extend", err)
+		return backend.LeaseStatus{}, s.wrap("extend", err)
 	}
-	return queue.LeaseStatus{Until: fromNanos(until), CancelRequested: cancel}, nil
+	return backend.LeaseStatus{Until: fromNanos(until), CancelRequested: cancel}, nil
 }
 
-// Fail implements queue.Backend. It reads the held job under its row lock
+// Fail implements backend.Backend. It reads the held job under its row lock
 // (the history of errors is kept in Go), then writes the new state.
-func (s *Store) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+func (s *Store) Fail(ctx context.Context, id, token string, f backend.Failure) (queue.State, error) {
 	token = lookupToken(token)
 	f.Error = queue.StorableError(f.Error)
 	rid, err := parseID(id)
@@ -326,12 +326,12 @@ func (s *Store) Fail(ctx context.Context, id, token string, f queue.Failure) (qu
 	return next, nil
 }
 
-// Snooze implements queue.Backend.
+// Snooze implements backend.Backend.
 func (s *Store) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
 	return s.giveBack(ctx, "snooze", id, token, sqlstore.SnoozeState(d), d)
 }
 
-// Requeue implements queue.Backend.
+// Requeue implements backend.Backend.
 func (s *Store) Requeue(ctx context.Context, id, token string) (queue.State, error) {
 	return s.giveBack(ctx, "requeue", id, token, queue.StatePending, 0)
 }

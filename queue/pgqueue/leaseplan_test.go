@@ -12,7 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/pgtest"
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
@@ -128,7 +128,7 @@ func TestLeasePlannedOnEmptyTableReadsInOrder(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	ctx := context.Background()
 	for _, qs := range [][]string{{"q"}, {"q", "r"}} {
-		req := queue.LeaseRequest{Queues: qs, Max: 10, WorkerID: "w", LeaseFor: time.Minute}
+		req := backend.LeaseRequest{Queues: qs, Max: 10, WorkerID: "w", LeaseFor: time.Minute}
 		if ls, err := s.Lease(ctx, req); err != nil || len(ls) != 0 {
 			t.Fatalf("Lease(%v) on an empty table = %v, %v", qs, ls, err)
 		}

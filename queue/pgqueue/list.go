@@ -7,7 +7,7 @@ import (
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-// List implements queue.Backend: one query walking ids in order, forwards
+// List implements backend.Backend: one query walking ids in order, forwards
 // or backwards (NewestFirst), stopping at a page of matches. A queue and
 // state filter walks jobs_queue_state; the others walk the primary key
 // and check each row.

@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
@@ -122,7 +123,7 @@ func TestPlaceFromStaleRead(t *testing.T) {
 		}
 		clk.Advance(2 * time.Second)
 		due := sqlstore.Placing{ID: mustID(out[0].Job.ID), Queue: "q", Tenant: "t", From: string(queue.StateScheduled)}
-		ls, err := s.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+		ls, err := s.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 1 {
 			t.Fatalf("Lease = %d, %v; want one job", len(ls), err)
 		}
@@ -131,7 +132,7 @@ func TestPlaceFromStaleRead(t *testing.T) {
 		if err := s.Complete(ctx, ls[0].Job.ID, ls[0].Token, nil); err != nil {
 			t.Fatal(err)
 		}
-		ls, err = s.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+		ls, err = s.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 1 || ls[0].Job.ID != out[0].Job.ID {
 			t.Fatalf("Lease = %+v, %v; want the due job %s", ls, err, out[0].Job.ID)
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/pgtest"
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
@@ -47,7 +47,7 @@ func openWith(t testing.TB, clk clock.Clock, opts pgqueue.Options) *pgqueue.Stor
 // openDSN opens the store named by dsn, "<schema> <url>", in a crash-test
 // worker process, whose connections are named after the schema (see
 // crashApp).
-func openDSN(dsn string) (queue.Backend, func() error, error) {
+func openDSN(dsn string) (backend.Backend, func() error, error) {
 	schema, url, _ := cut(dsn)
 	sep := "?"
 	if strings.Contains(url, "?") {

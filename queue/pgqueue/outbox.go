@@ -7,10 +7,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.Outbox = (*Store)(nil)
+var _ backend.Outbox = (*Store)(nil)
 
 // The outbox's statements; qualified per schema by outboxQueries.
 const (
@@ -51,9 +52,9 @@ func (s *Store) emitEvent(ctx context.Context, db execer, e queue.Event, now int
 	return db.exec(ctx, s.ob.Emit, sqlstore.EmitArgs(e, now)...)
 }
 
-// ClaimEvents implements queue.Outbox in one statement: the due events are
+// ClaimEvents implements backend.Outbox in one statement: the due events are
 // locked with SKIP LOCKED, so claimers running at once take different ones.
-func (s *Store) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]queue.ClaimedEvent, error) {
+func (s *Store) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]backend.ClaimedEvent, error) {
 	if err := sqlstore.CheckClaim(max, leaseFor); err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func (s *Store) outboxOn(op string) error {
 	return s.check(op)
 }
 
-// AckEvent implements queue.Outbox.
+// AckEvent implements backend.Outbox.
 func (s *Store) AckEvent(ctx context.Context, id, token string) error {
 	if err := s.outboxOn("ack event"); err != nil {
 		return err
@@ -85,7 +86,7 @@ func (s *Store) AckEvent(ctx context.Context, id, token string) error {
 	return s.wrap("ack event", sqlstore.AckEvent(onPgx{ctx, s.pool}, s.ob, id, token))
 }
 
-// RetryEvent implements queue.Outbox.
+// RetryEvent implements backend.Outbox.
 func (s *Store) RetryEvent(ctx context.Context, id, token string, after time.Duration) error {
 	if err := s.outboxOn("retry event"); err != nil {
 		return err
@@ -93,10 +94,10 @@ func (s *Store) RetryEvent(ctx context.Context, id, token string, after time.Dur
 	return s.wrap("retry event", sqlstore.RetryEvent(onPgx{ctx, s.pool}, s.ob, id, token, s.now(), after))
 }
 
-// RecordDelivery implements queue.Outbox: the log entry and the event's
+// RecordDelivery implements backend.Outbox: the log entry and the event's
 // progress in one transaction, the event's row locked while its progress
 // is updated.
-func (s *Store) RecordDelivery(ctx context.Context, d queue.Delivery) error {
+func (s *Store) RecordDelivery(ctx context.Context, d backend.Delivery) error {
 	if err := s.outboxOn("record delivery"); err != nil {
 		return err
 	}
@@ -109,8 +110,8 @@ func (s *Store) RecordDelivery(ctx context.Context, d queue.Delivery) error {
 	})
 }
 
-// Deliveries implements queue.Outbox.
-func (s *Store) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queue.DeliveryPage, error) {
+// Deliveries implements backend.Outbox.
+func (s *Store) Deliveries(ctx context.Context, f backend.DeliveryFilter) (*backend.DeliveryPage, error) {
 	if err := s.outboxOn("deliveries"); err != nil {
 		return nil, err
 	}
@@ -122,7 +123,7 @@ func (s *Store) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queue.
 	return page, s.wrap("deliveries", err)
 }
 
-// PruneDeliveries implements queue.Outbox.
+// PruneDeliveries implements backend.Outbox.
 func (s *Store) PruneDeliveries(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
 	if err := s.outboxOn("prune deliveries"); err != nil {
 		return 0, err

@@ -12,12 +12,13 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
 
 func TestOutbox(t *testing.T) {
-	queuetest.RunOutbox(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+	queuetest.RunOutbox(t, func(t *testing.T, clk clock.Clock) backend.Backend {
 		return openWith(t, clk, pgqueue.Options{Outbox: true})
 	})
 }

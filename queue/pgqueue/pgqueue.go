@@ -45,13 +45,13 @@ type Options struct {
 	MaxConns int32
 	// Outbox records an event (queue.Event) in the same transaction as
 	// every job transition to a final state, for a consumer such as
-	// queue/webhook's Dispatcher to deliver (see queue.Outbox). It is the
+	// queue/webhook's Dispatcher to deliver (see backend.Outbox). It is the
 	// schema's setting, kept by a trigger that Open creates or drops: the
 	// last store to open the schema decides, so every process sharing it
 	// should open it alike. Default off: with no consumer the outbox
 	// would only grow.
 	Outbox bool
-	// Events keeps the event log (queue.EventLog): every new job, start,
+	// Events keeps the event log (backend.EventLog): every new job, start,
 	// progress report and final state is logged in the same transaction,
 	// for Client.Subscribe and Client.Wait to follow. The schema's setting,
 	// like Outbox. Default off: it costs a row per transition, pruned by
@@ -59,7 +59,7 @@ type Options struct {
 	Events bool
 }
 
-// Store is a queue.Backend on PostgreSQL. It is safe for concurrent use,
+// Store is a backend.Backend on PostgreSQL. It is safe for concurrent use,
 // also by many processes sharing the database: every transition is one
 // statement or one transaction, fenced by row locks.
 type Store struct {
@@ -92,9 +92,9 @@ type Store struct {
 }
 
 var (
-	_ queue.Backend  = (*Store)(nil)
-	_ queue.Notifier = (*Store)(nil)
-	_ queue.Retrier  = (*Store)(nil)
+	_ backend.Backend  = (*Store)(nil)
+	_ backend.Notifier = (*Store)(nil)
+	_ backend.Retrier  = (*Store)(nil)
 )
 
 // Open connects to the database at url (a postgres:// URL or a key=value

@@ -6,10 +6,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.ProgressBackend = (*Store)(nil)
+var _ backend.ProgressBackend = (*Store)(nil)
 
 const (
 	// qHolderShare reads a job's fence under a share lock, so the job
@@ -30,7 +31,7 @@ func progressStatements(schema string) *sqlstore.ProgressStatements {
 		Get: qualify(sprintf(qGetProgress, jobCols("j")), schema)}
 }
 
-// SetProgress implements queue.ProgressBackend: one transaction that
+// SetProgress implements backend.ProgressBackend: one transaction that
 // checks the lease under the job's row lock, records p and, with the
 // event log on, logs it.
 func (s *Store) SetProgress(ctx context.Context, id, token string, p queue.JobProgress) error {

@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 )
 
@@ -95,7 +96,7 @@ func TestRestart(t *testing.T) {
 
 // restartWorker is TestRestart's worker on b, running runs.work, polling
 // every poll and logging to logs.
-func restartWorker(b queue.Backend, runs *runLog, poll time.Duration, logs io.Writer) *queue.Worker {
+func restartWorker(b backend.Backend, runs *runLog, poll time.Duration, logs io.Writer) *queue.Worker {
 	w := queue.NewWorker(b, queue.WorkerConfig{
 		Queues: []string{"q"}, Concurrency: restartWorkers, LeaseFor: 4 * time.Second,
 		RescueEvery: 500 * time.Millisecond, PollInterval: poll,

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 )
 
@@ -96,8 +97,8 @@ type leaseWatch struct {
 	empty   bool // the last one to return found no job
 }
 
-// Lease implements queue.Backend.
-func (w *leaseWatch) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+// Lease implements backend.Backend.
+func (w *leaseWatch) Lease(ctx context.Context, req backend.LeaseRequest) ([]queue.Lease, error) {
 	w.mu.Lock()
 	w.leasing++
 	w.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // TestRetention checks that what the store keeps beside jobs goes with
@@ -16,7 +17,7 @@ import (
 func TestRetention(t *testing.T) {
 	ctx := context.Background()
 	s, clk, ids := openEvents(t, 2)
-	l, err := s.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Minute})
+	l, err := s.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Minute})
 	if err != nil || len(l) != 1 {
 		t.Fatalf("Lease = %v, %v", l, err)
 	}
@@ -27,7 +28,7 @@ func TestRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Advance(2 * time.Hour)
-	if n, err := s.Cleanup(ctx, queue.CleanupRequest{Retention: queue.Retention{Completed: time.Hour}}); err != nil || n != 1 {
+	if n, err := s.Cleanup(ctx, backend.CleanupRequest{Retention: queue.Retention{Completed: time.Hour}}); err != nil || n != 1 {
 		t.Fatalf("Cleanup = %d, %v; want 1", n, err)
 	}
 	var left int

@@ -2,6 +2,7 @@ package pgqueue
 
 import (
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
@@ -9,7 +10,7 @@ import (
 // one transaction: the time-driven work, then the best pending jobs their
 // tenants and groups let start are made active by one statement, which
 // also keeps their fair tags (keepStartTags).
-func (s *Store) leaseSched(sc *sched, req queue.LeaseRequest, prefix string) ([]queue.Lease, error) {
+func (s *Store) leaseSched(sc *sched, req backend.LeaseRequest, prefix string) ([]queue.Lease, error) {
 	if err := sc.exec(orderedReads); err != nil {
 		return nil, err
 	}

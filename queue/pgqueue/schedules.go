@@ -7,10 +7,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.ScheduleStore = (*Store)(nil)
+var _ backend.ScheduleStore = (*Store)(nil)
 
 const scheduleCols = sqlstore.ScheduleColumns
 
@@ -56,9 +57,9 @@ func scheduleStatements(schema string) *sqlstore.ScheduleStatements {
 	}
 }
 
-// PutSchedule implements queue.ScheduleStore.
-func (s *Store) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, keep string) (*queue.ScheduleRecord, error) {
-	var out *queue.ScheduleRecord
+// PutSchedule implements backend.ScheduleStore.
+func (s *Store) PutSchedule(ctx context.Context, rec backend.ScheduleRecord, keep string) (*backend.ScheduleRecord, error) {
+	var out *backend.ScheduleRecord
 	err := s.tx(ctx, "put schedule", func(tx pgx.Tx) error {
 		var err error
 		out, err = sqlstore.PutSchedule(onPgx{ctx, tx}, s.sq, rec, keep, s.now())
@@ -67,8 +68,8 @@ func (s *Store) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, keep 
 	return out, err
 }
 
-// GetSchedule implements queue.ScheduleStore.
-func (s *Store) GetSchedule(ctx context.Context, name string) (*queue.ScheduleRecord, error) {
+// GetSchedule implements backend.ScheduleStore.
+func (s *Store) GetSchedule(ctx context.Context, name string) (*backend.ScheduleRecord, error) {
 	if err := s.check("get schedule"); err != nil {
 		return nil, err
 	}
@@ -79,8 +80,8 @@ func (s *Store) GetSchedule(ctx context.Context, name string) (*queue.ScheduleRe
 	return out, s.wrap("get schedule", err)
 }
 
-// ListSchedules implements queue.ScheduleStore.
-func (s *Store) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, error) {
+// ListSchedules implements backend.ScheduleStore.
+func (s *Store) ListSchedules(ctx context.Context) ([]*backend.ScheduleRecord, error) {
 	if err := s.check("list schedules"); err != nil {
 		return nil, err
 	}
@@ -88,15 +89,15 @@ func (s *Store) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, err
 	return out, s.wrap("list schedules", err)
 }
 
-// DeleteSchedule implements queue.ScheduleStore.
+// DeleteSchedule implements backend.ScheduleStore.
 func (s *Store) DeleteSchedule(ctx context.Context, name, source, keep string) error {
 	return s.tx(ctx, "delete schedule", func(tx pgx.Tx) error {
 		return sqlstore.DeleteSchedule(onPgx{ctx, tx}, s.sq, name, source, keep)
 	})
 }
 
-// PauseSchedule implements queue.ScheduleStore.
-func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) (*queue.ScheduleRecord, error) {
+// PauseSchedule implements backend.ScheduleStore.
+func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) (*backend.ScheduleRecord, error) {
 	if err := s.check("pause schedule"); err != nil {
 		return nil, err
 	}
@@ -104,7 +105,7 @@ func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) (*q
 	return out, s.wrap("pause schedule", err)
 }
 
-// ClaimTick implements queue.ScheduleStore: one compare-and-set UPDATE;
+// ClaimTick implements backend.ScheduleStore: one compare-and-set UPDATE;
 // of schedulers racing for a tick, the first to commit wins and the others
 // find last_tick moved when they re-check the row after its lock.
 func (s *Store) ClaimTick(ctx context.Context, name string, prev, tick time.Time, run bool) (bool, error) {
@@ -115,7 +116,7 @@ func (s *Store) ClaimTick(ctx context.Context, name string, prev, tick time.Time
 	return ok, s.wrap("claim tick", err)
 }
 
-// RecordRun implements queue.ScheduleStore.
+// RecordRun implements backend.ScheduleStore.
 func (s *Store) RecordRun(ctx context.Context, name string, tick time.Time, jobID string) error {
 	if err := s.check("record run"); err != nil {
 		return err

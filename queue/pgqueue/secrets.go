@@ -3,11 +3,11 @@ package pgqueue
 import (
 	"context"
 
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.TenantSecrets = (*Store)(nil)
+var _ backend.TenantSecrets = (*Store)(nil)
 
 // secretStatements are the statements of tenant secrets on schema.
 func secretStatements(schema string) *sqlstore.SecretStatements {
@@ -19,7 +19,7 @@ func secretStatements(schema string) *sqlstore.SecretStatements {
 	}
 }
 
-// SetTenantSecret implements queue.TenantSecrets.
+// SetTenantSecret implements backend.TenantSecrets.
 func (s *Store) SetTenantSecret(ctx context.Context, tenant, secret string) error {
 	if err := s.check("set tenant secret"); err != nil {
 		return err
@@ -27,7 +27,7 @@ func (s *Store) SetTenantSecret(ctx context.Context, tenant, secret string) erro
 	return s.wrap("set tenant secret", sqlstore.SetTenantSecret(onPgx{ctx, s.pool}, s.tq, tenant, secret, s.now()))
 }
 
-// TenantSecret implements queue.TenantSecrets.
+// TenantSecret implements backend.TenantSecrets.
 func (s *Store) TenantSecret(ctx context.Context, tenant string) (string, error) {
 	if err := s.check("tenant secret"); err != nil {
 		return "", err

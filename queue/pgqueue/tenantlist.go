@@ -6,10 +6,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.TenantLister = (*Store)(nil)
+var _ backend.TenantLister = (*Store)(nil)
 
 // qTenantList is every tenant with unfinished jobs or a row of settings,
 // with its counts and settings. Its first columns are the order keys:
@@ -41,7 +42,7 @@ func listStatements(schema string) *sqlstore.ListStatements {
 	return &sqlstore.ListStatements{Jobs: qualify("__schema__.jobs", schema), Tenants: qualify(qTenantList, schema), Param: pgParam}
 }
 
-// Tenants implements queue.TenantLister. The counts come from the jobs
+// Tenants implements backend.TenantLister. The counts come from the jobs
 // (one pass over the unfinished jobs of tenants, by the jobs_tenant
 // index) and the settings from their table, read in one snapshot with the
 // defaults, so a page agrees with itself.

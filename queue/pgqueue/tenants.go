@@ -5,17 +5,18 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.TenantBackend = (*Store)(nil)
+var _ backend.TenantBackend = (*Store)(nil)
 
-// SetTenant implements queue.TenantBackend (sqlstore's SetTenant).
+// SetTenant implements backend.TenantBackend (sqlstore's SetTenant).
 func (s *Store) SetTenant(ctx context.Context, tenant string, cfg queue.TenantConfig) error {
 	return s.schedTx(ctx, "set tenant", func(sc *sched) error { return sc.SetTenant(tenant, cfg) })
 }
 
-// Tenant implements queue.TenantBackend. It reads the settings and counts
+// Tenant implements backend.TenantBackend. It reads the settings and counts
 // in one transaction, so they agree.
 func (s *Store) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo, error) {
 	var info *queue.TenantInfo
@@ -45,12 +46,12 @@ func (sc *sched) readDefaults(c *queue.TenantConfig) error {
 	return err
 }
 
-// SetAging implements queue.TenantBackend.
+// SetAging implements backend.TenantBackend.
 func (s *Store) SetAging(ctx context.Context, q string, step int) error {
 	return s.schedTx(ctx, "set aging", func(sc *sched) error { return sc.SetAging(q, step) })
 }
 
-// Pause implements queue.TenantBackend (sqlstore's Pause).
+// Pause implements backend.TenantBackend (sqlstore's Pause).
 func (s *Store) Pause(ctx context.Context, scope queue.Scope, d time.Duration) (time.Time, error) {
 	var until time.Time
 	err := s.schedTx(ctx, "pause", func(sc *sched) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/pgtest"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/pgqueue"
 )
 
@@ -100,7 +101,7 @@ func TestEnqueueTxRollback(t *testing.T) {
 				t.Error("a rolled-back enqueue woke a worker")
 			default:
 			}
-			ls, err := s.Lease(context.Background(), queue.LeaseRequest{Queues: []string{"tx"}, WorkerID: "w", Max: 10, LeaseFor: time.Minute})
+			ls, err := s.Lease(context.Background(), backend.LeaseRequest{Queues: []string{"tx"}, WorkerID: "w", Max: 10, LeaseFor: time.Minute})
 			if err != nil || len(ls) != 0 {
 				t.Errorf("Lease after rollback = %d jobs, %v; want none", len(ls), err)
 			}
@@ -225,7 +226,7 @@ func runAll(t *testing.T, s *pgqueue.Store, q string) map[string]int {
 	ctx := context.Background()
 	runs := map[string]int{}
 	for {
-		ls, err := s.Lease(ctx, queue.LeaseRequest{Queues: []string{q}, WorkerID: "w", Max: 10, LeaseFor: time.Minute})
+		ls, err := s.Lease(ctx, backend.LeaseRequest{Queues: []string{q}, WorkerID: "w", Max: 10, LeaseFor: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

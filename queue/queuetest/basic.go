@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 func testEnqueue(t *testing.T, f Factory) {
@@ -187,7 +188,7 @@ func testFencing(t *testing.T, f Factory) {
 	old := h.leaseOne(t, QueueQ)
 	// The lease expires and is rescued; the job is leased again.
 	h.Clock.Advance(testLease + time.Second)
-	if r, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{}); err != nil || r.Requeued != 1 {
+	if r, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{}); err != nil || r.Requeued != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want 1 requeued", r, err)
 	}
 	cur := h.leaseOne(t, QueueQ)
@@ -199,7 +200,7 @@ func testFencing(t *testing.T, f Factory) {
 		op   func() error
 	}{
 		{"Complete", func() error { return h.Backend.Complete(ctx, j.ID, old.Token, nil) }},
-		{"Fail", func() error { _, err := h.Backend.Fail(ctx, j.ID, old.Token, queue.Failure{Error: "x"}); return err }},
+		{"Fail", func() error { _, err := h.Backend.Fail(ctx, j.ID, old.Token, backend.Failure{Error: "x"}); return err }},
 		{"Snooze", func() error { _, err := h.Backend.Snooze(ctx, j.ID, old.Token, time.Second); return err }},
 		{"Requeue", func() error { _, err := h.Backend.Requeue(ctx, j.ID, old.Token); return err }},
 		{"Extend", func() error { _, err := h.Backend.Extend(ctx, j.ID, old.Token, time.Minute); return err }},
@@ -285,7 +286,7 @@ func testPriorityFIFO(t *testing.T, f Factory) {
 	a := h.enqueue(t, queue.JobSpec{Queue: QueueR, Kind: "k"})
 	l := h.leaseOne(t, QueueR)
 	b := h.enqueue(t, queue.JobSpec{Queue: QueueR, Kind: "k"})
-	if _, err := h.Backend.Fail(context.Background(), a.ID, l.Token, queue.Failure{Error: "boom"}); err != nil {
+	if _, err := h.Backend.Fail(context.Background(), a.ID, l.Token, backend.Failure{Error: "boom"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := ids(h.lease(t, 2, QueueR)); !slices.Equal(got, []string{a.ID, b.ID}) {

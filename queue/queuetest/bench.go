@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // The tenant scheduler's benchmarks, shared by every backend with
@@ -22,7 +23,7 @@ import (
 // limit of 5 each (room for 250: the limits cost but never bind), and with
 // a limit of 1 each (room for 50: the limits bind, jobs wait and are
 // released as slots free).
-func BenchTenantLimits(b *testing.B, open func(b *testing.B) queue.Backend) {
+func BenchTenantLimits(b *testing.B, open func(b *testing.B) backend.Backend) {
 	cases := []struct {
 		name    string
 		tenants bool
@@ -65,7 +66,7 @@ func BenchTenantLimits(b *testing.B, open func(b *testing.B) queue.Backend) {
 }
 
 // drain runs one worker at concurrency conc until n jobs have run.
-func drain(b *testing.B, be queue.Backend, conc, n int) {
+func drain(b *testing.B, be backend.Backend, conc, n int) {
 	var done atomic.Int64
 	all := make(chan struct{})
 	w := queue.NewWorker(be, queue.WorkerConfig{Queues: []string{"bench"}, Concurrency: conc, Logger: quiet})
@@ -91,7 +92,7 @@ func drain(b *testing.B, be queue.Backend, conc, n int) {
 // carry A's tenant, so nothing puts them ahead of the flood (a plain FIFO
 // queue). It reports B's median and 99th-percentile wait from enqueue to
 // start.
-func BenchNoisyNeighbour(b *testing.B, open func(b *testing.B) queue.Backend) {
+func BenchNoisyNeighbour(b *testing.B, open func(b *testing.B) backend.Backend) {
 	for _, c := range []struct{ name, tenantB string }{{"fair", "b"}, {"one tenant", "a"}} {
 		b.Run(c.name, func(b *testing.B) {
 			be := open(b)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // BenchFlowFanIn measures a flow's fan-in on a fresh backend from open:
@@ -19,7 +20,7 @@ import (
 // release-p50-ms and release-p99-ms over the iterations: the release
 // (in the parent's own step), the promotion and the lease. Run it with
 // -benchtime=Nx: one iteration is 1,001 jobs.
-func BenchFlowFanIn(b *testing.B, open func(b *testing.B) queue.Backend) {
+func BenchFlowFanIn(b *testing.B, open func(b *testing.B) backend.Backend) {
 	be := open(b)
 	c := queue.NewClient(be)
 	ctx, stop := context.WithCancel(context.Background())

@@ -5,11 +5,12 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // test is one test of the suite and the capabilities it relies on. The
 // suite's tables declare them, so a backend that declares less than
-// everything (see queue.Features) runs the rest, and no test is skipped by
+// everything (see backend.Features) runs the rest, and no test is skipped by
 // its name.
 type test struct {
 	name  string
@@ -36,7 +37,7 @@ func needing(f Factory, caps []queue.Capability) Factory {
 	if len(caps) == 0 {
 		return f
 	}
-	return func(t *testing.T, clk clock.Clock) queue.Backend {
+	return func(t *testing.T, clk clock.Clock) backend.Backend {
 		t.Helper()
 		b := f(t, clk)
 		SkipUnless(t, b, caps...)
@@ -45,7 +46,7 @@ func needing(f Factory, caps []queue.Capability) Factory {
 }
 
 // Need skips the test, with a message naming what is missing, when the
-// harness's backend lacks any of caps (queue.CommonCapabilities). The
+// harness's backend lacks any of caps (backend.CommonCapabilities). The
 // suite's own tests declare what they need in its tables; Need is for a
 // test that needs a capability only on one of its paths, and for a
 // backend's own tests.
@@ -55,11 +56,11 @@ func (h *Harness) Need(t *testing.T, caps ...queue.Capability) {
 }
 
 // SkipUnless skips the test when b lacks any of caps, naming what is
-// missing. For a router (queue.Router) it asks what every routed backend
-// has (queue.CommonCapabilities): the suite's queues may sit on any of them.
-func SkipUnless(t *testing.T, b queue.Backend, caps ...queue.Capability) {
+// missing. For a router (backend.Router) it asks what every routed backend
+// has (backend.CommonCapabilities): the suite's queues may sit on any of them.
+func SkipUnless(t *testing.T, b backend.Backend, caps ...queue.Capability) {
 	t.Helper()
-	have := queue.CommonCapabilities(b)
+	have := backend.CommonCapabilities(b)
 	if missing := queue.NewCapabilities(caps...) &^ have; missing != 0 {
 		t.Skipf("%s lacks %s", b.Features().Name, missing)
 	}

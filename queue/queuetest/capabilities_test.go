@@ -7,23 +7,24 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // lacking is a backend that declares caps and no optional part; the tests
 // below never call its other methods.
 type lacking struct {
-	queue.Backend
+	backend.Backend
 	caps queue.Capabilities
 }
 
-func (l lacking) Features() queue.Features {
-	return queue.Features{Name: "lacking", Capabilities: l.caps}
+func (l lacking) Features() backend.Features {
+	return backend.Features{Name: "lacking", Capabilities: l.caps}
 }
 
 // A test whose declared capability the backend lacks is skipped when it
 // opens a backend; the others run.
 func TestRunTestsSkipsWhatTheBackendLacks(t *testing.T) {
-	f := func(*testing.T, clock.Clock) queue.Backend {
+	f := func(*testing.T, clock.Clock) backend.Backend {
 		return lacking{caps: queue.AllCapabilities.Without(queue.CapPriority)}
 	}
 	var ran []string

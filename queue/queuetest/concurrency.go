@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // ConcurrencyJobs is how many jobs the concurrency test runs in the full
@@ -30,7 +31,7 @@ func testConcurrency(t *testing.T, f Factory) {
 	// Mixed priorities where the backend has them, so that leases take
 	// jobs out of enqueue order; the rest of the test needs nothing.
 	prios := 1
-	if queue.CommonCapabilities(b).Has(queue.CapPriority) {
+	if backend.CommonCapabilities(b).Has(queue.CapPriority) {
 		prios = 3
 	}
 	ids := make(map[string]bool, n)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Environment of a crash-test worker process.
@@ -35,7 +36,7 @@ const crashKind = "crash"
 // OpenFunc opens the backend named by dsn; it is called in the test process
 // and in every worker process, which must all see the same jobs. close
 // releases it.
-type OpenFunc func(dsn string) (b queue.Backend, close func() error, err error)
+type OpenFunc func(dsn string) (b backend.Backend, close func() error, err error)
 
 // CrashConfig configures Crash.
 type CrashConfig struct {
@@ -223,7 +224,7 @@ func Crash(t *testing.T, cfg CrashConfig) {
 
 // checkCrashGroup checks that the group of the crash jobs is done, with
 // every job completed and one completion job.
-func checkCrashGroup(t *testing.T, b queue.Backend, id string, n int) {
+func checkCrashGroup(t *testing.T, b backend.Backend, id string, n int) {
 	t.Helper()
 	p, err := queue.NewClient(b).Group(context.Background(), id)
 	if err != nil || !p.Done || p.Completed != int64(n) || p.Total() != int64(n) || p.CompletionJobID == "" {
@@ -238,7 +239,7 @@ func checkCrashGroup(t *testing.T, b queue.Backend, id string, n int) {
 	}
 }
 
-func enqueueCrashJobs(t *testing.T, b queue.Backend, n int, group string) []string {
+func enqueueCrashJobs(t *testing.T, b backend.Backend, n int, group string) []string {
 	t.Helper()
 	specs := make([]queue.JobSpec, n)
 	for i := range specs {
@@ -300,7 +301,7 @@ func readRunLog(t *testing.T, path string) []string {
 	return out
 }
 
-func activeJobs(t *testing.T, b queue.Backend) map[string]bool {
+func activeJobs(t *testing.T, b backend.Backend) map[string]bool {
 	t.Helper()
 	out := map[string]bool{}
 	f := queue.ListFilter{Queue: "crash", States: []queue.State{queue.StateActive}, Limit: queue.MaxListLimit}
@@ -319,7 +320,7 @@ func activeJobs(t *testing.T, b queue.Backend) map[string]bool {
 	}
 }
 
-func checkCrashRuns(t *testing.T, b queue.Backend, ids []string, inFlight map[string]bool, runs []string) {
+func checkCrashRuns(t *testing.T, b backend.Backend, ids []string, inFlight map[string]bool, runs []string) {
 	t.Helper()
 	starts := map[string]int{}
 	for _, id := range runs {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // crashParents lists the parents of node i of the crash flow of n jobs:
@@ -24,7 +25,7 @@ func crashParents(i, n int) []int {
 	return ps
 }
 
-func enqueueCrashFlow(t *testing.T, b queue.Backend, n int, group string) []string {
+func enqueueCrashFlow(t *testing.T, b backend.Backend, n int, group string) []string {
 	t.Helper()
 	f := queue.FlowSpec{Name: "crash"}
 	for i := range n {
@@ -62,7 +63,7 @@ func checkParents(j *queue.Job) error {
 
 // checkCrashFlow checks that every job of the crash flow last started
 // after each of its parents finished.
-func checkCrashFlow(t *testing.T, b queue.Backend, ids []string) {
+func checkCrashFlow(t *testing.T, b backend.Backend, ids []string) {
 	t.Helper()
 	ctx := context.Background()
 	jobs := make([]*queue.Job, len(ids))
@@ -84,7 +85,7 @@ func checkCrashFlow(t *testing.T, b queue.Backend, ids []string) {
 
 // logUnfinished logs the crash jobs that did not complete, to say why a
 // crash test failed.
-func logUnfinished(t *testing.T, b queue.Backend) {
+func logUnfinished(t *testing.T, b backend.Backend) {
 	f := queue.ListFilter{Queue: "crash", Limit: queue.MaxListLimit}
 	for n := 0; n < 20; {
 		p, err := b.List(context.Background(), f)

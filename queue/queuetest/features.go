@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// RunFeatures checks what a backend says of itself (queue.Features): it
+// RunFeatures checks what a backend says of itself (backend.Features): it
 // has a name, it has the capabilities of exactly the optional parts it
 // serves, every part it serves answers (it does not refuse with
 // ErrUnsupported), and every part it leaves out is refused by the Client
@@ -49,7 +50,7 @@ func RunFeatures(t *testing.T, f Factory) {
 	}
 	ctx := context.Background()
 	for _, p := range parts {
-		if got := queue.CapabilitiesOf(h.Backend).Has(p.cap); got != p.there {
+		if got := backend.CapabilitiesOf(h.Backend).Has(p.cap); got != p.there {
 			t.Errorf("CapabilitiesOf has %s = %v, want %v (the part decides)", p.cap, got, p.there)
 		}
 		checkPart(t, feat.Name, p.cap, p.there, p.call(ctx))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // RunFlows runs the flow tests: dependencies between jobs (chains, fan-out,
@@ -347,7 +348,7 @@ func testFlowCancel(t *testing.T, f Factory) {
 			t.Errorf("job %s (%s) = %s, want cancelled", j.ID, j.FlowNode, j.State)
 		}
 	}
-	if _, err := h.Backend.Fail(ctx, running.Job.ID, running.Token, queue.Failure{Error: "stopped"}); err != nil {
+	if _, err := h.Backend.Fail(ctx, running.Job.ID, running.Token, backend.Failure{Error: "stopped"}); err != nil {
 		t.Fatal(err)
 	}
 	h.wantState(t, running.Job.ID, queue.StateCancelled)
@@ -367,7 +368,7 @@ func testFlowStall(t *testing.T, f Factory) {
 	fl := h.enqueueFlow(t, chain(QueueQ, "a", "b"))
 	dead := h.leaseOne(t, QueueQ)
 	h.Clock.Advance(testLease + time.Second)
-	if _, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{}); err != nil {
+	if _, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	again := h.leaseOne(t, QueueQ)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // DeepChainSpec is a flow of n jobs in queue "deep", each waiting for the
@@ -28,7 +29,7 @@ func DeepChainSpec(n int) queue.FlowSpec {
 // back to blocked. It returns the flow. A store whose cascade has a bound
 // runs it at that bound; the others run it deeper than any nesting would
 // allow. It needs queue.CapFlows, CapRetry and CapStats.
-func DeepChain(t *testing.T, b queue.Backend, n int) *queue.Flow {
+func DeepChain(t *testing.T, b backend.Backend, n int) *queue.Flow {
 	t.Helper()
 	ctx := context.Background()
 	c := queue.NewClient(b)
@@ -52,7 +53,7 @@ func DeepChain(t *testing.T, b queue.Backend, n int) *queue.Flow {
 }
 
 // wantDeep checks that queue "deep" has n jobs in state st.
-func wantDeep(t *testing.T, b queue.Backend, st queue.State, n int64) {
+func wantDeep(t *testing.T, b backend.Backend, st queue.State, n int64) {
 	t.Helper()
 	stats, err := b.Stats(context.Background())
 	if err != nil {

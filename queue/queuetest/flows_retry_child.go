@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // testFlowRetryChild: a child retried by hand while a parent holds it back
@@ -30,7 +31,7 @@ func testFlowRetryChild(t *testing.T, f Factory) {
 	if runs.Job.ID != fl.Job("runs").ID {
 		t.Fatalf("leased %s, want the run-anyway child (the cancelled one stays cancelled)", runs.Job.ID)
 	}
-	if _, err := h.Backend.Fail(ctx, runs.Job.ID, runs.Token, queue.Failure{Error: "x", Permanent: true}); err != nil {
+	if _, err := h.Backend.Fail(ctx, runs.Job.ID, runs.Token, backend.Failure{Error: "x", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Client.Retry(ctx, runs.Job.ID); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // RunGroupRetention checks that the finished jobs of a group are kept
@@ -26,7 +27,7 @@ var dayRetention = queue.Retention{Completed: 24 * time.Hour, Failed: 24 * time.
 
 func (h *Harness) cleanup(t *testing.T, limit int) int {
 	t.Helper()
-	n, err := h.Backend.Cleanup(context.Background(), queue.CleanupRequest{Retention: dayRetention, Limit: limit})
+	n, err := h.Backend.Cleanup(context.Background(), backend.CleanupRequest{Retention: dayRetention, Limit: limit})
 	if err != nil {
 		t.Fatalf("Cleanup: %v", err)
 	}
@@ -68,7 +69,7 @@ func testGroupLongCrawl(t *testing.T, f Factory) {
 	for _, l := range h.lease(t, 4, "pages") {
 		switch l.Job.ID {
 		case second.ID:
-			if _, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "404", Permanent: true}); err != nil {
+			if _, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "404", Permanent: true}); err != nil {
 				t.Fatal(err)
 			}
 		case last.ID:
@@ -87,7 +88,7 @@ func testGroupLongCrawl(t *testing.T, f Factory) {
 		t.Fatalf("job %s of no group outlived its retention", loose.ID)
 	}
 	// The last page's lease has long expired: it is rescued and runs again.
-	if _, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{}); err != nil {
+	if _, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	h.complete(t, h.leaseOne(t, "pages"))
@@ -103,7 +104,7 @@ func testGroupLongCrawl(t *testing.T, f Factory) {
 
 	// The completion job runs and reads the group's jobs.
 	l := h.leaseOne(t, "reports")
-	if queue.CapabilitiesOf(h.Backend).Has(queue.CapList) {
+	if backend.CapabilitiesOf(h.Backend).Has(queue.CapList) {
 		page, err := h.Backend.List(ctx, queue.ListFilter{Group: "crawl", Limit: 10})
 		if err != nil || len(page.Jobs) != 3 {
 			t.Fatalf("List(group crawl) in the completion job = %+v, %v; want its 3 jobs", page, err)
@@ -182,14 +183,14 @@ func testGroupCompletionGone(t *testing.T, f Factory) {
 	r := queue.Retention{Completed: time.Hour, Failed: 48 * time.Hour, Cancelled: time.Hour}
 	clean := func() {
 		t.Helper()
-		if _, err := h.Backend.Cleanup(ctx, queue.CleanupRequest{Retention: r}); err != nil {
+		if _, err := h.Backend.Cleanup(ctx, backend.CleanupRequest{Retention: r}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	h.createGroup(t, report("g"))
 	failed := h.enqueue(t, queue.JobSpec{Queue: "pages", Kind: "page", Group: "g"})
 	l := h.leaseOne(t, "pages")
-	if _, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "x", Permanent: true}); err != nil {
+	if _, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "x", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	cj, _ := h.wantOneCompletion(t, "g")

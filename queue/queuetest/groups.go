@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // RunGroups runs the group tests (limits, crawl delay, completion exactly
 // once, cancel, TTL). Run calls it; it skips backends without
-// queue.CapGroups or the queue.GroupBackend methods.
+// queue.CapGroups or the backend.GroupBackend methods.
 func RunGroups(t *testing.T, f Factory) {
 	runTests(t, f, []test{
 		{"CreateAndProgress", needs(queue.CapGroups), testGroupProgress},
@@ -233,13 +234,13 @@ func testGroupCompletion(t *testing.T, f Factory) {
 	if _, err := h.Backend.Cancel(ctx, ls[1].Job.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Backend.Fail(ctx, ls[1].Job.ID, ls[1].Token, queue.Failure{Error: "stop"}); err != nil {
+	if _, err := h.Backend.Fail(ctx, ls[1].Job.ID, ls[1].Token, backend.Failure{Error: "stop"}); err != nil {
 		t.Fatal(err)
 	}
 	if p := h.group(t, "g"); p.Done || len(h.completions(t, "reports", "report")) != 0 {
 		t.Fatalf("group done with a job still running: %+v", p)
 	}
-	if _, err := h.Backend.Fail(ctx, ls[2].Job.ID, ls[2].Token, queue.Failure{Error: "boom", Permanent: true}); err != nil {
+	if _, err := h.Backend.Fail(ctx, ls[2].Job.ID, ls[2].Token, backend.Failure{Error: "boom", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	j, r := h.wantOneCompletion(t, "g")
@@ -325,7 +326,7 @@ func testGroupCompletionCrash(t *testing.T, f Factory) {
 	h.complete(t, ls[1])
 	dead := h.leaseOne(t, QueueQ) // its worker is killed: no heartbeat, no outcome
 	h.Clock.Advance(testLease + time.Second)
-	if res, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{}); err != nil || res.Requeued != 1 {
+	if res, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{}); err != nil || res.Requeued != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want 1 requeued", res, err)
 	}
 	if p := h.group(t, "g"); p.Done {
@@ -349,7 +350,7 @@ func testGroupCompletionCrash(t *testing.T, f Factory) {
 	h.enqueue(t, queue.JobSpec{Queue: QueueS, Kind: "k", Group: "stall"})
 	h.leaseOne(t, QueueS)
 	h.Clock.Advance(testLease + time.Second)
-	if res, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{MaxStalls: 1}); err != nil || res.Failed != 1 {
+	if res, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{MaxStalls: 1}); err != nil || res.Failed != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want 1 failed", res, err)
 	}
 	if p := h.group(t, "stall"); !p.Done || p.Failed != 1 || len(h.completions(t, "stalls", "report")) != 1 {
@@ -391,7 +392,7 @@ func testCancelGroup(t *testing.T, f Factory) {
 	if got := ids(h.lease(t, 10, QueueQ)); !slices.Equal(got, []string{bystander.ID}) {
 		t.Fatalf("Lease after CancelGroup = %v, want only the job outside the group", got)
 	}
-	if st, err := h.Backend.Fail(ctx, run.Job.ID, run.Token, queue.Failure{Error: "cancelled"}); err != nil || st != queue.StateCancelled {
+	if st, err := h.Backend.Fail(ctx, run.Job.ID, run.Token, backend.Failure{Error: "cancelled"}); err != nil || st != queue.StateCancelled {
 		t.Fatalf("Fail of the cancelled running job = %s, %v; want cancelled", st, err)
 	}
 	_, r := h.wantOneCompletion(t, "g")
@@ -494,13 +495,13 @@ func testGroupRetention(t *testing.T, f Factory) {
 	}
 	ls := h.lease(t, 2, QueueQ)
 	h.complete(t, ls[0])
-	if _, err := h.Backend.Fail(ctx, ls[1].Job.ID, ls[1].Token, queue.Failure{Error: "x", Permanent: true}); err != nil {
+	if _, err := h.Backend.Fail(ctx, ls[1].Job.ID, ls[1].Token, backend.Failure{Error: "x", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	clean := func() {
 		t.Helper()
 		r := queue.Retention{Completed: time.Hour, Failed: 3 * time.Hour, Cancelled: time.Hour}
-		if _, err := h.Backend.Cleanup(ctx, queue.CleanupRequest{Retention: r}); err != nil {
+		if _, err := h.Backend.Cleanup(ctx, backend.CleanupRequest{Retention: r}); err != nil {
 			t.Fatal(err)
 		}
 	}

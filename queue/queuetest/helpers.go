@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 const testLease = 30 * time.Second
@@ -28,7 +29,7 @@ func (h *Harness) enqueue(t *testing.T, s queue.JobSpec) *queue.Job {
 // lease leases up to max jobs from queues with the test lease length.
 func (h *Harness) lease(t *testing.T, max int, queues ...string) []queue.Lease {
 	t.Helper()
-	ls, err := h.Backend.Lease(context.Background(), queue.LeaseRequest{
+	ls, err := h.Backend.Lease(context.Background(), backend.LeaseRequest{
 		Queues: queues, WorkerID: "w-test", Max: max, LeaseFor: testLease,
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // urlSafeID is what every job id must match: only the characters RFC 3986
@@ -43,7 +44,7 @@ func testIDLifecycle(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	ctx := context.Background()
-	unique := queue.CapabilitiesOf(h.Backend).Has(queue.CapUnique)
+	unique := backend.CapabilitiesOf(h.Backend).Has(queue.CapUnique)
 	for _, q := range OddQueueNames {
 		s := spec(q, "k")
 		if unique {
@@ -68,7 +69,7 @@ func testIDLifecycle(t *testing.T, f Factory) {
 			t.Fatalf("Get(%s).Queue = %q, want %q", j.ID, got.Queue, q)
 		}
 	}
-	if !queue.CapabilitiesOf(h.Backend).Has(queue.CapList) {
+	if !backend.CapabilitiesOf(h.Backend).Has(queue.CapList) {
 		return
 	}
 	for _, q := range OddQueueNames {

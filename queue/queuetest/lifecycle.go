@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 func testRetries(t *testing.T, f Factory) {
@@ -22,7 +23,7 @@ func testRetries(t *testing.T, f Factory) {
 		if l.Job.Attempt != attempt {
 			t.Fatalf("attempt %d: leased Attempt = %d", attempt, l.Job.Attempt)
 		}
-		st, err := h.Backend.Fail(ctx, j.ID, l.Token, queue.Failure{Error: fmt.Sprintf("boom %d", attempt), RetryIn: time.Minute})
+		st, err := h.Backend.Fail(ctx, j.ID, l.Token, backend.Failure{Error: fmt.Sprintf("boom %d", attempt), RetryIn: time.Minute})
 		if err != nil {
 			t.Fatalf("Fail: %v", err)
 		}
@@ -61,7 +62,7 @@ func testRetries(t *testing.T, f Factory) {
 	p := h.enqueue(t, queue.JobSpec{Queue: QueueP, Kind: "k", MaxAttempts: 100})
 	for i := 0; i < queue.MaxErrorHistory+5; i++ {
 		l := h.leaseOne(t, QueueP)
-		if _, err := h.Backend.Fail(ctx, p.ID, l.Token, queue.Failure{Error: fmt.Sprint(i)}); err != nil {
+		if _, err := h.Backend.Fail(ctx, p.ID, l.Token, backend.Failure{Error: fmt.Sprint(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,7 +71,7 @@ func testRetries(t *testing.T, f Factory) {
 		t.Fatalf("history: %d entries, last %+v; want %d, newest kept", len(got.Errors), got.Errors[len(got.Errors)-1], queue.MaxErrorHistory)
 	}
 	l := h.leaseOne(t, QueueP)
-	if st, err := h.Backend.Fail(ctx, p.ID, l.Token, queue.Failure{Error: "bad input", Permanent: true}); err != nil || st != queue.StateFailed {
+	if st, err := h.Backend.Fail(ctx, p.ID, l.Token, backend.Failure{Error: "bad input", Permanent: true}); err != nil || st != queue.StateFailed {
 		t.Fatalf("permanent Fail = %s, %v; want failed", st, err)
 	}
 }
@@ -110,7 +111,7 @@ func testCancel(t *testing.T, f Factory) {
 	if err != nil || !st.CancelRequested {
 		t.Fatalf("Extend after cancel = %+v, %v; want CancelRequested", st, err)
 	}
-	if s, err := h.Backend.Fail(ctx, run.ID, l.Token, queue.Failure{Error: "context canceled"}); err != nil || s != queue.StateCancelled {
+	if s, err := h.Backend.Fail(ctx, run.ID, l.Token, backend.Failure{Error: "context canceled"}); err != nil || s != queue.StateCancelled {
 		t.Fatalf("Fail after cancel = %s, %v; want cancelled", s, err)
 	}
 	// Requeue and Snooze of a cancelled job end it too.
@@ -149,9 +150,9 @@ func testStalls(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	ctx := context.Background()
-	rescue := func(max int) queue.RescueResult {
+	rescue := func(max int) backend.RescueResult {
 		t.Helper()
-		r, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{MaxStalls: max})
+		r, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{MaxStalls: max})
 		if err != nil {
 			t.Fatalf("RescueExpired: %v", err)
 		}
@@ -203,10 +204,10 @@ func testStalls(t *testing.T, f Factory) {
 	}
 	h.lease(t, 5, QueueB)
 	h.Clock.Advance(testLease + time.Second)
-	if r, _ := h.Backend.RescueExpired(ctx, queue.RescueRequest{Queues: []string{QueueOther}}); r.Total() != 0 {
+	if r, _ := h.Backend.RescueExpired(ctx, backend.RescueRequest{Queues: []string{QueueOther}}); r.Total() != 0 {
 		t.Fatalf("rescue of another queue = %+v, want nothing", r)
 	}
-	if r, _ := h.Backend.RescueExpired(ctx, queue.RescueRequest{Queues: []string{QueueB}, Limit: 2}); r.Requeued != 2 {
+	if r, _ := h.Backend.RescueExpired(ctx, backend.RescueRequest{Queues: []string{QueueB}, Limit: 2}); r.Requeued != 2 {
 		t.Fatalf("rescue with Limit 2 = %+v, want 2 requeued", r)
 	}
 	if r := rescue(0); r.Requeued != 3 {
@@ -232,7 +233,7 @@ func testRetention(t *testing.T, f Factory) {
 			}
 		case queue.StateFailed:
 			l := h.leaseOne(t, q)
-			if _, err := h.Backend.Fail(ctx, j.ID, l.Token, queue.Failure{Error: "x", Permanent: true}); err != nil {
+			if _, err := h.Backend.Fail(ctx, j.ID, l.Token, backend.Failure{Error: "x", Permanent: true}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -245,7 +246,7 @@ func testRetention(t *testing.T, f Factory) {
 	ret := queue.Retention{}.WithDefaults()
 	cleanup := func(r queue.Retention, limit int) int {
 		t.Helper()
-		n, err := h.Backend.Cleanup(ctx, queue.CleanupRequest{Retention: r, Limit: limit})
+		n, err := h.Backend.Cleanup(ctx, backend.CleanupRequest{Retention: r, Limit: limit})
 		if err != nil {
 			t.Fatalf("Cleanup: %v", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // RunListing checks List's filters by tenant, kind and group, alone and
@@ -94,7 +95,7 @@ func testListFilters(t *testing.T, f Factory) {
 // sameListing reports whether got lists the jobs of want in its order.
 // A router lists backend after backend, so there only the order within
 // each queue is promised.
-func sameListing(b queue.Backend, queueOf map[string]string, got, want []string) bool {
+func sameListing(b backend.Backend, queueOf map[string]string, got, want []string) bool {
 	if b.Features().Router == nil {
 		return slices.Equal(got, want)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // The model test's comparisons: everything the backend reports, against
@@ -179,7 +180,7 @@ func nonZero(c map[queue.State]int64) map[queue.State]int64 {
 // third step: listing is the costliest read of a step.
 func (r *modelRun) compareTenants() {
 	r.t.Helper()
-	list := queue.CapabilitiesOf(r.h.Backend).Has(queue.CapTenantList)
+	list := backend.CapabilitiesOf(r.h.Backend).Has(queue.CapTenantList)
 	for i, n := range modelAllTenants {
 		if list && i != r.step%len(modelAllTenants) {
 			continue

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // The model test's steps on jobs: enqueue, lease, end an attempt, cancel,
@@ -113,7 +114,7 @@ func (r *modelRun) lease() bool {
 // leaseFrom leases up to max jobs of queue q and checks that the backend
 // hands out the jobs the model does; it reports whether any came.
 func (r *modelRun) leaseFrom(q string, max int) bool {
-	req := queue.LeaseRequest{Queues: []string{q}, WorkerID: "w", Max: max, LeaseFor: r.micro(time.Second, 6*time.Second)}
+	req := backend.LeaseRequest{Queues: []string{q}, WorkerID: "w", Max: max, LeaseFor: r.micro(time.Second, 6*time.Second)}
 	m := r.m.Clone()
 	want := m.Lease(r.now(), req)
 	if r.leftOpen(m, "lease") {
@@ -223,7 +224,7 @@ func (r *modelRun) finishLease(l modelLease, how int) {
 		}
 		err = r.h.Backend.Complete(r.ctx, id, tok, nil)
 	case endFail:
-		f := queue.Failure{Error: "boom", Permanent: r.rng.IntN(3) == 0}
+		f := backend.Failure{Error: "boom", Permanent: r.rng.IntN(3) == 0}
 		if !f.Permanent {
 			f.RetryIn = r.free(time.Millisecond, 3*time.Second)
 		}
@@ -280,7 +281,7 @@ func (r *modelRun) cancel() bool {
 
 func (r *modelRun) retry() bool {
 	j, ok := r.someJob()
-	if !ok || !queue.CommonCapabilities(r.h.Backend).Has(queue.CapRetry) {
+	if !ok || !backend.CommonCapabilities(r.h.Backend).Has(queue.CapRetry) {
 		return false
 	}
 	m := r.m.Clone()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // The model test's steps on time, scopes and settings.
@@ -26,7 +27,7 @@ func (r *modelRun) advanceBy(d time.Duration) bool {
 		}
 	}
 	for range 8 {
-		req := queue.LeaseRequest{Queues: []string{modelQ1}, WorkerID: "w", Max: 1 + r.rng.IntN(2), LeaseFor: time.Second}
+		req := backend.LeaseRequest{Queues: []string{modelQ1}, WorkerID: "w", Max: 1 + r.rng.IntN(2), LeaseFor: time.Second}
 		m := r.m.Clone()
 		m.Lease(target, req)
 		if len(m.Choices()) == 0 {
@@ -62,7 +63,7 @@ func (r *modelRun) crash() bool {
 // rescue rescues the expired leases of queue q, one queue per call: the
 // stores order several queues differently.
 func (r *modelRun) rescue(q string) bool {
-	req := queue.RescueRequest{Queues: []string{q}, MaxStalls: modelMaxStalls}
+	req := backend.RescueRequest{Queues: []string{q}, MaxStalls: modelMaxStalls}
 	m := r.m.Clone()
 	want := m.RescueExpired(r.now(), req)
 	if r.leftOpen(m, "rescue") {
@@ -170,7 +171,7 @@ func (r *modelRun) setAging() bool {
 // cleanup deletes modelQ2's finished jobs past a random retention, and
 // keeps cancelled jobs, so no group is deleted.
 func (r *modelRun) cleanup() bool {
-	req := queue.CleanupRequest{Queues: []string{modelQ2}, Retention: queue.Retention{
+	req := backend.CleanupRequest{Queues: []string{modelQ2}, Retention: queue.Retention{
 		Completed: r.micro(0, 2*time.Second), Failed: r.micro(0, 2*time.Second), Cancelled: -1,
 	}}
 	m := r.m.Clone()

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // RunOutbox runs the outbox suite against backends made by f, which must
 // open them with their event outbox on (such as sqlitequeue.Options.Outbox or
 // redisqueue.Options.Outbox).
-// It skips, saying why, when the backend does not implement queue.Outbox or
-// its outbox is off. It checks the queue.Outbox contract (events written
+// It skips, saying why, when the backend does not implement backend.Outbox or
+// its outbox is off. It checks the backend.Outbox contract (events written
 // with their transitions, claims, fencing, the delivery log) and then runs
 // queue/webhook's Dispatcher on the backend against httptest receivers.
 func RunOutbox(t *testing.T, f Factory) {
@@ -34,7 +35,7 @@ func RunOutbox(t *testing.T, f Factory) {
 // outboxHarness is a Harness whose backend has an outbox that is on.
 type outboxHarness struct {
 	*Harness
-	Outbox queue.Outbox
+	Outbox backend.Outbox
 }
 
 func newOutboxHarness(t *testing.T, f Factory) *outboxHarness {
@@ -45,7 +46,7 @@ func newOutboxHarness(t *testing.T, f Factory) *outboxHarness {
 }
 
 // outboxOf returns b's outbox, or skips the test.
-func outboxOf(t *testing.T, b queue.Backend) queue.Outbox {
+func outboxOf(t *testing.T, b backend.Backend) backend.Outbox {
 	t.Helper()
 	f := b.Features()
 	ob := f.Outbox
@@ -59,9 +60,9 @@ func outboxOf(t *testing.T, b queue.Backend) queue.Outbox {
 }
 
 // claimAll claims every due event (one-minute claims).
-func (h *outboxHarness) claimAll(t *testing.T) []queue.ClaimedEvent {
+func (h *outboxHarness) claimAll(t *testing.T) []backend.ClaimedEvent {
 	t.Helper()
-	var out []queue.ClaimedEvent
+	var out []backend.ClaimedEvent
 	for {
 		cs, err := h.Outbox.ClaimEvents(context.Background(), 100, time.Minute)
 		if err != nil {
@@ -104,7 +105,7 @@ func testOutboxEvents(t *testing.T, f Factory) {
 	failed := h.enqueue(t, s)
 	for i := 0; i < 2; i++ {
 		l = h.leaseOne(t, QueueQ)
-		if _, err := h.Backend.Fail(ctx, failed.ID, l.Token, queue.Failure{Error: "boom"}); err != nil {
+		if _, err := h.Backend.Fail(ctx, failed.ID, l.Token, backend.Failure{Error: "boom"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -176,14 +177,14 @@ func testOutboxRescue(t *testing.T, f Factory) {
 		t.Fatal(err)
 	}
 	h.Clock.Advance(testLease + time.Second)
-	res, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{MaxStalls: 1})
+	res, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{MaxStalls: 1})
 	if err != nil || res.Failed != 1 || res.Cancelled != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want 1 failed, 1 cancelled", res, err)
 	}
 	requeued := h.enqueue(t, spec(QueueQ, "k"))
 	h.leaseOne(t, QueueQ)
 	h.Clock.Advance(testLease + time.Second)
-	if res, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{}); err != nil || res.Requeued != 1 {
+	if res, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{}); err != nil || res.Requeued != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want 1 requeued", res, err)
 	}
 	got := h.eventsByJob(t)
@@ -271,33 +272,33 @@ func testOutboxProgress(t *testing.T, f Factory) {
 	if len(c.Progress) != 0 {
 		t.Fatalf("fresh event progress = %v, want none", c.Progress)
 	}
-	record := func(sub string, attempt int, o queue.DeliveryOutcome) {
-		d := queue.Delivery{EventID: c.Event.ID, EventType: c.Event.Type, JobID: c.Event.JobID,
+	record := func(sub string, attempt int, o backend.DeliveryOutcome) {
+		d := backend.Delivery{EventID: c.Event.ID, EventType: c.Event.Type, JobID: c.Event.JobID,
 			Subscription: sub, URL: "https://example.com/" + sub, Attempt: attempt, Status: 500, Outcome: o}
 		if err := h.Outbox.RecordDelivery(ctx, d); err != nil {
 			t.Fatalf("RecordDelivery: %v", err)
 		}
 	}
-	record("a", 1, queue.DeliveryRetry)
-	record("b", 1, queue.DeliveryOK)
+	record("a", 1, backend.DeliveryRetry)
+	record("b", 1, backend.DeliveryOK)
 	if err := h.Outbox.RetryEvent(ctx, c.Event.ID, c.Token, 0); err != nil {
 		t.Fatal(err)
 	}
 	c = h.claimAll(t)[0]
-	want := map[string]queue.Progress{"a": {Attempts: 1}, "b": {Attempts: 1, Final: true}}
+	want := map[string]backend.Progress{"a": {Attempts: 1}, "b": {Attempts: 1, Final: true}}
 	for sub, w := range want {
 		if got := c.Progress[sub]; got != w {
 			t.Errorf("progress[%s] = %+v, want %+v", sub, got, w)
 		}
 	}
-	err := h.Outbox.RecordDelivery(ctx, queue.Delivery{EventID: c.Event.ID, Subscription: "a"})
+	err := h.Outbox.RecordDelivery(ctx, backend.Delivery{EventID: c.Event.ID, Subscription: "a"})
 	wantErr(t, "RecordDelivery without attempt and outcome", err, queue.ErrInvalidArgument)
 	if err := h.Outbox.AckEvent(ctx, c.Event.ID, c.Token); err != nil {
 		t.Fatal(err)
 	}
 	// A late attempt on an acknowledged event is still logged.
-	record("a", 2, queue.DeliveryOK)
-	p, err := h.Outbox.Deliveries(ctx, queue.DeliveryFilter{EventID: c.Event.ID})
+	record("a", 2, backend.DeliveryOK)
+	p, err := h.Outbox.Deliveries(ctx, backend.DeliveryFilter{EventID: c.Event.ID})
 	if err != nil || len(p.Deliveries) != 3 {
 		t.Fatalf("Deliveries(event) = %v, %v; want 3 entries", p, err)
 	}
@@ -310,9 +311,9 @@ func testOutboxLog(t *testing.T, f Factory) {
 	h := newOutboxHarness(t, f)
 	ctx := context.Background()
 	add := func(job, sub string, attempt int) {
-		d := queue.Delivery{EventID: "evt-" + job, EventType: queue.EventJobCompleted, JobID: job,
+		d := backend.Delivery{EventID: "evt-" + job, EventType: queue.EventJobCompleted, JobID: job,
 			Subscription: sub, URL: "https://example.com", Attempt: attempt, Status: 200,
-			Latency: 3 * time.Millisecond, Outcome: queue.DeliveryOK}
+			Latency: 3 * time.Millisecond, Outcome: backend.DeliveryOK}
 		if err := h.Outbox.RecordDelivery(ctx, d); err != nil {
 			t.Fatalf("RecordDelivery: %v", err)
 		}
@@ -324,15 +325,15 @@ func testOutboxLog(t *testing.T, f Factory) {
 	add("2", "a", 2)
 	cases := []struct {
 		name string
-		f    queue.DeliveryFilter
+		f    backend.DeliveryFilter
 		want []string // job/sub/attempt, newest first
 	}{
-		{"all", queue.DeliveryFilter{}, []string{"2a2", "2a1", "1b1", "1a1"}},
-		{"job", queue.DeliveryFilter{JobID: "1"}, []string{"1b1", "1a1"}},
-		{"subscription", queue.DeliveryFilter{Subscription: "a"}, []string{"2a2", "2a1", "1a1"}},
-		{"event", queue.DeliveryFilter{EventID: "evt-2"}, []string{"2a2", "2a1"}},
-		{"both", queue.DeliveryFilter{JobID: "1", Subscription: "b"}, []string{"1b1"}},
-		{"none", queue.DeliveryFilter{JobID: "3"}, nil},
+		{"all", backend.DeliveryFilter{}, []string{"2a2", "2a1", "1b1", "1a1"}},
+		{"job", backend.DeliveryFilter{JobID: "1"}, []string{"1b1", "1a1"}},
+		{"subscription", backend.DeliveryFilter{Subscription: "a"}, []string{"2a2", "2a1", "1a1"}},
+		{"event", backend.DeliveryFilter{EventID: "evt-2"}, []string{"2a2", "2a1"}},
+		{"both", backend.DeliveryFilter{JobID: "1", Subscription: "b"}, []string{"1b1"}},
+		{"none", backend.DeliveryFilter{JobID: "3"}, nil},
 	}
 	for _, c := range cases {
 		var got []string
@@ -343,26 +344,26 @@ func testOutboxLog(t *testing.T, f Factory) {
 			t.Errorf("%s: deliveries %v, want %v", c.name, got, c.want)
 		}
 	}
-	d := h.allDeliveries(t, queue.DeliveryFilter{JobID: "1", Subscription: "a"})[0]
-	if d.Status != 200 || d.Latency != 3*time.Millisecond || d.Outcome != queue.DeliveryOK ||
+	d := h.allDeliveries(t, backend.DeliveryFilter{JobID: "1", Subscription: "a"})[0]
+	if d.Status != 200 || d.Latency != 3*time.Millisecond || d.Outcome != backend.DeliveryOK ||
 		!sameTime(d.At, Epoch) || d.URL != "https://example.com" || d.EventType != queue.EventJobCompleted {
 		t.Errorf("delivery = %+v, want status 200, 3ms, delivered, at %v", d, Epoch)
 	}
-	_, err := h.Outbox.Deliveries(ctx, queue.DeliveryFilter{Cursor: "not a cursor"})
+	_, err := h.Outbox.Deliveries(ctx, backend.DeliveryFilter{Cursor: "not a cursor"})
 	wantErr(t, "Deliveries with a bad cursor", err, queue.ErrInvalidArgument)
 	if n, err := h.Outbox.PruneDeliveries(ctx, 30*time.Minute, 0); err != nil || n != 2 {
 		t.Fatalf("PruneDeliveries(30m) = %d, %v; want the 2 older entries", n, err)
 	}
-	if got := h.allDeliveries(t, queue.DeliveryFilter{}); len(got) != 2 || got[0].JobID != "2" {
+	if got := h.allDeliveries(t, backend.DeliveryFilter{}); len(got) != 2 || got[0].JobID != "2" {
 		t.Fatalf("after pruning: %d entries, want job 2's two", len(got))
 	}
 }
 
 // allDeliveries reads every page of the log, two entries per page.
-func (h *outboxHarness) allDeliveries(t *testing.T, f queue.DeliveryFilter) []queue.Delivery {
+func (h *outboxHarness) allDeliveries(t *testing.T, f backend.DeliveryFilter) []backend.Delivery {
 	t.Helper()
 	f.Limit = 2
-	var out []queue.Delivery
+	var out []backend.Delivery
 	for {
 		p, err := h.Outbox.Deliveries(context.Background(), f)
 		if err != nil {

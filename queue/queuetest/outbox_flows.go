@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // testOutboxFlowCascade: a parent that fails for good cancels the child
@@ -22,7 +23,7 @@ func testOutboxFlowCascade(t *testing.T, f Factory) {
 	if l.Job.ID != parent.ID {
 		t.Fatalf("leased %s, want the parent %s", l.Job.ID, parent.ID)
 	}
-	if _, err := h.Backend.Fail(context.Background(), parent.ID, l.Token, queue.Failure{Error: "boom", Permanent: true}); err != nil {
+	if _, err := h.Backend.Fail(context.Background(), parent.ID, l.Token, backend.Failure{Error: "boom", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	h.wantState(t, child.ID, queue.StateCancelled)

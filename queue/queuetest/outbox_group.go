@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // testOutboxGroup finishes a group's last jobs concurrently: each job has
@@ -35,7 +36,7 @@ func testOutboxGroup(t *testing.T, f Factory) {
 			defer wg.Done()
 			var err error
 			if i%4 == 0 {
-				_, err = h.Backend.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "404", Permanent: true})
+				_, err = h.Backend.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "404", Permanent: true})
 			} else {
 				err = h.Backend.Complete(ctx, l.Job.ID, l.Token, nil)
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/webhook"
 )
 
@@ -120,7 +121,7 @@ func dispatchOnce(t *testing.T, d *webhook.Dispatcher, want int) {
 }
 
 // log reads the delivery log (newest first) as "status/outcome/attempt".
-func (h *outboxHarness) log(t *testing.T, f queue.DeliveryFilter) []string {
+func (h *outboxHarness) log(t *testing.T, f backend.DeliveryFilter) []string {
 	t.Helper()
 	var out []string
 	for _, d := range h.allDeliveries(t, f) {
@@ -167,7 +168,7 @@ func testWebhookSigned(t *testing.T, f Factory) {
 	if err := webhook.Verify("other", r.Signature, r.Body, time.Minute, h.Clock.Now()); err == nil {
 		t.Errorf("Verify with the wrong secret succeeded")
 	}
-	if got, want := h.log(t, queue.DeliveryFilter{JobID: id}), []string{"204/delivered/1"}; !equalStrings(got, want) {
+	if got, want := h.log(t, backend.DeliveryFilter{JobID: id}), []string{"204/delivered/1"}; !equalStrings(got, want) {
 		t.Errorf("delivery log = %v, want %v", got, want)
 	}
 	h.Clock.Advance(time.Hour)
@@ -204,7 +205,7 @@ func testWebhookRetry(t *testing.T, f Factory) {
 		}
 	}
 	want := []string{"200/delivered/3", "500/retry/2", "500/retry/1"}
-	for _, f := range []queue.DeliveryFilter{{JobID: id}, {Subscription: "a"}} {
+	for _, f := range []backend.DeliveryFilter{{JobID: id}, {Subscription: "a"}} {
 		if got := h.log(t, f); !equalStrings(got, want) {
 			t.Errorf("delivery log %+v = %v, want %v", f, got, want)
 		}
@@ -223,7 +224,7 @@ func testWebhookGiveUp(t *testing.T, f Factory) {
 	dispatchOnce(t, d, 1)
 	h.Clock.Advance(time.Hour)
 	dispatchOnce(t, d, 0)
-	if got, want := h.log(t, queue.DeliveryFilter{JobID: id}), []string{"502/failed/2", "502/retry/1"}; !equalStrings(got, want) {
+	if got, want := h.log(t, backend.DeliveryFilter{JobID: id}), []string{"502/failed/2", "502/retry/1"}; !equalStrings(got, want) {
 		t.Errorf("delivery log = %v, want %v", got, want)
 	}
 }
@@ -255,7 +256,7 @@ func testWebhookGone(t *testing.T, f Factory) {
 	if got := d.Disabled(); !equalStrings(got, []string{"gone"}) || !equalStrings(onGone, []string{"gone"}) {
 		t.Errorf("Disabled() = %v, OnGone calls %v; want [gone]", got, onGone)
 	}
-	if got, want := h.log(t, queue.DeliveryFilter{Subscription: "gone"}), []string{"410/gone/1"}; !equalStrings(got, want) {
+	if got, want := h.log(t, backend.DeliveryFilter{Subscription: "gone"}), []string{"410/gone/1"}; !equalStrings(got, want) {
 		t.Errorf("log of the 410 subscription = %v, want %v (job %s)", got, want, first)
 	}
 }
@@ -272,7 +273,7 @@ func testWebhookFilter(t *testing.T, f Factory) {
 	h.completeOne(t)
 	j := h.enqueue(t, spec(QueueQ, "k"))
 	l := h.leaseOne(t, QueueQ)
-	if _, err := h.Backend.Fail(context.Background(), j.ID, l.Token, queue.Failure{Error: "boom", Permanent: true}); err != nil {
+	if _, err := h.Backend.Fail(context.Background(), j.ID, l.Token, backend.Failure{Error: "boom", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	dispatchOnce(t, d, 2)
@@ -318,7 +319,7 @@ func testWebhookRefused(t *testing.T, f Factory) {
 		})
 		id := h.completeOne(t)
 		dispatchOnce(t, d, 1)
-		if got := h.log(t, queue.DeliveryFilter{JobID: id}); !equalStrings(got, []string{c.want}) {
+		if got := h.log(t, backend.DeliveryFilter{JobID: id}); !equalStrings(got, []string{c.want}) {
 			t.Errorf("%s: delivery log = %v, want [%s]", c.name, got, c.want)
 		}
 		if c.want != "0/refused/1" {

@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/webhook"
 )
 
@@ -117,7 +118,7 @@ func testWebhookTwoDispatchers(t *testing.T, f Factory) {
 // crashedOutbox is an outbox whose process dies right after sending: the
 // claim works, every later write fails, as if the dispatcher was killed
 // between the request and recording it.
-type crashedOutbox struct{ queue.Outbox }
+type crashedOutbox struct{ backend.Outbox }
 
 var errCrashed = errors.New("queuetest: dispatcher crashed")
 
@@ -125,7 +126,7 @@ func (crashedOutbox) AckEvent(context.Context, string, string) error { return er
 func (crashedOutbox) RetryEvent(context.Context, string, string, time.Duration) error {
 	return errCrashed
 }
-func (crashedOutbox) RecordDelivery(context.Context, queue.Delivery) error { return errCrashed }
+func (crashedOutbox) RecordDelivery(context.Context, backend.Delivery) error { return errCrashed }
 
 // testWebhookCrash: a dispatcher dies after its request reached the
 // receiver; its claim holds until it expires, then another dispatcher
@@ -157,7 +158,7 @@ func testWebhookCrash(t *testing.T, f Factory) {
 			t.Errorf("Verify: %v", err)
 		}
 	}
-	if log := h.log(t, queue.DeliveryFilter{JobID: id}); !equalStrings(log, []string{"204/delivered/1"}) {
+	if log := h.log(t, backend.DeliveryFilter{JobID: id}); !equalStrings(log, []string{"204/delivered/1"}) {
 		t.Errorf("delivery log = %v, want the healthy dispatcher's one attempt", log)
 	}
 	h.Clock.Advance(time.Hour)

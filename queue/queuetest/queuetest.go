@@ -1,10 +1,10 @@
-// Package queuetest is the conformance suite every queue.Backend must pass.
+// Package queuetest is the conformance suite every backend.Backend must pass.
 //
 // A backend's test calls Run with a Factory that opens a fresh, empty
 // backend reading the time from the given clock:
 //
 //	func TestConformance(t *testing.T) {
-//		queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+//		queuetest.Run(t, func(t *testing.T, clk clock.Clock) backend.Backend {
 //			b, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "q.db"), sqlitequeue.Options{Clock: clk})
 //			if err != nil {
 //				t.Fatal(err)
@@ -26,19 +26,20 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Factory opens a fresh, empty backend that reads the time from clk, and
 // registers its closing with t.Cleanup. Backends built by one Factory must
 // not share jobs (use a new file, a new Redis prefix or database).
-type Factory func(t *testing.T, clk clock.Clock) queue.Backend
+type Factory func(t *testing.T, clk clock.Clock) backend.Backend
 
 // Epoch is the time the suite's fake clocks start at.
 var Epoch = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // Harness is one test's backend and the fake clock it reads.
 type Harness struct {
-	Backend queue.Backend
+	Backend backend.Backend
 	Clock   *clock.Fake
 	Client  *queue.Client
 }
@@ -53,7 +54,7 @@ func NewHarness(t *testing.T, f Factory) *Harness {
 
 // Run runs the whole suite against backends made by f. Each test declares
 // the capabilities it relies on; on a backend that lacks one it is skipped
-// with a message naming what is missing (see queue.Features).
+// with a message naming what is missing (see backend.Features).
 func Run(t *testing.T, f Factory) {
 	runTests(t, f, []test{
 		{"Features", nil, RunFeatures},

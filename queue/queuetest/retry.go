@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// RunRetry checks queue.Retrier: what a retried job keeps and loses, the
+// RunRetry checks backend.Retrier: what a retried job keeps and loses, the
 // states and jobs it refuses, unique keys, and the tenant scheduler's hold
 // on a retried job. Run calls it; each test is skipped on a backend
 // without the capabilities it declares.
@@ -30,7 +31,7 @@ func RunRetry(t *testing.T, f Factory) {
 func (h *Harness) failForGood(t *testing.T, q, msg string) *queue.Job {
 	t.Helper()
 	l := h.leaseOne(t, q)
-	st, err := h.Backend.Fail(context.Background(), l.Job.ID, l.Token, queue.Failure{Error: msg, Permanent: true})
+	st, err := h.Backend.Fail(context.Background(), l.Job.ID, l.Token, backend.Failure{Error: msg, Permanent: true})
 	if err != nil || st != queue.StateFailed {
 		t.Fatalf("Fail(permanent) = %s, %v; want failed", st, err)
 	}
@@ -44,12 +45,12 @@ func testRetryFailed(t *testing.T, f Factory) {
 	j := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", MaxAttempts: 2})
 	// First attempt fails and is retried by backoff; the second is the last.
 	l := h.leaseOne(t, QueueQ)
-	if _, err := h.Backend.Fail(ctx, j.ID, l.Token, queue.Failure{Error: "boom 1"}); err != nil {
+	if _, err := h.Backend.Fail(ctx, j.ID, l.Token, backend.Failure{Error: "boom 1"}); err != nil {
 		t.Fatal(err)
 	}
 	h.Clock.Advance(time.Second)
 	l = h.leaseOne(t, QueueQ)
-	if st, err := h.Backend.Fail(ctx, j.ID, l.Token, queue.Failure{Error: "boom 2"}); err != nil || st != queue.StateFailed {
+	if st, err := h.Backend.Fail(ctx, j.ID, l.Token, backend.Failure{Error: "boom 2"}); err != nil || st != queue.StateFailed {
 		t.Fatalf("last Fail = %s, %v; want failed", st, err)
 	}
 	h.Clock.Advance(time.Minute)

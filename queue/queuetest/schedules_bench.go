@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // BenchTickToStart measures a schedule's tick-to-start latency on a fresh
@@ -18,7 +19,7 @@ import (
 // worker's wake (the backend's notification, else its poll) and the lease.
 // Timer lateness of a real clock is left out. It reports p50 and p99 in
 // microseconds. The backend, scheduler and worker run in this process.
-func BenchTickToStart(b *testing.B, open func(b *testing.B, clk clock.Clock) queue.Backend) {
+func BenchTickToStart(b *testing.B, open func(b *testing.B, clk clock.Clock) backend.Backend) {
 	clk := clock.NewFake(Epoch)
 	be := open(b, clk)
 	c := queue.NewClient(be)

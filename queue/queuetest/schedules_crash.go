@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // crashMode, set to "schedule", makes a crash-test process run a
@@ -101,7 +102,7 @@ func startSchedulerProc(t *testing.T, dsn string) crashProc {
 }
 
 // waitTickJobs waits until the crash schedule enqueued at least n jobs.
-func waitTickJobs(t *testing.T, b queue.Backend, n int) {
+func waitTickJobs(t *testing.T, b backend.Backend, n int) {
 	t.Helper()
 	testutil.Eventually(t, "the schedule to enqueue its jobs", func() bool {
 		return len(tickJobs(t, b)) >= n
@@ -109,7 +110,7 @@ func waitTickJobs(t *testing.T, b queue.Backend, n int) {
 }
 
 // tickJobs returns the unique keys of the crash schedule's jobs.
-func tickJobs(t *testing.T, b queue.Backend) []string {
+func tickJobs(t *testing.T, b backend.Backend) []string {
 	t.Helper()
 	var keys []string
 	f := queue.ListFilter{Queue: crashTickQueue, Limit: queue.MaxListLimit}
@@ -130,7 +131,7 @@ func tickJobs(t *testing.T, b queue.Backend) []string {
 
 // checkTicks checks that the jobs hold consecutive ticks a second apart,
 // each once.
-func checkTicks(t *testing.T, b queue.Backend) {
+func checkTicks(t *testing.T, b backend.Backend) {
 	t.Helper()
 	keys := tickJobs(t, b)
 	ticks := make([]time.Time, len(keys))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // testTenantList checks Client.Tenants: every tenant with unfinished jobs
@@ -18,7 +19,7 @@ func testTenantList(t *testing.T, f Factory) {
 	ctx := context.Background()
 	// The router's own capabilities, not those every routed backend
 	// shares: a router serves the tenant list from its default backend.
-	if !queue.CapabilitiesOf(h.Backend).Has(queue.CapTenantList) {
+	if !backend.CapabilitiesOf(h.Backend).Has(queue.CapTenantList) {
 		_, err := h.Client.Tenants(ctx, queue.TenantFilter{})
 		wantErr(t, "Tenants on a backend without a tenant list", err, queue.ErrUnsupported)
 		return

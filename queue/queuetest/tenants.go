@@ -16,13 +16,14 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
 )
 
 // RunTenants runs the tenant scheduling tests (limits, the waiting state,
 // backlog, pauses, fairness). Run calls it; it skips backends without
-// queue.CapTenants or the queue.TenantBackend methods.
+// queue.CapTenants or the backend.TenantBackend methods.
 func RunTenants(t *testing.T, f Factory) {
 	runTests(t, f, []test{
 		{"LimitWaits", needs(queue.CapTenants), testTenantLimitWaits},
@@ -41,7 +42,7 @@ func RunTenants(t *testing.T, f Factory) {
 
 // needTenants returns the backend's tenant part, or skips the test when it
 // has none (the test's table declares queue.CapTenants).
-func (h *Harness) needTenants(t *testing.T) queue.TenantBackend {
+func (h *Harness) needTenants(t *testing.T) backend.TenantBackend {
 	t.Helper()
 	h.Need(t, queue.CapTenants)
 	return h.Backend.Features().Tenants
@@ -195,18 +196,18 @@ func testTenantSlotFreed(t *testing.T, f Factory) {
 			return h.Backend.Complete(ctx, l.Job.ID, l.Token, nil)
 		}},
 		{"fail and retry", func(h *Harness, l queue.Lease) error {
-			_, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "x", RetryIn: time.Hour})
+			_, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "x", RetryIn: time.Hour})
 			return err
 		}},
 		{"fail for good", func(h *Harness, l queue.Lease) error {
-			_, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "x", Permanent: true})
+			_, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "x", Permanent: true})
 			return err
 		}},
 		{"cancel while running", func(h *Harness, l queue.Lease) error {
 			if _, err := h.Backend.Cancel(ctx, l.Job.ID); err != nil {
 				return err
 			}
-			_, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "cancelled"})
+			_, err := h.Backend.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "cancelled"})
 			return err
 		}},
 		{"snooze", func(h *Harness, l queue.Lease) error {
@@ -215,7 +216,7 @@ func testTenantSlotFreed(t *testing.T, f Factory) {
 		}},
 		{"lease expiry", func(h *Harness, l queue.Lease) error {
 			h.Clock.Advance(testLease + time.Second)
-			_, err := h.Backend.RescueExpired(ctx, queue.RescueRequest{MaxStalls: 1})
+			_, err := h.Backend.RescueExpired(ctx, backend.RescueRequest{MaxStalls: 1})
 			return err
 		}},
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // binaryError is an attempt's error as subprocess output makes it: NUL,
@@ -36,7 +37,7 @@ func testTextFail(t *testing.T, f Factory) {
 	h := NewHarness(t, f)
 	j := h.enqueue(t, queue.JobSpec{Queue: QueueQ, Kind: "k", MaxAttempts: 1})
 	l := h.leaseOne(t, QueueQ)
-	st, err := h.Backend.Fail(context.Background(), l.Job.ID, l.Token, queue.Failure{Error: binaryError})
+	st, err := h.Backend.Fail(context.Background(), l.Job.ID, l.Token, backend.Failure{Error: binaryError})
 	if err != nil || st != queue.StateFailed {
 		t.Fatalf("Fail = %s, %v; want failed", st, err)
 	}
@@ -72,7 +73,7 @@ func testTextTokens(t *testing.T, f Factory) {
 		wantErr(t, "Extend with token "+bad, err, queue.ErrLeaseLost)
 		err = h.Backend.Complete(ctx, l.Job.ID, bad, nil)
 		wantErr(t, "Complete with token "+bad, err, queue.ErrLeaseLost)
-		_, err = h.Backend.Fail(ctx, l.Job.ID, bad, queue.Failure{Error: "e"})
+		_, err = h.Backend.Fail(ctx, l.Job.ID, bad, backend.Failure{Error: "e"})
 		wantErr(t, "Fail with token "+bad, err, queue.ErrLeaseLost)
 		_, err = h.Backend.Requeue(ctx, l.Job.ID, bad)
 		wantErr(t, "Requeue with token "+bad, err, queue.ErrLeaseLost)

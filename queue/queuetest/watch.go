@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // RunWatch runs the suite of progress, the event log, Client.Wait and
@@ -76,15 +77,15 @@ func unknownID(h *Harness, known string) string {
 		return known + "0"
 	}
 	_, _ = h.Backend.Cancel(context.Background(), j.ID)
-	_, _ = h.Backend.Cleanup(context.Background(), queue.CleanupRequest{Queues: []string{"other"}})
+	_, _ = h.Backend.Cleanup(context.Background(), backend.CleanupRequest{Queues: []string{"other"}})
 	return j.ID
 }
 
 // logOf returns b's event log.
-func logOf(h *Harness) queue.EventLog { return h.Backend.Features().Events }
+func logOf(h *Harness) backend.EventLog { return h.Backend.Features().Events }
 
 // readAll reads every event after cursor.
-func readAll(t *testing.T, log queue.EventLog, after string) []queue.Event {
+func readAll(t *testing.T, log backend.EventLog, after string) []queue.Event {
 	t.Helper()
 	var out []queue.Event
 	for {
@@ -128,7 +129,7 @@ func testEventLog(t *testing.T, f Factory) {
 		t.Fatal(err)
 	}
 	lb := h.leaseOne(t, "q")
-	if _, err := h.Backend.Fail(ctx, b.ID, lb.Token, queue.Failure{Error: "boom", Permanent: true}); err != nil {
+	if _, err := h.Backend.Fail(ctx, b.ID, lb.Token, backend.Failure{Error: "boom", Permanent: true}); err != nil {
 		t.Fatal(err)
 	}
 	c := h.enqueue(t, spec("q", "kc"))
@@ -174,7 +175,7 @@ func testEventLog(t *testing.T, f Factory) {
 
 // countingBackend counts Get calls.
 type countingBackend struct {
-	queue.Backend
+	backend.Backend
 	gets atomic.Int64
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // quiet is a logger that drops everything, for workers under test.
@@ -199,7 +200,7 @@ func testWorkerLeaseLost(t *testing.T, f Factory) {
 	// between the two steps, so move time on until the rescue wins.
 	for try := 1; ; try++ {
 		h.Clock.Advance(time.Hour)
-		r, err := h.Backend.RescueExpired(context.Background(), queue.RescueRequest{})
+		r, err := h.Backend.RescueExpired(context.Background(), backend.RescueRequest{})
 		if err != nil || r.Requeued > 1 {
 			t.Fatalf("RescueExpired = %+v, %v", r, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // testZeroStrings stores jobs whose text fields are "0": a store that
@@ -15,7 +16,7 @@ func testZeroStrings(t *testing.T, f Factory) {
 	t.Parallel()
 	h := NewHarness(t, f)
 	ctx := context.Background()
-	have := queue.CommonCapabilities(h.Backend)
+	have := backend.CommonCapabilities(h.Backend)
 	specs := []queue.JobSpec{{Queue: QueueMail, Kind: "0", Payload: []byte("0")}}
 	if have.Has(queue.CapTenants) {
 		specs = append(specs, queue.JobSpec{Queue: QueueMail, Kind: "0", Payload: []byte("0"), Tenant: "0"})

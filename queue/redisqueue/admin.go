@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// Get implements queue.Backend.
+// Get implements backend.Backend.
 func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
 	seq, q, err := parseID(id)
 	if err != nil {
@@ -31,7 +32,7 @@ func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
 	return j, nil
 }
 
-// Cancel implements queue.Backend.
+// Cancel implements backend.Backend.
 func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 	l, k, err := b.jobScript(ctx, "cancel", scriptCancel, id)
 	if err != nil {
@@ -78,7 +79,7 @@ func (b *Backend) eachQueue(ctx context.Context, op string, s scriptRef, qs []st
 	return out, errors.Join(errs...)
 }
 
-// Stats implements queue.Backend. It counts each queue's index sets
+// Stats implements backend.Backend. It counts each queue's index sets
 // (ZCARD), never reading a job, and reports a pause in force. A queue
 // appears when it has jobs or is paused.
 func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
@@ -114,22 +115,22 @@ func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	return out, nil
 }
 
-// RescueExpired implements queue.Backend. Each queue is one atomic step;
+// RescueExpired implements backend.Backend. Each queue is one atomic step;
 // queues are visited in name order until the limit is reached.
-func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (queue.RescueResult, error) {
+func (b *Backend) RescueExpired(ctx context.Context, req backend.RescueRequest) (backend.RescueResult, error) {
 	maxStalls := req.MaxStalls
 	if maxStalls <= 0 {
 		maxStalls = queue.DefaultMaxStalls
 	}
 	limit := req.Limit
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	qs, err := b.allQueues(ctx, "rescue", req.Queues)
 	if err != nil {
-		return queue.RescueResult{}, err
+		return backend.RescueResult{}, err
 	}
-	var res queue.RescueResult
+	var res backend.RescueResult
 	for _, q := range qs {
 		k := b.keys.queue(q)
 		keys, args := b.group([]*qkeys{k}, 2)
@@ -154,12 +155,12 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 	return res, nil
 }
 
-// Cleanup implements queue.Backend. Each queue is one atomic step; queues
+// Cleanup implements backend.Backend. Each queue is one atomic step; queues
 // are visited in name order until the limit is reached.
-func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, error) {
+func (b *Backend) Cleanup(ctx context.Context, req backend.CleanupRequest) (int, error) {
 	limit := req.Limit
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	keep := make([]any, 0, 3)
 	for _, s := range []queue.State{queue.StateCompleted, queue.StateFailed, queue.StateCancelled} {

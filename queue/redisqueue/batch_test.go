@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -35,7 +36,7 @@ func TestMergedCalls(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"m"}, Max: n, LeaseFor: time.Minute})
+		ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"m"}, Max: n, LeaseFor: time.Minute})
 		if err != nil || len(ls) != n {
 			t.Fatalf("Lease = %d jobs, %v; want %d", len(ls), err, n)
 		}

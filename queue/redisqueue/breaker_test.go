@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/ratelimit/redislimit"
 )
@@ -66,7 +67,7 @@ func TestOutageFailsFast(t *testing.T) {
 		calls := map[string]func() error{
 			"Enqueue": func() error { _, err := cl.Enqueue(ctx, queue.JobSpec{Queue: "q", Kind: "k"}); return err },
 			"Lease": func() error {
-				_, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Minute})
+				_, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Minute})
 				return err
 			},
 			"Get":      func() error { _, err := b.Get(ctx, "1700000000000000-q"); return err },

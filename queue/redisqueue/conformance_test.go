@@ -5,7 +5,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/testutil"
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
@@ -32,7 +32,7 @@ func TestConformance(t *testing.T) {
 				if i > 0 {
 					testutil.NeedFull(t, "the "+m.name+" mode")
 				}
-				queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+				queuetest.Run(t, func(t *testing.T, clk clock.Clock) backend.Backend {
 					opts := m.opts
 					opts.Clock = clk
 					s := srv.open(t)

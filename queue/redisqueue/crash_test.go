@@ -9,14 +9,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/keyspace"
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
 // openDSN opens the backend of a crash-test DSN, "<prefix> <redis URL>",
 // in the test process and in each worker process.
-func openDSN(dsn string) (queue.Backend, func() error, error) {
+func openDSN(dsn string) (backend.Backend, func() error, error) {
 	prefix, url, _ := strings.Cut(dsn, " ")
 	opts, err := redis.ParseURL(url)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // errReply is a script reply of an unexpected shape.
@@ -144,7 +145,7 @@ func setField(j *queue.Job, f, v string) {
 	case "fa":
 		j.FinishedAt = micros(v)
 	case "wh":
-		j.Webhook, _ = queue.DecodeWebhook(v) // written by EncodeWebhook: always decodes
+		j.Webhook, _ = backend.DecodeWebhook(v) // written by EncodeWebhook: always decodes
 	case "tc":
 		j.Trace = v
 	case "pg", "pa":

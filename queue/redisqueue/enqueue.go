@@ -62,7 +62,7 @@ func (b *Backend) registerAfter(ctx context.Context, qs []*qkeys) {
 // specFields is how many arguments each spec takes in the enqueue script.
 const specFields = 16
 
-// Enqueue implements queue.Backend. On a Redis Cluster client, a batch
+// Enqueue implements backend.Backend. On a Redis Cluster client, a batch
 // that spans queues is stored queue by queue, each queue's part atomic
 // (see Capabilities).
 func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
@@ -185,7 +185,7 @@ func (b *Backend) specArgs(args []any, qpos int, s queue.JobSpec) []any {
 		}
 	}
 	return append(args, qpos, s.Kind, s.Payload, s.Tenant, s.Group, s.Priority, runAt,
-		maxAttempts(s), int64(s.Timeout), s.UniqueKey, ukk, ufor, queue.EncodeWebhook(s.Webhook), s.Trace,
+		maxAttempts(s), int64(s.Timeout), s.UniqueKey, ukk, ufor, backend.EncodeWebhook(s.Webhook), s.Trace,
 		tkey, gkey)
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -49,7 +50,7 @@ func TestEnqueueLingerMergesEnqueues(t *testing.T) {
 					t.Fatalf("pipelines sent while the enqueues wait: %d; want 0", got)
 				}
 				// A lease goes out at once and takes the line along.
-				ls, err := b.Lease(context.Background(), queue.LeaseRequest{Queues: []string{"merge"}, Max: n + 1, LeaseFor: time.Minute})
+				ls, err := b.Lease(context.Background(), backend.LeaseRequest{Queues: []string{"merge"}, Max: n + 1, LeaseFor: time.Minute})
 				if err != nil || len(ls) != n {
 					t.Fatalf("Lease = %d jobs, %v; want %d", len(ls), err, n)
 				}

@@ -17,8 +17,8 @@ import (
 )
 
 var (
-	_ queue.EventLog        = (*Backend)(nil)
-	_ queue.ProgressBackend = (*Backend)(nil)
+	_ backend.EventLog        = (*Backend)(nil)
+	_ backend.ProgressBackend = (*Backend)(nil)
 )
 
 // DefaultEventsMaxLen is Options.EventsMaxLen's default.
@@ -58,7 +58,7 @@ func (l *eventLog) init(keys *keyring, opts Options) error {
 // append copies them.
 func (b *Backend) logArgs() []any { return slices.Clip(b.events.args) }
 
-// SetProgress implements queue.ProgressBackend in one fenced script.
+// SetProgress implements backend.ProgressBackend in one fenced script.
 func (b *Backend) SetProgress(ctx context.Context, id, token string, p queue.JobProgress) error {
 	pg, err := json.Marshal(struct {
 		Percent *float64        `json:"percent,omitempty"`
@@ -86,19 +86,19 @@ func setProgress(j *queue.Job, f, v string) {
 
 var streamID = regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,20}$`)
 
-// ReadEvents implements queue.EventLog. Event ids are the stream's entry
+// ReadEvents implements backend.EventLog. Event ids are the stream's entry
 // ids; a blocked read is woken by Redis itself (XREAD BLOCK) when any
 // process appends. Gap is found in the same atomic step as the read (see
 // trimmedAfter).
-func (b *Backend) ReadEvents(ctx context.Context, after string, max int, block time.Duration) (queue.EventBatch, error) {
+func (b *Backend) ReadEvents(ctx context.Context, after string, max int, block time.Duration) (backend.EventBatch, error) {
 	if after != "" && !streamID.MatchString(after) {
-		return queue.EventBatch{}, backend.InvalidArgument(queue.Field("", "after"), "is not an event id of this backend: %q", after)
+		return backend.EventBatch{}, backend.InvalidArgument(queue.Field("", "after"), "is not an event id of this backend: %q", after)
 	}
 	if b.events.key == "" {
-		return queue.EventBatch{}, b.fault("read events", queue.ErrEventLogOff)
+		return backend.EventBatch{}, b.fault("read events", queue.ErrEventLogOff)
 	}
 	if b.closed.Load() {
-		return queue.EventBatch{}, errClosed
+		return backend.EventBatch{}, errClosed
 	}
 	if max <= 0 {
 		max = queue.DefaultListLimit
@@ -121,25 +121,25 @@ func (b *Backend) ReadEvents(ctx context.Context, after string, max int, block t
 
 // xread reads up to max entries after the cursor, waiting up to block
 // (none when block <= 0) for one.
-func (b *Backend) xread(ctx context.Context, after string, max int, block time.Duration) (queue.EventBatch, error) {
+func (b *Backend) xread(ctx context.Context, after string, max int, block time.Duration) (backend.EventBatch, error) {
 	args := &redis.XReadArgs{Streams: []string{b.events.key, after}, Count: int64(max), Block: -1}
 	if block > 0 {
 		args.Block = max64(block, time.Millisecond)
 	}
 	res, err := b.client.XRead(ctx, args).Result()
 	if errors.Is(err, redis.Nil) {
-		return queue.EventBatch{}, nil
+		return backend.EventBatch{}, nil
 	}
 	if err != nil {
-		return queue.EventBatch{}, b.fault("read events", err)
+		return backend.EventBatch{}, b.fault("read events", err)
 	}
-	return queue.EventBatch{Events: decodeStreams(res)}, nil
+	return backend.EventBatch{Events: decodeStreams(res)}, nil
 }
 
 // readChecked reads without waiting, and whether entries after the
 // cursor were trimmed, in one MULTI: the stream's info, its oldest entry
 // and the read see the same stream.
-func (b *Backend) readChecked(ctx context.Context, after string, max int) (queue.EventBatch, error) {
+func (b *Backend) readChecked(ctx context.Context, after string, max int) (backend.EventBatch, error) {
 	var (
 		info  *redis.XInfoStreamCmd
 		first *redis.XMessageSliceCmd
@@ -152,19 +152,19 @@ func (b *Backend) readChecked(ctx context.Context, after string, max int) (queue
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) && !isNoSuchKey(err) {
-		return queue.EventBatch{}, b.fault("read events", err)
+		return backend.EventBatch{}, b.fault("read events", err)
 	}
 	res, err := read.Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return queue.EventBatch{}, b.fault("read events", err)
+		return backend.EventBatch{}, b.fault("read events", err)
 	}
-	out := queue.EventBatch{Events: decodeStreams(res)}
+	out := backend.EventBatch{Events: decodeStreams(res)}
 	si, err := info.Result()
 	switch {
 	case isNoSuchKey(err):
 		return out, nil // no stream: nothing was ever logged, or it was deleted whole
 	case err != nil:
-		return queue.EventBatch{}, b.fault("read events", err)
+		return backend.EventBatch{}, b.fault("read events", err)
 	}
 	var oldest string
 	if f := first.Val(); len(f) > 0 {
@@ -254,7 +254,7 @@ func decodeLogged(m redis.XMessage) queue.Event {
 	return e
 }
 
-// LastEventID implements queue.EventLog.
+// LastEventID implements backend.EventLog.
 func (b *Backend) LastEventID(ctx context.Context) (string, error) {
 	if b.events.key == "" {
 		return "", b.fault("last event", queue.ErrEventLogOff)
@@ -269,7 +269,7 @@ func (b *Backend) LastEventID(ctx context.Context) (string, error) {
 	return res[0].ID, nil
 }
 
-// PruneEvents implements queue.EventLog. Age is read from the entry ids,
+// PruneEvents implements backend.EventLog. Age is read from the entry ids,
 // which Redis stamps with its own clock; limit is not used (XTRIM trims
 // in one call).
 func (b *Backend) PruneEvents(ctx context.Context, olderThan time.Duration, keep, limit int) (int, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -25,14 +26,14 @@ func Example() {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
 
-	backend, err := redisqueue.New(rdb, redisqueue.Options{})
+	store, err := redisqueue.New(rdb, redisqueue.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer backend.Close()
+	defer store.Close()
 
 	// Producer.
-	client := queue.NewClient(backend)
+	client := queue.NewClient(store)
 	job, err := client.Enqueue(context.Background(), queue.JobSpec{
 		Queue: "mail", Kind: "welcome", Payload: []byte("ada@example.com"),
 	})
@@ -42,7 +43,7 @@ func Example() {
 
 	// Worker: runs until its context ends, then shuts down gracefully.
 	ctx, stop := context.WithCancel(context.Background())
-	w := queue.NewWorker(backend, queue.WorkerConfig{Queues: []string{"mail"}})
+	w := queue.NewWorker(store, queue.WorkerConfig{Queues: []string{"mail"}})
 	w.Handle("welcome", queue.HandlerFunc(func(ctx context.Context, j *queue.Job) ([]byte, error) {
 		fmt.Printf("sending a welcome mail to %s\n", j.Payload)
 		defer stop() // one job is enough for this example
@@ -74,32 +75,32 @@ func Example_outbox() {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
 
-	backend, err := redisqueue.New(rdb, redisqueue.Options{Outbox: true})
+	store, err := redisqueue.New(rdb, redisqueue.Options{Outbox: true})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer backend.Close()
+	defer store.Close()
 
 	ctx := context.Background()
-	client := queue.NewClient(backend)
+	client := queue.NewClient(store)
 	if _, err := client.Enqueue(ctx, queue.JobSpec{Queue: "mail", Kind: "welcome"}); err != nil {
 		log.Fatal(err)
 	}
-	leases, err := backend.Lease(ctx, queue.LeaseRequest{Queues: []string{"mail"}, WorkerID: "w1", Max: 1, LeaseFor: time.Minute})
+	leases, err := store.Lease(ctx, backend.LeaseRequest{Queues: []string{"mail"}, WorkerID: "w1", Max: 1, LeaseFor: time.Minute})
 	if err != nil || len(leases) != 1 {
 		log.Fatal(err)
 	}
-	if err := backend.Complete(ctx, leases[0].Job.ID, leases[0].Token, nil); err != nil {
+	if err := store.Complete(ctx, leases[0].Job.ID, leases[0].Token, nil); err != nil {
 		log.Fatal(err)
 	}
 
-	claimed, err := backend.ClaimEvents(ctx, 10, time.Minute)
+	claimed, err := store.ClaimEvents(ctx, 10, time.Minute)
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, c := range claimed {
 		fmt.Println(c.Event.Type, c.Event.Queue, c.Event.Kind, c.Event.JobID == leases[0].Job.ID)
-		if err := backend.AckEvent(ctx, c.Event.ID, c.Token); err != nil {
+		if err := store.AckEvent(ctx, c.Event.ID, c.Token); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -116,13 +117,13 @@ func Example_tenants() {
 	defer srv.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
-	backend, err := redisqueue.New(rdb, redisqueue.Options{})
+	store, err := redisqueue.New(rdb, redisqueue.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer backend.Close()
+	defer store.Close()
 	ctx := context.Background()
-	client := queue.NewClient(backend)
+	client := queue.NewClient(store)
 
 	if err := client.SetTenant(ctx, "acme", queue.TenantConfig{Limit: 1}); err != nil {
 		log.Fatal(err)
@@ -131,13 +132,13 @@ func Example_tenants() {
 	second, _ := client.Enqueue(ctx, queue.JobSpec{Queue: "crawl", Kind: "page", Tenant: "acme"})
 	fmt.Println(first.State, second.State)
 
-	leases, err := backend.Lease(ctx, queue.LeaseRequest{Queues: []string{"crawl"}, WorkerID: "w1", Max: 10, LeaseFor: time.Minute})
+	leases, err := store.Lease(ctx, backend.LeaseRequest{Queues: []string{"crawl"}, WorkerID: "w1", Max: 10, LeaseFor: time.Minute})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("leased:", len(leases))
 
-	if err := backend.Complete(ctx, leases[0].Job.ID, leases[0].Token, nil); err != nil {
+	if err := store.Complete(ctx, leases[0].Job.ID, leases[0].Token, nil); err != nil {
 		log.Fatal(err)
 	}
 	j, _ := client.Get(ctx, second.ID)
@@ -162,12 +163,12 @@ func ExampleOptions_enqueueLinger() {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer rdb.Close()
 
-	backend, err := redisqueue.New(rdb, redisqueue.Options{EnqueueLinger: 2 * time.Millisecond})
+	store, err := redisqueue.New(rdb, redisqueue.Options{EnqueueLinger: 2 * time.Millisecond})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer backend.Close()
-	client := queue.NewClient(backend)
+	defer store.Close()
+	client := queue.NewClient(store)
 	for _, to := range []string{"ada@example.com", "alan@example.com"} {
 		if _, err := client.Enqueue(context.Background(), queue.JobSpec{Queue: "mail", Kind: "welcome", Payload: []byte(to)}); err != nil {
 			log.Fatal(err)
@@ -175,7 +176,7 @@ func ExampleOptions_enqueueLinger() {
 	}
 
 	ctx, stop := context.WithCancel(context.Background())
-	w := queue.NewWorker(backend, queue.WorkerConfig{
+	w := queue.NewWorker(store, queue.WorkerConfig{
 		Queues: []string{"mail"}, Concurrency: 1, LeaseCooldown: 10 * time.Millisecond,
 	})
 	sent := 0

@@ -1,14 +1,17 @@
 package redisqueue
 
-import "github.com/sluicehq/sluice/queue"
+import (
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
+)
 
-// Features implements queue.Backend: every capability and every part on a
+// Features implements backend.Backend: every capability and every part on a
 // single Redis (or Sentinel), the outbox only with Options.Outbox. On a
 // Redis Cluster client it lacks queue.CapAtomicBatch and the tenant, tenant
 // list and group parts (see the package doc): tenants and groups span
 // queues, so their keys cannot live in one queue's slot.
-func (b *Backend) Features() queue.Features {
-	f := queue.Features{
+func (b *Backend) Features() backend.Features {
+	f := backend.Features{
 		Name:         "redisqueue",
 		Capabilities: queue.AllCapabilities,
 		Retry:        b,

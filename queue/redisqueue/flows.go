@@ -12,7 +12,7 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// Flows (queue.FlowBackend): lua/flowlib.lua settles a parent's children
+// Flows (backend.FlowBackend): lua/flowlib.lua settles a parent's children
 // in the script that ends it; lua/flow_enqueue.lua stores dependent jobs
 // and flows; lua/flow_read.lua reads them. Flows reach jobs of other
 // queues through keys derived from job keys, as the tenant and group
@@ -41,8 +41,8 @@ func (r *keyring) flowKey(id string) string {
 // flowNodeFields is the number of arguments per node of flow_enqueue.lua.
 const flowNodeFields = specFields + 5
 
-// EnqueueFlow implements queue.FlowBackend.
-func (b *Backend) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.Job, error) {
+// EnqueueFlow implements backend.FlowBackend.
+func (b *Backend) EnqueueFlow(ctx context.Context, p backend.FlowPlan) ([]*queue.Job, error) {
 	if p.ID == "" {
 		return nil, backend.InvalidArgument(queue.Field("FlowPlan", "ID"), "must not be empty")
 	}
@@ -191,7 +191,7 @@ func (b *Backend) decodeNodes(res any, qs []*qkeys, pos map[string]int, nodes []
 	return out, nil
 }
 
-// Flow implements queue.FlowBackend.
+// Flow implements backend.FlowBackend.
 func (b *Backend) Flow(ctx context.Context, id string) (*queue.Flow, error) {
 	if b.schedPrefix == "" || id == "" {
 		return nil, queue.ErrFlowNotFound
@@ -228,7 +228,7 @@ func (b *Backend) Flow(ctx context.Context, id string) (*queue.Flow, error) {
 	return f, nil
 }
 
-// Relatives implements queue.FlowBackend.
+// Relatives implements backend.FlowBackend.
 func (b *Backend) Relatives(ctx context.Context, id string, maxResults int) (*queue.Relatives, error) {
 	seq, q, err := parseID(id)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -31,7 +32,7 @@ func TestFunctionLibrary(t *testing.T) {
 	if _, err := cl.Enqueue(ctx, queue.JobSpec{Queue: "q", Kind: "k"}); err != nil {
 		t.Fatalf("Enqueue: %v", err)
 	}
-	ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+	ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("Lease = %d, %v; want 1 lease", len(ls), err)
 	}

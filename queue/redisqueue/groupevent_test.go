@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -24,7 +25,7 @@ func TestGroupCompletionJobLogged(t *testing.T) {
 			if _, err := cl.Enqueue(ctx, queue.JobSpec{Queue: "work", Kind: "page", Group: "g1"}); err != nil {
 				t.Fatalf("Enqueue: %v", err)
 			}
-			ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"work"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+			ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"work"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 			if err != nil || len(ls) != 1 {
 				t.Fatalf("Lease = %d leases, %v; want 1", len(ls), err)
 			}

@@ -6,20 +6,21 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 func notFoundGroup(id string) error {
 	return fmt.Errorf("redisqueue: %w: group %s", queue.ErrGroupNotFound, id)
 }
 
-// CreateGroup implements queue.GroupBackend.
+// CreateGroup implements backend.GroupBackend.
 func (b *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue.GroupProgress, error) {
 	if err := b.needSched(queue.CapGroups); err != nil {
 		return nil, err
 	}
 	_, args := b.group(nil, 9)
 	args = append(args, spec.ID, spec.Tenant, spec.MaxConcurrency, us(spec.MinInterval), us(spec.TTL),
-		spec.CompletionKind, spec.CompletionQueue, spec.CompletionPayload, queue.EncodeWebhook(spec.Webhook))
+		spec.CompletionKind, spec.CompletionQueue, spec.CompletionPayload, backend.EncodeWebhook(spec.Webhook))
 	res, err := b.eval(ctx, "create group", scriptCreateGroup, []string{b.keys.group(spec.ID)}, args...)
 	if err != nil {
 		return nil, err
@@ -27,7 +28,7 @@ func (b *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue
 	return b.groupReply("create group", spec.ID, res)
 }
 
-// Group implements queue.GroupBackend.
+// Group implements backend.GroupBackend.
 func (b *Backend) Group(ctx context.Context, id string) (*queue.GroupProgress, error) {
 	if err := b.needSched(queue.CapGroups); err != nil {
 		return nil, err
@@ -40,7 +41,7 @@ func (b *Backend) Group(ctx context.Context, id string) (*queue.GroupProgress, e
 	return b.groupReply("group", id, res)
 }
 
-// CancelGroup implements queue.GroupBackend. The group's jobs are found by
+// CancelGroup implements backend.GroupBackend. The group's jobs are found by
 // its set of unfinished jobs, in whatever queue they are, in one script.
 func (b *Backend) CancelGroup(ctx context.Context, id string) (*queue.GroupProgress, error) {
 	if err := b.needSched(queue.CapGroups); err != nil {
@@ -99,7 +100,7 @@ func groupProgress(id string, now time.Time, fields []any) *queue.GroupProgress 
 	if cp := m["cp"]; cp != "" {
 		p.CompletionPayload = []byte(cp)
 	}
-	p.Webhook, _ = queue.DecodeWebhook(m["wh"]) // written by EncodeWebhook: always decodes
+	p.Webhook, _ = backend.DecodeWebhook(m["wh"]) // written by EncodeWebhook: always decodes
 	if pu := micros(m["pu"]); pu.After(now) {
 		p.PausedUntil = pu
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -23,7 +24,7 @@ func TestLeaseHearsTimedWorkOfOthers(t *testing.T) {
 		defer stop()
 		waitFor(t, "the subscriptions", func() bool { return redisqueue.Hears(a, "hq") })
 		ctx := context.Background()
-		req := queue.LeaseRequest{Queues: []string{"hq"}, Max: 10, LeaseFor: time.Minute, WorkerID: "w"}
+		req := backend.LeaseRequest{Queues: []string{"hq"}, Max: 10, LeaseFor: time.Minute, WorkerID: "w"}
 
 		mustEnqueue(t, queue.NewClient(a), queue.JobSpec{Queue: "hq", Kind: "k"})
 		if ls, err := a.Lease(ctx, req); err != nil || len(ls) != 1 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -60,7 +61,7 @@ func TestIdleLeaseCostsNothing(t *testing.T) {
 			ctx := context.Background()
 			wake, stop := be.Subscribe([]string{"q"})
 			defer stop()
-			req := queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 5, LeaseFor: time.Minute}
+			req := backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 5, LeaseFor: time.Minute}
 			lease := func() ([]queue.Lease, int64) {
 				t.Helper()
 				before := scripts.n.Load()

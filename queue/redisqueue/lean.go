@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // The lean path. At ordinary rates a job's cost in Redis is not its
@@ -103,7 +104,7 @@ func (b *Backend) enqueueLean(ctx context.Context, k *qkeys, specs []queue.JobSp
 		}
 		// 11 per spec, lean_enqueue.lua's order.
 		c.items[i] = []any{s.Kind, s.Payload, s.Priority, runAt, maxAttempts(s), int64(s.Timeout),
-			queue.EncodeWebhook(s.Webhook), s.Trace, s.UniqueKey, ukk, ufor}
+			backend.EncodeWebhook(s.Webhook), s.Trace, s.UniqueKey, ukk, ufor}
 	}
 	res, err := b.evalCall(ctx, "enqueue", c)
 	if err != nil {
@@ -123,7 +124,7 @@ func (b *Backend) enqueueLean(ctx context.Context, k *qkeys, specs []queue.JobSp
 
 // leaseLean runs lean_lease on queues qs. It returns the reply, or nil
 // when the lease is the full script's to run.
-func (b *Backend) leaseLean(ctx context.Context, qs []*qkeys, req queue.LeaseRequest, max int, tokens string) (any, error) {
+func (b *Backend) leaseLean(ctx context.Context, qs []*qkeys, req backend.LeaseRequest, max int, tokens string) (any, error) {
 	now := b.localNow()
 	if !b.leanOn() {
 		return nil, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
@@ -139,7 +140,7 @@ func (p leanPair) leaseAndComplete(step string, max int, queues ...string) {
 	ctx := context.Background()
 	var got [2][]queue.Lease
 	for i, b := range []*redisqueue.Backend{p.lean, p.full} {
-		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: queues, WorkerID: "w", Max: max, LeaseFor: time.Minute})
+		ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: queues, WorkerID: "w", Max: max, LeaseFor: time.Minute})
 		if err != nil {
 			p.t.Fatalf("%s: Lease: %v", step, err)
 		}

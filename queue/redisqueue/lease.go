@@ -10,10 +10,10 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-// Lease implements queue.Backend. It hands out at most 1000 jobs per call.
+// Lease implements backend.Backend. It hands out at most 1000 jobs per call.
 // On a Redis Cluster client with several queues it leases queue by queue
 // in the order given.
-func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+func (b *Backend) Lease(ctx context.Context, req backend.LeaseRequest) ([]queue.Lease, error) {
 	if len(req.Queues) == 0 || req.Max < 1 || req.LeaseFor <= 0 {
 		return nil, backend.InvalidArgument(queue.Field("", "LeaseRequest"), "needs queues, Max >= 1 and LeaseFor > 0, got %d queues, Max %d, LeaseFor %s",
 			len(req.Queues), req.Max, req.LeaseFor)
@@ -51,7 +51,7 @@ func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Le
 
 // leaseFrom runs the lease script on queues that share a slot (or any
 // queues off Cluster).
-func (b *Backend) leaseFrom(ctx context.Context, qs []*qkeys, req queue.LeaseRequest, max int) ([]queue.Lease, error) {
+func (b *Backend) leaseFrom(ctx context.Context, qs []*qkeys, req backend.LeaseRequest, max int) ([]queue.Lease, error) {
 	tokens, err := newToken()
 	if err != nil {
 		return nil, b.fault("lease", err)
@@ -160,19 +160,19 @@ func (b *Backend) jobScript(ctx context.Context, op string, s scriptRef, id stri
 	return l, k, nil
 }
 
-// Extend implements queue.Backend.
-func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+// Extend implements backend.Backend.
+func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (backend.LeaseStatus, error) {
 	l, _, err := b.jobScript(ctx, "extend", scriptExtend, id, token, us(leaseFor))
 	if err != nil {
-		return queue.LeaseStatus{}, err
+		return backend.LeaseStatus{}, err
 	}
 	if len(l) != 3 {
-		return queue.LeaseStatus{}, b.fault("extend", errReply{"extend reply"})
+		return backend.LeaseStatus{}, b.fault("extend", errReply{"extend reply"})
 	}
-	return queue.LeaseStatus{Until: micros(asString(l[1])), CancelRequested: asString(l[2]) == "1"}, nil
+	return backend.LeaseStatus{Until: micros(asString(l[1])), CancelRequested: asString(l[2]) == "1"}, nil
 }
 
-// Complete implements queue.Backend. Concurrent Complete calls on one
+// Complete implements backend.Backend. Concurrent Complete calls on one
 // queue that meet in the batcher run as one script.
 func (b *Backend) Complete(ctx context.Context, id, token string, result []byte) error {
 	seq, q, err := parseID(id)
@@ -215,8 +215,8 @@ func splitList(res any, from, n int) (any, error) {
 	return l[from : from+n], nil
 }
 
-// Fail implements queue.Backend.
-func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+// Fail implements backend.Backend.
+func (b *Backend) Fail(ctx context.Context, id, token string, f backend.Failure) (queue.State, error) {
 	f.Error = queue.StorableError(f.Error)
 	perm := "0"
 	if f.Permanent {
@@ -225,7 +225,7 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (
 	return b.stateScript(ctx, "fail", scriptFail, id, token, f.Error, us(f.RetryIn), perm)
 }
 
-// Snooze implements queue.Backend.
+// Snooze implements backend.Backend.
 func (b *Backend) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
 	next := queue.StatePending
 	if d > 0 {
@@ -234,7 +234,7 @@ func (b *Backend) Snooze(ctx context.Context, id, token string, d time.Duration)
 	return b.stateScript(ctx, "snooze", scriptGiveBack, id, token, string(next), us(d))
 }
 
-// Requeue implements queue.Backend.
+// Requeue implements backend.Backend.
 func (b *Backend) Requeue(ctx context.Context, id, token string) (queue.State, error) {
 	return b.stateScript(ctx, "requeue", scriptGiveBack, id, token, string(queue.StatePending), "0")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -37,7 +38,7 @@ func leaseOne(t *testing.T, b *redisqueue.Backend, q string) queue.Lease {
 	t.Helper()
 	ctx := context.Background()
 	mustEnqueue(t, queue.NewClient(b), queue.JobSpec{Queue: q, Kind: "k"})
-	ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{q}, Max: 1, LeaseFor: time.Minute})
+	ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{q}, Max: 1, LeaseFor: time.Minute})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("Lease = %d jobs, %v; want 1", len(ls), err)
 	}
@@ -124,12 +125,12 @@ func TestCompleteRidesWithLease(t *testing.T) {
 		mustEnqueue(t, cl, queue.JobSpec{Queue: "rl", Kind: "k"})
 		mustEnqueue(t, cl, queue.JobSpec{Queue: "rl", Kind: "k"})
 		ctx := context.Background()
-		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"rl"}, Max: 1, LeaseFor: time.Minute})
+		ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"rl"}, Max: 1, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 1 {
 			t.Fatalf("Lease = %d jobs, %v; want 1", len(ls), err)
 		}
 		done := completeInBackground(t, b, ls[0])
-		if ls2, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"rl"}, Max: 1, LeaseFor: time.Minute}); err != nil || len(ls2) != 1 {
+		if ls2, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"rl"}, Max: 1, LeaseFor: time.Minute}); err != nil || len(ls2) != 1 {
 			t.Fatalf("second Lease = %d jobs, %v; want 1", len(ls2), err)
 		}
 		wantCompleted(t, b, done, ls[0].Job.ID)
@@ -202,7 +203,7 @@ func TestManyCompletesDoNotWaitToRide(t *testing.T) {
 		if _, err := cl.EnqueueBatch(ctx, specs); err != nil {
 			t.Fatal(err)
 		}
-		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"many"}, Max: n, LeaseFor: time.Minute})
+		ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"many"}, Max: n, LeaseFor: time.Minute})
 		if err != nil || len(ls) != n {
 			t.Fatalf("Lease = %d jobs, %v; want %d", len(ls), err, n)
 		}

@@ -24,7 +24,7 @@ type pageItem struct {
 	job *queue.Job
 }
 
-// List implements queue.Backend. Jobs come in id order, which is enqueue
+// List implements backend.Backend. Jobs come in id order, which is enqueue
 // order (the ids start with the enqueue sequence), or its reverse with
 // NewestFirst. Across queues, each queue is read from the cursor on and
 // the results are merged. Filters are applied while the list script

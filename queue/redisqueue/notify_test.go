@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -62,7 +63,7 @@ func testEnqueueMessageOnlyForOthers(t *testing.T, s server, tenant string) {
 		}
 	}
 	drain := func() {
-		ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 10, LeaseFor: time.Minute})
+		ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 10, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 1 {
 			t.Fatalf("Lease = %d jobs, %v; want 1", len(ls), err)
 		}

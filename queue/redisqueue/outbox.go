@@ -12,7 +12,7 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.Outbox = (*Backend)(nil)
+var _ backend.Outbox = (*Backend)(nil)
 
 // outboxOff is the outbox argument list of a backend whose outbox is off.
 var outboxOff = []any{"no-outbox"}
@@ -47,10 +47,10 @@ func (b *Backend) outboxScript(ctx context.Context, op string, s scriptRef, keys
 	return b.eval(ctx, op, s, keys, append(append(head, b.outbox), args...)...)
 }
 
-// ClaimEvents implements queue.Outbox. It claims at most 1000 events per
+// ClaimEvents implements backend.Outbox. It claims at most 1000 events per
 // call; events due at the same time are claimed in the order they were
 // recorded.
-func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]queue.ClaimedEvent, error) {
+func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]backend.ClaimedEvent, error) {
 	if max < 1 || leaseFor <= 0 {
 		return nil, backend.InvalidArgument(queue.Field("", "ClaimEvents"), "needs max >= 1 and leaseFor > 0, got max %d, leaseFor %s", max, leaseFor)
 	}
@@ -69,7 +69,7 @@ func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Durati
 	if err != nil {
 		return nil, b.fault("claim events", err)
 	}
-	out := make([]queue.ClaimedEvent, 0, len(items))
+	out := make([]backend.ClaimedEvent, 0, len(items))
 	for _, v := range items {
 		c, err := decodeClaim(v)
 		if err != nil {
@@ -82,8 +82,8 @@ func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Durati
 
 // decodeClaim reads {id, token, event fields} (see lua/events.lua for the
 // field names).
-func decodeClaim(v any) (queue.ClaimedEvent, error) {
-	var c queue.ClaimedEvent
+func decodeClaim(v any) (backend.ClaimedEvent, error) {
+	var c backend.ClaimedEvent
 	it, err := asList(v, "claimed event")
 	if err != nil || len(it) != 3 {
 		return c, errReply{"claimed event"}
@@ -98,7 +98,7 @@ func decodeClaim(v any) (queue.ClaimedEvent, error) {
 		f, v := asString(fields[i]), asString(fields[i+1])
 		if sub, ok := strings.CutPrefix(f, "p:"); ok {
 			if c.Progress == nil {
-				c.Progress = map[string]queue.Progress{}
+				c.Progress = map[string]backend.Progress{}
 			}
 			c.Progress[sub] = decodeProgress(v)
 			continue
@@ -137,17 +137,17 @@ func setEventField(e *queue.Event, f, v string) {
 }
 
 // decodeProgress reads "<attempts>", with "!" appended once final.
-func decodeProgress(v string) queue.Progress {
+func decodeProgress(v string) backend.Progress {
 	n, final := strings.CutSuffix(v, "!")
-	return queue.Progress{Attempts: atoi(n), Final: final}
+	return backend.Progress{Attempts: atoi(n), Final: final}
 }
 
-// AckEvent implements queue.Outbox.
+// AckEvent implements backend.Outbox.
 func (b *Backend) AckEvent(ctx context.Context, id, token string) error {
 	return b.endClaim(ctx, "ack event", id, token, "")
 }
 
-// RetryEvent implements queue.Outbox.
+// RetryEvent implements backend.Outbox.
 func (b *Backend) RetryEvent(ctx context.Context, id, token string, after time.Duration) error {
 	return b.endClaim(ctx, "retry event", id, token, us(max(after, 0)))
 }
@@ -168,8 +168,8 @@ func (b *Backend) endClaim(ctx context.Context, op, id, token, after string) err
 	return nil
 }
 
-// RecordDelivery implements queue.Outbox.
-func (b *Backend) RecordDelivery(ctx context.Context, d queue.Delivery) error {
+// RecordDelivery implements backend.Outbox.
+func (b *Backend) RecordDelivery(ctx context.Context, d backend.Delivery) error {
 	if b.outbox == "" {
 		return queue.ErrOutboxOff
 	}
@@ -191,8 +191,8 @@ func (b *Backend) RecordDelivery(ctx context.Context, d queue.Delivery) error {
 	return err
 }
 
-// Deliveries implements queue.Outbox.
-func (b *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queue.DeliveryPage, error) {
+// Deliveries implements backend.Outbox.
+func (b *Backend) Deliveries(ctx context.Context, f backend.DeliveryFilter) (*backend.DeliveryPage, error) {
 	if b.outbox == "" {
 		return nil, queue.ErrOutboxOff
 	}
@@ -224,7 +224,7 @@ func (b *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queu
 	if err != nil {
 		return nil, b.fault("deliveries", err)
 	}
-	page := &queue.DeliveryPage{Deliveries: make([]queue.Delivery, 0, min(len(items), limit))}
+	page := &backend.DeliveryPage{Deliveries: make([]backend.Delivery, 0, min(len(items), limit))}
 	for _, v := range items {
 		d, err := decodeDelivery(v)
 		if err != nil {
@@ -241,8 +241,8 @@ func (b *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queu
 
 // decodeDelivery reads {seq, fields}, the fields in the order
 // lua/delivery_list.lua asks for them.
-func decodeDelivery(v any) (queue.Delivery, error) {
-	var d queue.Delivery
+func decodeDelivery(v any) (backend.Delivery, error) {
+	var d backend.Delivery
 	it, err := asList(v, "delivery")
 	if err != nil || len(it) != 2 {
 		return d, errReply{"delivery"}
@@ -256,11 +256,11 @@ func decodeDelivery(v any) (queue.Delivery, error) {
 	d.JobID, d.Group, d.Subscription, d.URL = asString(f[2]), asString(f[3]), asString(f[4]), asString(f[5])
 	d.Attempt, d.At, d.Status = atoi(asString(f[6])), micros(asString(f[7])), atoi(asString(f[8]))
 	d.Latency = time.Duration(asInt(f[9]))
-	d.Error, d.Outcome = asString(f[10]), queue.DeliveryOutcome(asString(f[11]))
+	d.Error, d.Outcome = asString(f[10]), backend.DeliveryOutcome(asString(f[11]))
 	return d, nil
 }
 
-// PruneDeliveries implements queue.Outbox. It walks the log in the order
+// PruneDeliveries implements backend.Outbox. It walks the log in the order
 // entries were recorded and stops at the first one recorded after the cut,
 // so an entry recorded under a clock that had gone back (such as another
 // process's Options.Clock) may hold later ones until it is old enough.
@@ -269,7 +269,7 @@ func (b *Backend) PruneDeliveries(ctx context.Context, olderThan time.Duration, 
 		return 0, queue.ErrOutboxOff
 	}
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	res, err := b.outboxScript(ctx, "prune deliveries", scriptDeliveryPrune, nil, us(-olderThan), limit)
 	if err != nil {

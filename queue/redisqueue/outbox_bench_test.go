@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/queue/webhook"
 )
@@ -59,7 +60,7 @@ func leaseComplete(b *testing.B, be *redisqueue.Backend, max int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for done := 0; done < b.N; {
-		ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: max, LeaseFor: time.Minute})
+		ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: max, LeaseFor: time.Minute})
 		if err != nil || len(ls) == 0 {
 			b.Fatalf("Lease = %d, %v", len(ls), err)
 		}
@@ -127,7 +128,7 @@ func completeBatch(b *testing.B, be *redisqueue.Backend, n int) int {
 	if _, err := queue.NewClient(be).EnqueueBatch(ctx, specs); err != nil {
 		b.Fatal(err)
 	}
-	ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: n, LeaseFor: time.Minute})
+	ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: n, LeaseFor: time.Minute})
 	if err != nil || len(ls) != n {
 		b.Fatalf("Lease = %d, %v", len(ls), err)
 	}
@@ -162,9 +163,9 @@ func BenchmarkOutboxMemory(b *testing.B) {
 		}
 		for _, c := range cs {
 			e := c.Event
-			d := queue.Delivery{EventID: e.ID, EventType: e.Type, JobID: e.JobID, Subscription: "billing",
+			d := backend.Delivery{EventID: e.ID, EventType: e.Type, JobID: e.JobID, Subscription: "billing",
 				URL: "https://billing.example.com/hooks/sluice", Attempt: 1, Status: 204, Latency: 3 * time.Millisecond,
-				Outcome: queue.DeliveryOK}
+				Outcome: backend.DeliveryOK}
 			if err := be.RecordDelivery(ctx, d); err != nil {
 				b.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/queue/webhook"
@@ -38,7 +39,7 @@ func TestOutboxConformance(t *testing.T) {
 				if i > 0 {
 					testutil.NeedFull(t, "the "+m.name+" mode")
 				}
-				queuetest.RunOutbox(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+				queuetest.RunOutbox(t, func(t *testing.T, clk clock.Clock) backend.Backend {
 					opts := m.opts
 					opts.Clock = clk
 					return srv.open(t).backend(t, opts)
@@ -59,7 +60,7 @@ func TestOutboxOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+	ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("Lease = %d, %v", len(ls), err)
 	}
@@ -67,13 +68,13 @@ func TestOutboxOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, claimErr := b.ClaimEvents(ctx, 10, time.Minute)
-	_, listErr := b.Deliveries(ctx, queue.DeliveryFilter{})
+	_, listErr := b.Deliveries(ctx, backend.DeliveryFilter{})
 	_, pruneErr := b.PruneDeliveries(ctx, time.Hour, 0)
 	for name, err := range map[string]error{
 		"ClaimEvents":     claimErr,
 		"AckEvent":        b.AckEvent(ctx, "evt_x", "t"),
 		"RetryEvent":      b.RetryEvent(ctx, "evt_x", "t", 0),
-		"RecordDelivery":  b.RecordDelivery(ctx, queue.Delivery{EventID: "e", Subscription: "s", Attempt: 1, Outcome: queue.DeliveryOK}),
+		"RecordDelivery":  b.RecordDelivery(ctx, backend.Delivery{EventID: "e", Subscription: "s", Attempt: 1, Outcome: backend.DeliveryOK}),
 		"Deliveries":      listErr,
 		"PruneDeliveries": pruneErr,
 	} {
@@ -142,8 +143,8 @@ func TestOutboxWebhook(t *testing.T) {
 			if err := webhook.Verify("k", r.sig, r.body, time.Minute, time.Now()); err != nil {
 				t.Errorf("Verify(%q): %v", r.sig, err)
 			}
-			p, err := b.Deliveries(context.Background(), queue.DeliveryFilter{JobID: id})
-			if err != nil || len(p.Deliveries) != 1 || p.Deliveries[0].Outcome != queue.DeliveryOK {
+			p, err := b.Deliveries(context.Background(), backend.DeliveryFilter{JobID: id})
+			if err != nil || len(p.Deliveries) != 1 || p.Deliveries[0].Outcome != backend.DeliveryOK {
 				t.Errorf("Deliveries(job) = %+v, %v; want one delivered attempt", p, err)
 			}
 		})
@@ -161,7 +162,7 @@ func completeJob(t *testing.T, b *redisqueue.Backend, s queue.JobSpec) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{s.Queue}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+	ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{s.Queue}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("Lease = %d, %v", len(ls), err)
 	}
@@ -233,28 +234,28 @@ func testOutboxKeysCleared(t *testing.T, s server) {
 	}
 	e := cs[0].Event
 	for i, sub := range []string{"a:b", "ü {x}", "log"} {
-		d := queue.Delivery{EventID: e.ID, EventType: e.Type, JobID: e.JobID, Subscription: sub,
-			URL: "https://example.com", Attempt: 1, Status: 200, Outcome: queue.DeliveryOK}
+		d := backend.Delivery{EventID: e.ID, EventType: e.Type, JobID: e.JobID, Subscription: sub,
+			URL: "https://example.com", Attempt: 1, Status: 200, Outcome: backend.DeliveryOK}
 		if err := b.RecordDelivery(ctx, d); err != nil {
 			t.Fatal(err)
 		}
-		p, err := b.Deliveries(ctx, queue.DeliveryFilter{Subscription: sub, JobID: e.JobID})
+		p, err := b.Deliveries(ctx, backend.DeliveryFilter{Subscription: sub, JobID: e.JobID})
 		if err != nil || len(p.Deliveries) != 1 || p.Deliveries[0].Subscription != sub {
 			t.Fatalf("Deliveries(%q) = %+v, %v; want its one entry", sub, p, err)
 		}
-		if p, _ := b.Deliveries(ctx, queue.DeliveryFilter{EventID: e.ID}); len(p.Deliveries) != i+1 {
+		if p, _ := b.Deliveries(ctx, backend.DeliveryFilter{EventID: e.ID}); len(p.Deliveries) != i+1 {
 			t.Fatalf("Deliveries(event) = %d entries, want %d", len(p.Deliveries), i+1)
 		}
 	}
 	// An entry of an event no longer (or never) in the outbox, named
 	// oddly: its index is found by the name Go escaped and cleared by the
 	// one the prune script escaped from the entry.
-	odd := queue.Delivery{EventID: "evt:{x} 50%~é", JobID: "1893553445000000-c%3Ad", Subscription: "s~%",
-		Attempt: 2, Outcome: queue.DeliveryOK}
+	odd := backend.Delivery{EventID: "evt:{x} 50%~é", JobID: "1893553445000000-c%3Ad", Subscription: "s~%",
+		Attempt: 2, Outcome: backend.DeliveryOK}
 	if err := b.RecordDelivery(ctx, odd); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []queue.DeliveryFilter{{EventID: odd.EventID}, {JobID: odd.JobID}, {Subscription: odd.Subscription}} {
+	for _, f := range []backend.DeliveryFilter{{EventID: odd.EventID}, {JobID: odd.JobID}, {Subscription: odd.Subscription}} {
 		if p, err := b.Deliveries(ctx, f); err != nil || len(p.Deliveries) != 1 || p.Deliveries[0].EventID != odd.EventID {
 			t.Fatalf("Deliveries(%+v) = %+v, %v; want the odd entry alone", f, p, err)
 		}
@@ -286,7 +287,7 @@ func TestOutboxCursor(t *testing.T) {
 	t.Parallel()
 	b := miniServer(t).backend(t, redisqueue.Options{Outbox: true})
 	for _, c := range []string{"x", "0", "-1", "01", "1.5", "9999999999999999999999"} {
-		_, err := b.Deliveries(context.Background(), queue.DeliveryFilter{Cursor: c})
+		_, err := b.Deliveries(context.Background(), backend.DeliveryFilter{Cursor: c})
 		var inv *queue.InvalidArgumentError
 		if !errors.As(err, &inv) || inv.Field != "DeliveryFilter.Cursor" {
 			t.Errorf("Deliveries(cursor %q) = %v, want an invalid DeliveryFilter.Cursor", c, err)
@@ -302,7 +303,7 @@ func TestOutboxPruneLimit(t *testing.T) {
 	b := miniServer(t).backend(t, redisqueue.Options{Outbox: true, Clock: clk})
 	ctx := context.Background()
 	record := func(job string) {
-		d := queue.Delivery{EventID: "e-" + job, JobID: job, Subscription: "s", Attempt: 1, Outcome: queue.DeliveryOK}
+		d := backend.Delivery{EventID: "e-" + job, JobID: job, Subscription: "s", Attempt: 1, Outcome: backend.DeliveryOK}
 		if err := b.RecordDelivery(ctx, d); err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +319,7 @@ func TestOutboxPruneLimit(t *testing.T) {
 			t.Fatalf("PruneDeliveries(limit 2) = %d, %v; want %d", n, err, want)
 		}
 	}
-	p, err := b.Deliveries(ctx, queue.DeliveryFilter{})
+	p, err := b.Deliveries(ctx, backend.DeliveryFilter{})
 	if err != nil || len(p.Deliveries) != 1 || p.Deliveries[0].JobID != "6" {
 		t.Fatalf("after pruning: %+v, %v; want job 6's entry alone", p, err)
 	}

@@ -83,7 +83,7 @@ type Options struct {
 
 	// Outbox records an event (queue.Event) in the same script as every
 	// job transition to a final state, for a consumer such as
-	// queue/webhook's Dispatcher to deliver (see queue.Outbox and the
+	// queue/webhook's Dispatcher to deliver (see backend.Outbox and the
 	// package doc). Default off: with no consumer the outbox would only
 	// grow. Every process sharing the Redis and prefix must use the same
 	// setting, or the transitions of the others record nothing. Not
@@ -91,7 +91,7 @@ type Options struct {
 	// the outbox's keys are global, not in any queue's slot.
 	Outbox bool
 
-	// Events keeps the event log (queue.EventLog), a stream written in
+	// Events keeps the event log (backend.EventLog), a stream written in
 	// the same script as every new job, start, progress report, final
 	// state and group completion, for Client.Subscribe and Client.Wait
 	// to follow (XREAD BLOCK wakes them). Default off. Like Outbox, every
@@ -124,7 +124,7 @@ type Options struct {
 	BreakerProbeInterval time.Duration
 }
 
-// Backend is a queue.Backend on Redis. It is safe for concurrent use. Close
+// Backend is a backend.Backend on Redis. It is safe for concurrent use. Close
 // it when done; Close does not close the client.
 type Backend struct {
 	client  redis.UniversalClient
@@ -160,10 +160,10 @@ type Backend struct {
 }
 
 var (
-	_ queue.Backend       = (*Backend)(nil)
-	_ queue.Notifier      = (*Backend)(nil)
-	_ queue.TenantBackend = (*Backend)(nil)
-	_ queue.GroupBackend  = (*Backend)(nil)
+	_ backend.Backend       = (*Backend)(nil)
+	_ backend.Notifier      = (*Backend)(nil)
+	_ backend.TenantBackend = (*Backend)(nil)
+	_ backend.GroupBackend  = (*Backend)(nil)
 )
 
 // errClosed is returned by calls after Close.

@@ -18,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -62,11 +63,11 @@ func TestKeyLayout(t *testing.T) {
 		const q = "mail/eu{1}"
 		j := mustEnqueue(t, cl, queue.JobSpec{Queue: q, Kind: "send", UniqueKey: "u:1"})
 		mustEnqueue(t, cl, queue.JobSpec{Queue: q, Kind: "send", RunAt: epoch.Add(time.Hour)})
-		l, err := b.Lease(context.Background(), queue.LeaseRequest{Queues: []string{q}, Max: 1, LeaseFor: time.Minute})
+		l, err := b.Lease(context.Background(), backend.LeaseRequest{Queues: []string{q}, Max: 1, LeaseFor: time.Minute})
 		if err != nil || len(l) != 1 {
 			t.Fatalf("Lease = %v, %v", l, err)
 		}
-		if _, err := b.Fail(context.Background(), j.ID, l[0].Token, queue.Failure{Error: "x"}); err != nil {
+		if _, err := b.Fail(context.Background(), j.ID, l[0].Token, backend.Failure{Error: "x"}); err != nil {
 			t.Fatal(err)
 		}
 		esc := keyspace.Escape(q)
@@ -197,7 +198,7 @@ func TestCleanupFreesMemory(t *testing.T) {
 			mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k", UniqueKey: fmt.Sprint("u", i), UniqueFor: time.Hour * time.Duration(i%2)})
 		}
 		for i := 0; ; i++ {
-			ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Minute})
+			ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,9 +210,9 @@ func TestCleanupFreesMemory(t *testing.T) {
 			case 0:
 				err = b.Complete(ctx, id, tok, []byte("r"))
 			case 1:
-				_, err = b.Fail(ctx, id, tok, queue.Failure{Error: "e", Permanent: true})
+				_, err = b.Fail(ctx, id, tok, backend.Failure{Error: "e", Permanent: true})
 			case 2:
-				_, err = b.Fail(ctx, id, tok, queue.Failure{Error: "e", RetryIn: time.Hour})
+				_, err = b.Fail(ctx, id, tok, backend.Failure{Error: "e", RetryIn: time.Hour})
 				if err == nil {
 					_, err = cl.Cancel(ctx, id)
 				}
@@ -221,7 +222,7 @@ func TestCleanupFreesMemory(t *testing.T) {
 			}
 		}
 		clk.Advance(8 * 24 * time.Hour)
-		n, err := b.Cleanup(ctx, queue.CleanupRequest{Retention: queue.Retention{}.WithDefaults()})
+		n, err := b.Cleanup(ctx, backend.CleanupRequest{Retention: queue.Retention{}.WithDefaults()})
 		if err != nil || n != 30 {
 			t.Fatalf("Cleanup = %d, %v; want 30", n, err)
 		}
@@ -262,7 +263,7 @@ func TestNotifyAcrossProcesses(t *testing.T) {
 			case <-time.After(50 * time.Millisecond):
 				// The ready set is not empty: empty it so the next
 				// enqueue publishes again.
-				if _, err := worker.Lease(context.Background(), queue.LeaseRequest{Queues: []string{"jobs"}, Max: 100, LeaseFor: time.Minute}); err != nil {
+				if _, err := worker.Lease(context.Background(), backend.LeaseRequest{Queues: []string{"jobs"}, Max: 100, LeaseFor: time.Minute}); err != nil {
 					t.Fatal(err)
 				}
 				mustEnqueue(t, cl, queue.JobSpec{Queue: "jobs", Kind: "k"})
@@ -287,7 +288,7 @@ func TestClosed(t *testing.T) {
 	if _, err := b.Enqueue(ctx, []queue.JobSpec{{Queue: "q", Kind: "k"}}); !errors.Is(err, queue.ErrClosed) {
 		t.Errorf("Enqueue after Close: %v, want ErrClosed", err)
 	}
-	if _, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Second}); !errors.Is(err, queue.ErrClosed) {
+	if _, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Second}); !errors.Is(err, queue.ErrClosed) {
 		t.Errorf("Lease after Close: %v, want ErrClosed", err)
 	}
 	select {
@@ -312,7 +313,7 @@ func TestStoreFault(t *testing.T) {
 		b := s.backend(t, redisqueue.Options{DisableBatching: !batching})
 		s.mini.Close()
 		ctx := context.Background()
-		_, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Second})
+		_, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Second})
 		if err == nil || !strings.HasPrefix(err.Error(), "redisqueue: lease: ") {
 			t.Errorf("batching %v: Lease on a dead Redis: %v", batching, err)
 		}
@@ -341,7 +342,7 @@ func TestExtremes(t *testing.T) {
 		if err != nil || !got.RunAt.Equal(far) || got.State != queue.StateScheduled {
 			t.Fatalf("Get(far job) = %+v, %v; want RunAt %v exactly", got, err, far)
 		}
-		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 5, LeaseFor: time.Minute})
+		ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, Max: 5, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 2 || ls[0].Job.ID != high.ID || ls[1].Job.ID != low.ID {
 			t.Fatalf("Lease = %v, %v; want %s then %s", ls, err, high.ID, low.ID)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -44,7 +45,7 @@ func loseRegistry(t *testing.T, s server) {
 
 func leaseShort(t *testing.T, b *redisqueue.Backend, q string) queue.Lease {
 	t.Helper()
-	ls, err := b.Lease(context.Background(), queue.LeaseRequest{Queues: []string{q}, Max: 1, LeaseFor: time.Second, WorkerID: "w"})
+	ls, err := b.Lease(context.Background(), backend.LeaseRequest{Queues: []string{q}, Max: 1, LeaseFor: time.Second, WorkerID: "w"})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("Lease(%s) = %v, %v; want one job", q, ls, err)
 	}
@@ -56,7 +57,7 @@ func leaseShort(t *testing.T, b *redisqueue.Backend, q string) queue.Lease {
 func wantRescued(t *testing.T, b *redisqueue.Backend, q, id string) {
 	t.Helper()
 	ctx := context.Background()
-	res, err := b.RescueExpired(ctx, queue.RescueRequest{})
+	res, err := b.RescueExpired(ctx, backend.RescueRequest{})
 	if err != nil || res.Requeued != 1 {
 		t.Fatalf("RescueExpired = %+v, %v; want the expired lease requeued", res, err)
 	}

@@ -6,7 +6,7 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
-// Retry implements queue.Retrier in one script (lua/retry.lua). The job
+// Retry implements backend.Retrier in one script (lua/retry.lua). The job
 // becomes ready through the same step as every other job that does, so
 // whatever holds ready jobs back holds this one too.
 func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {

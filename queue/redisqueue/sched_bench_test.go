@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
@@ -19,13 +20,13 @@ import (
 // BenchmarkTenantLimits: queuetest.BenchTenantLimits on this backend
 // (jobs/s with tenants off, on, and with limits that do and do not bind).
 func BenchmarkTenantLimits(b *testing.B) {
-	queuetest.BenchTenantLimits(b, func(b *testing.B) queue.Backend { return benchServer(b).backend(b, redisqueue.Options{}) })
+	queuetest.BenchTenantLimits(b, func(b *testing.B) backend.Backend { return benchServer(b).backend(b, redisqueue.Options{}) })
 }
 
 // BenchmarkNoisyNeighbour: queuetest.BenchNoisyNeighbour on this backend
 // (tenant B's wait to start under tenant A's flood of 10,000 jobs).
 func BenchmarkNoisyNeighbour(b *testing.B) {
-	queuetest.BenchNoisyNeighbour(b, func(b *testing.B) queue.Backend { return benchServer(b).backend(b, redisqueue.Options{}) })
+	queuetest.BenchNoisyNeighbour(b, func(b *testing.B) backend.Backend { return benchServer(b).backend(b, redisqueue.Options{}) })
 }
 
 // BenchmarkServerCPU measures the Redis server's CPU time per job (INFO
@@ -58,7 +59,7 @@ func BenchmarkServerCPU(b *testing.B) {
 	cpu1 := serverCPU(b, c)
 	var ls []queue.Lease
 	for len(ls) < n {
-		l, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "w", Max: 100, LeaseFor: time.Minute})
+		l, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"bench"}, WorkerID: "w", Max: 100, LeaseFor: time.Minute})
 		if err != nil || len(l) == 0 {
 			b.Fatalf("Lease = %d, %v", len(l), err)
 		}
@@ -103,7 +104,7 @@ func serverCPU(b *testing.B, c *redis.Client) float64 {
 // BenchmarkTickToStart: queuetest.BenchTickToStart on this backend (wall
 // time from a schedule's tick to its job's handler starting).
 func BenchmarkTickToStart(b *testing.B) {
-	queuetest.BenchTickToStart(b, func(b *testing.B, clk clock.Clock) queue.Backend {
+	queuetest.BenchTickToStart(b, func(b *testing.B, clk clock.Clock) backend.Backend {
 		return benchServer(b).backend(b, redisqueue.Options{Clock: clk})
 	})
 }

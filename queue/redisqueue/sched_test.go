@@ -10,6 +10,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/keyspace"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -50,7 +51,7 @@ func TestSchedKeys(t *testing.T) {
 			}
 		}
 		for i := 0; i < 2; i++ {
-			ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 10, LeaseFor: time.Minute})
+			ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, Max: 10, LeaseFor: time.Minute})
 			if err != nil || len(ls) != 1 {
 				t.Fatalf("Lease = %d jobs, %v; want 1", len(ls), err)
 			}
@@ -92,7 +93,7 @@ func TestSchedFastPath(t *testing.T) {
 		for i := 0; i < 3; i++ {
 			mustEnqueue(t, cl, queue.JobSpec{Queue: "q", Kind: "k"})
 		}
-		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 3, LeaseFor: time.Minute})
+		ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, Max: 3, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 3 {
 			t.Fatalf("Lease = %d, %v", len(ls), err)
 		}
@@ -115,7 +116,7 @@ func TestSchedFastPath(t *testing.T) {
 func TestSchedCluster(t *testing.T) {
 	s := miniServer(t)
 	b := s.backendOn(t, s.clusterClient(t), redisqueue.Options{Clock: clock.NewFake(epoch)})
-	caps := queue.CapabilitiesOf(b)
+	caps := backend.CapabilitiesOf(b)
 	if caps.Has(queue.CapTenants) || caps.Has(queue.CapGroups) || caps.Has(queue.CapAtomicBatch) || caps.Has(queue.CapTenantList) {
 		t.Fatalf("Cluster capabilities %s: want no tenants, groups, atomic batches or tenant list", caps)
 	}

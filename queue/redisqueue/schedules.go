@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // The schedule scripts touch only schedule keys, which share one hash tag,
@@ -73,8 +74,8 @@ func schedReply(name string, res any) error {
 	return errors.New("redisqueue: unexpected schedule script reply")
 }
 
-// PutSchedule implements queue.ScheduleStore.
-func (b *Backend) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, keep string) (*queue.ScheduleRecord, error) {
+// PutSchedule implements backend.ScheduleStore.
+func (b *Backend) PutSchedule(ctx context.Context, rec backend.ScheduleRecord, keep string) (*backend.ScheduleRecord, error) {
 	if rec.Name == "" {
 		return nil, queue.ErrScheduleNotFound
 	}
@@ -90,8 +91,8 @@ func (b *Backend) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, kee
 	return b.GetSchedule(ctx, rec.Name)
 }
 
-// GetSchedule implements queue.ScheduleStore.
-func (b *Backend) GetSchedule(ctx context.Context, name string) (*queue.ScheduleRecord, error) {
+// GetSchedule implements backend.ScheduleStore.
+func (b *Backend) GetSchedule(ctx context.Context, name string) (*backend.ScheduleRecord, error) {
 	if name == "" {
 		return nil, queue.ErrScheduleNotFound
 	}
@@ -106,8 +107,8 @@ func (b *Backend) GetSchedule(ctx context.Context, name string) (*queue.Schedule
 }
 
 // scheduleOf decodes a schedule's hash.
-func scheduleOf(name string, m map[string]string) *queue.ScheduleRecord {
-	return &queue.ScheduleRecord{
+func scheduleOf(name string, m map[string]string) *backend.ScheduleRecord {
+	return &backend.ScheduleRecord{
 		Name: name, Def: []byte(m["df"]), Timing: m["tm"], Source: m["src"],
 		Paused: m["pa"] == "1", LastTick: nsTime(m["lt"]), Pending: m["pd"] == "1",
 		ClaimedAt: nsTime(m["cl"]), LastJobID: m["lj"], LastRunTick: nsTime(m["rt"]),
@@ -115,9 +116,9 @@ func scheduleOf(name string, m map[string]string) *queue.ScheduleRecord {
 	}
 }
 
-// ListSchedules implements queue.ScheduleStore. A schedule deleted while
+// ListSchedules implements backend.ScheduleStore. A schedule deleted while
 // it is read is left out.
-func (b *Backend) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, error) {
+func (b *Backend) ListSchedules(ctx context.Context) ([]*backend.ScheduleRecord, error) {
 	names, err := b.client.SMembers(ctx, b.keys.scheduleNames()).Result()
 	if err != nil {
 		return nil, b.fault("list schedules", err)
@@ -133,7 +134,7 @@ func (b *Backend) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, e
 	if err != nil {
 		return nil, b.fault("list schedules", err)
 	}
-	out := make([]*queue.ScheduleRecord, 0, len(names))
+	out := make([]*backend.ScheduleRecord, 0, len(names))
 	for i, c := range cmds {
 		if m := c.Val(); len(m) > 0 {
 			out = append(out, scheduleOf(names[i], m))
@@ -142,7 +143,7 @@ func (b *Backend) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, e
 	return out, nil
 }
 
-// DeleteSchedule implements queue.ScheduleStore.
+// DeleteSchedule implements backend.ScheduleStore.
 func (b *Backend) DeleteSchedule(ctx context.Context, name, source, keep string) error {
 	if name == "" {
 		return queue.ErrScheduleNotFound
@@ -155,8 +156,8 @@ func (b *Backend) DeleteSchedule(ctx context.Context, name, source, keep string)
 	return schedReply(name, res)
 }
 
-// PauseSchedule implements queue.ScheduleStore.
-func (b *Backend) PauseSchedule(ctx context.Context, name string, paused bool) (*queue.ScheduleRecord, error) {
+// PauseSchedule implements backend.ScheduleStore.
+func (b *Backend) PauseSchedule(ctx context.Context, name string, paused bool) (*backend.ScheduleRecord, error) {
 	if name == "" {
 		return nil, queue.ErrScheduleNotFound
 	}
@@ -174,7 +175,7 @@ func (b *Backend) PauseSchedule(ctx context.Context, name string, paused bool) (
 	return b.GetSchedule(ctx, name)
 }
 
-// ClaimTick implements queue.ScheduleStore.
+// ClaimTick implements backend.ScheduleStore.
 func (b *Backend) ClaimTick(ctx context.Context, name string, prev, tick time.Time, run bool) (bool, error) {
 	if name == "" {
 		return false, queue.ErrScheduleNotFound
@@ -192,7 +193,7 @@ func (b *Backend) ClaimTick(ctx context.Context, name string, prev, tick time.Ti
 	return n == 1, nil
 }
 
-// RecordRun implements queue.ScheduleStore.
+// RecordRun implements backend.ScheduleStore.
 func (b *Backend) RecordRun(ctx context.Context, name string, tick time.Time, jobID string) error {
 	if name == "" {
 		return queue.ErrScheduleNotFound

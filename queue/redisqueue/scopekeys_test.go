@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -39,7 +40,7 @@ func TestOddNamesShareKeys(t *testing.T) {
 			}
 		}
 		counts([3]int64{1, 1, 0})
-		ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{q}, Max: 2, LeaseFor: time.Minute})
+		ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{q}, Max: 2, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 1 {
 			t.Fatalf("Lease = %d jobs, %v; want 1", len(ls), err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -44,7 +45,7 @@ func BenchmarkScriptTime(b *testing.B) {
 				us[i] += s1.scriptUS - s0.scriptUS
 				cmds[i] += s1.calls - s0.calls - 1 // less the INFO
 			}
-			req := queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "w", Max: 10, LeaseFor: time.Minute}
+			req := backend.LeaseRequest{Queues: []string{"bench"}, WorkerID: "w", Max: 10, LeaseFor: time.Minute}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				var ls []queue.Lease

@@ -7,15 +7,16 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.TenantSecrets = (*Backend)(nil)
+var _ backend.TenantSecrets = (*Backend)(nil)
 
 // secretsKey is the hash of the tenants' webhook secrets: one key, so it
 // works on a Cluster client too; each call is one command.
 func (b *Backend) secretsKey() (string, error) { return b.keys.prefix.Physical("tenant_secrets") }
 
-// SetTenantSecret implements queue.TenantSecrets.
+// SetTenantSecret implements backend.TenantSecrets.
 func (b *Backend) SetTenantSecret(ctx context.Context, tenant, secret string) error {
 	if err := queue.ValidateSecret(tenant, secret); err != nil {
 		return err
@@ -35,7 +36,7 @@ func (b *Backend) SetTenantSecret(ctx context.Context, tenant, secret string) er
 	return nil
 }
 
-// TenantSecret implements queue.TenantSecrets.
+// TenantSecret implements backend.TenantSecrets.
 func (b *Backend) TenantSecret(ctx context.Context, tenant string) (string, error) {
 	k, err := b.secretsKey()
 	if err != nil {

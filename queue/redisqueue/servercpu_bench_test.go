@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -53,7 +54,7 @@ func BenchmarkServerCPUSmallCalls(b *testing.B) {
 					return
 				}
 				mu.Unlock()
-				ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "w", Max: 4, LeaseFor: time.Minute})
+				ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"bench"}, WorkerID: "w", Max: 4, LeaseFor: time.Minute})
 				if err != nil {
 					b.Error(err)
 					return

@@ -11,7 +11,7 @@ import (
 	"github.com/sluicehq/sluice/queue/backend"
 )
 
-var _ queue.TenantLister = (*Backend)(nil)
+var _ backend.TenantLister = (*Backend)(nil)
 
 // tenantStep bounds how many tenants one script of the tenant list reads:
 // the busiest order ranks every tenant, so a Tenants call reads the
@@ -21,7 +21,7 @@ var _ queue.TenantLister = (*Backend)(nil)
 // SLOWLOG: 10,000 tenants take 40 steps and about 100 ms in all).
 var tenantStep = 250
 
-// Tenants implements queue.TenantLister. Tenants come from a registry the
+// Tenants implements backend.TenantLister. Tenants come from a registry the
 // transition scripts keep with the tenants' counts (a tenant is added when
 // it gains its first unfinished job or settings, dropped in the script
 // that leaves it with neither), never from the jobs themselves.

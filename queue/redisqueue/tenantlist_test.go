@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
 
@@ -35,7 +36,7 @@ func TestTenantRegistry(t *testing.T) {
 		}
 		lease := func() queue.Lease {
 			t.Helper()
-			ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Minute})
+			ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Minute})
 			if err != nil || len(ls) != 1 {
 				t.Fatalf("Lease = %d jobs, %v; want 1", len(ls), err)
 			}
@@ -51,7 +52,7 @@ func TestTenantRegistry(t *testing.T) {
 		}
 		l = lease()
 		want("a lease", "a")
-		if _, err := b.Fail(ctx, l.Job.ID, l.Token, queue.Failure{Error: "x", RetryIn: time.Second}); err != nil {
+		if _, err := b.Fail(ctx, l.Job.ID, l.Token, backend.Failure{Error: "x", RetryIn: time.Second}); err != nil {
 			t.Fatal(err)
 		}
 		want("a failure to retry", "a")
@@ -104,7 +105,7 @@ func TestTenantsBusiestSteps(t *testing.T) {
 				mustEnqueue(t, cl, queue.JobSpec{Queue: "q" + name, Kind: "k", Tenant: name})
 			}
 			if n%3 == 0 && n%4 > 0 {
-				if ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q" + name}, Max: 1, LeaseFor: time.Minute}); err != nil || len(ls) != 1 {
+				if ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q" + name}, Max: 1, LeaseFor: time.Minute}); err != nil || len(ls) != 1 {
 					t.Fatalf("Lease = %d jobs, %v; want 1", len(ls), err)
 				}
 			}

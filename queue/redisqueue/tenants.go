@@ -17,7 +17,7 @@ func (b *Backend) needSched(feature queue.Capability) error {
 	return nil
 }
 
-// SetTenant implements queue.TenantBackend. Waiting jobs the new settings
+// SetTenant implements backend.TenantBackend. Waiting jobs the new settings
 // make room for are released in the same script, in whatever queue they
 // are.
 func (b *Backend) SetTenant(ctx context.Context, tenant string, cfg queue.TenantConfig) error {
@@ -34,7 +34,7 @@ func (b *Backend) SetTenant(ctx context.Context, tenant string, cfg queue.Tenant
 	return err
 }
 
-// Tenant implements queue.TenantBackend. Settings and counts are read in
+// Tenant implements backend.TenantBackend. Settings and counts are read in
 // one script, so they agree.
 func (b *Backend) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo, error) {
 	if err := b.needSched(queue.CapTenants); err != nil {
@@ -79,7 +79,7 @@ func tenantConfig(f []any) queue.TenantConfig {
 	}
 }
 
-// SetAging implements queue.TenantBackend: one write to the queue's sched
+// SetAging implements backend.TenantBackend: one write to the queue's sched
 // hash, read by the scripts when a job of the queue first becomes ready.
 func (b *Backend) SetAging(ctx context.Context, q string, step int) error {
 	if err := b.needSched(queue.CapTenants); err != nil {
@@ -94,7 +94,7 @@ func (b *Backend) SetAging(ctx context.Context, q string, step int) error {
 	return nil
 }
 
-// Pause implements queue.TenantBackend. A paused tenant's or group's
+// Pause implements backend.TenantBackend. A paused tenant's or group's
 // pending jobs move to waiting in the same script, and its waiting jobs are
 // released there when it resumes (d <= 0); a paused queue keeps its jobs
 // pending, and Lease skips it. The end of a queue's pause is kept in the

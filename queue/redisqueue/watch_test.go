@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/clock"
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 )
@@ -23,7 +23,7 @@ func TestWatchConformance(t *testing.T) {
 			{"unbatched", redisqueue.Options{Events: true, DisableBatching: true}},
 		} {
 			t.Run(srv.name+"/"+m.name, func(t *testing.T) {
-				queuetest.RunWatch(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+				queuetest.RunWatch(t, func(t *testing.T, clk clock.Clock) backend.Backend {
 					opts := m.opts
 					opts.Clock = clk
 					return srv.open(t).backend(t, opts)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
@@ -17,7 +18,7 @@ var (
 	qGet          = hot(`SELECT ` + jobCols + ` FROM jobs WHERE id = ?`)
 )
 
-// Get implements queue.Backend.
+// Get implements backend.Backend.
 func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
 	rid, err := parseID(id)
 	if err != nil {
@@ -34,7 +35,7 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
-// Stats implements queue.Backend. It counts from the (queue, state) index
+// Stats implements backend.Backend. It counts from the (queue, state) index
 // and lists a paused queue even when it has no jobs.
 func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	if b.closed.Load() {
@@ -49,7 +50,7 @@ func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 	return out, b.wrap("stats", err)
 }
 
-// Cancel implements queue.Backend.
+// Cancel implements backend.Backend.
 func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 	rid, err := parseID(id)
 	if err != nil {
@@ -101,11 +102,11 @@ func queueFilter(queues []string) (string, []any) {
 	return " AND queue IN (" + placeholders(len(queues)) + ")", args
 }
 
-// RescueExpired implements queue.Backend.
-func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (queue.RescueResult, error) {
+// RescueExpired implements backend.Backend.
+func (b *Backend) RescueExpired(ctx context.Context, req backend.RescueRequest) (backend.RescueResult, error) {
 	limit, maxStalls := sqlstore.RescueLimits(req)
 	now := b.now()
-	var res queue.RescueResult
+	var res backend.RescueResult
 	var requeued map[string]bool
 	err := b.write(ctx, "rescue", func(tx *wtx) error {
 		qf, qargs := queueFilter(req.Queues)
@@ -128,7 +129,7 @@ func (b *Backend) RescueExpired(ctx context.Context, req queue.RescueRequest) (q
 		return err
 	})
 	if err != nil {
-		return queue.RescueResult{}, err
+		return backend.RescueResult{}, err
 	}
 	for q := range requeued {
 		b.notify(q)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 func BenchmarkEnqueue(b *testing.B) {
@@ -75,7 +76,7 @@ func BenchmarkLeaseBatchComplete(b *testing.B) {
 			left = len(specs)
 			b.StartTimer()
 		}
-		ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: 16, LeaseFor: time.Minute})
+		ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: 16, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 16 {
 			b.Fatalf("Lease = %d, %v", len(ls), err)
 		}
@@ -166,7 +167,7 @@ func BenchmarkEnqueueToStart(b *testing.B) {
 }
 
 // fill enqueues n no-op jobs in batches.
-func fill(b *testing.B, be queue.Backend, n int) {
+func fill(b *testing.B, be backend.Backend, n int) {
 	b.Helper()
 	c := queue.NewClient(be)
 	batch := make([]queue.JobSpec, 0, 1000)

@@ -3,7 +3,7 @@ package sqlitequeue
 import (
 	"context"
 
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
@@ -31,13 +31,13 @@ func cleanQueries(qf string) []string {
 	}
 }
 
-// Cleanup implements queue.Backend, in one write transaction: expired
+// Cleanup implements backend.Backend, in one write transaction: expired
 // jobs (see cleanQueries), then groups past their retention whose jobs
 // are gone.
-func (b *Backend) Cleanup(ctx context.Context, req queue.CleanupRequest) (int, error) {
+func (b *Backend) Cleanup(ctx context.Context, req backend.CleanupRequest) (int, error) {
 	limit := req.Limit
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	now := b.now()
 	deleted := 0

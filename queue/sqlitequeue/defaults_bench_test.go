@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
@@ -74,7 +75,7 @@ func defaultsRound(ctx context.Context, b *testing.B, be *sqlitequeue.Backend, c
 		if _, err := c.EnqueueBatch(ctx, specs); err != nil {
 			b.Fatal(err)
 		}
-		ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "w", Max: 100, LeaseFor: time.Hour})
+		ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"bench"}, WorkerID: "w", Max: 100, LeaseFor: time.Hour})
 		if err != nil {
 			b.Fatal(err)
 		}

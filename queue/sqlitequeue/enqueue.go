@@ -25,7 +25,7 @@ var findUnique = hot(`SELECT ` + jobCols + ` FROM jobs
 	AND ((unique_until IS NULL AND state NOT IN ('completed', 'failed', 'cancelled')) OR unique_until > ?)
 	ORDER BY id DESC LIMIT 1`)
 
-// Enqueue implements queue.Backend.
+// Enqueue implements backend.Backend.
 func (b *Backend) Enqueue(ctx context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
 	out := make([]queue.Enqueued, len(specs))
 	err := b.writeSched(ctx, "enqueue", func(s *sched) error {

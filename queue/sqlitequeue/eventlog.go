@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.EventLog = (*Backend)(nil)
+var _ backend.EventLog = (*Backend)(nil)
 
 // eventTriggers write the event log in the same statement as the change
 // each reports: a new job, a job starting or reaching a final state, a
@@ -78,18 +79,18 @@ const crossProcessPoll = time.Second
 
 const qReadEvents = `SELECT seq, ` + sqlstore.LogColumns + ` FROM event_log WHERE seq > ? ORDER BY seq LIMIT ?`
 
-// ReadEvents implements queue.EventLog. Event ids are the log's sequence
+// ReadEvents implements backend.EventLog. Event ids are the log's sequence
 // numbers in decimal.
-func (b *Backend) ReadEvents(ctx context.Context, after string, max int, block time.Duration) (queue.EventBatch, error) {
+func (b *Backend) ReadEvents(ctx context.Context, after string, max int, block time.Duration) (backend.EventBatch, error) {
 	from, err := sqlstore.ParseEventID(after)
 	if err != nil {
-		return queue.EventBatch{}, err
+		return backend.EventBatch{}, err
 	}
 	if max <= 0 {
 		max = queue.DefaultListLimit
 	}
 	if !b.events {
-		return queue.EventBatch{}, b.wrap("read events", queue.ErrEventLogOff)
+		return backend.EventBatch{}, b.wrap("read events", queue.ErrEventLogOff)
 	}
 	feed := b.logFeed() // before the read: a commit after it wakes us
 	batch, err := b.readEvents(ctx, from, max)
@@ -107,11 +108,11 @@ func (b *Backend) ReadEvents(ctx context.Context, after string, max int, block t
 	return b.readEvents(ctx, from, max)
 }
 
-func (b *Backend) readEvents(ctx context.Context, from int64, max int) (queue.EventBatch, error) {
+func (b *Backend) readEvents(ctx context.Context, from int64, max int) (backend.EventBatch, error) {
 	if b.closed.Load() {
-		return queue.EventBatch{}, b.wrap("read events", queue.ErrClosed)
+		return backend.EventBatch{}, b.wrap("read events", queue.ErrClosed)
 	}
-	var out queue.EventBatch
+	var out backend.EventBatch
 	evs, first, err := sqlstore.ReadLog(sqlstore.OnSQL{Ctx: ctx, Q: b.r}.Query(qReadEvents, from, max))
 	// Sequence numbers are dense but for pruning (AUTOINCREMENT, and a
 	// rolled-back insert takes its number back): a first event past the
@@ -120,7 +121,7 @@ func (b *Backend) readEvents(ctx context.Context, from int64, max int) (queue.Ev
 	return out, b.wrap("read events", err)
 }
 
-// LastEventID implements queue.EventLog: the last sequence number handed
+// LastEventID implements backend.EventLog: the last sequence number handed
 // out, which pruning never lowers.
 func (b *Backend) LastEventID(ctx context.Context) (string, error) {
 	if !b.events {
@@ -137,10 +138,10 @@ func (b *Backend) LastEventID(ctx context.Context) (string, error) {
 	return strconv.FormatInt(seq.Int64, 10), nil
 }
 
-// PruneEvents implements queue.EventLog.
+// PruneEvents implements backend.EventLog.
 func (b *Backend) PruneEvents(ctx context.Context, olderThan time.Duration, keep, limit int) (int, error) {
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	cut := b.now() - int64(olderThan)
 	n := 0

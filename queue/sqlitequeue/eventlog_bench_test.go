@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkEventLog(b *testing.B) {
 				if _, err := c.EnqueueBatch(ctx, specs); err != nil {
 					b.Fatal(err)
 				}
-				ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "w", Max: 100, LeaseFor: 1e12})
+				ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"bench"}, WorkerID: "w", Max: 100, LeaseFor: 1e12})
 				if err != nil {
 					b.Fatal(err)
 				}

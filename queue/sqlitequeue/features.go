@@ -1,11 +1,14 @@
 package sqlitequeue
 
-import "github.com/sluicehq/sluice/queue"
+import (
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
+)
 
-// Features implements queue.Backend: every capability and every part, the
+// Features implements backend.Backend: every capability and every part, the
 // outbox only when the backend was opened with Options.Outbox.
-func (b *Backend) Features() queue.Features {
-	f := queue.Features{
+func (b *Backend) Features() backend.Features {
+	f := backend.Features{
 		Name:         "sqlitequeue",
 		Capabilities: queue.AllCapabilities,
 		Tenants:      b,

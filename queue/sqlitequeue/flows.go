@@ -93,8 +93,8 @@ func (s *sched) linkDeps(id int64, j *queue.Job, d *sqlstore.FlowDeps) error {
 	return err
 }
 
-// EnqueueFlow implements queue.FlowBackend.
-func (b *Backend) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.Job, error) {
+// EnqueueFlow implements backend.FlowBackend.
+func (b *Backend) EnqueueFlow(ctx context.Context, p backend.FlowPlan) ([]*queue.Job, error) {
 	var out []*queue.Job
 	err := b.writeSched(ctx, "enqueue flow", func(s *sched) error {
 		if _, err := s.tx.exec(qAddFlow, p.ID, p.Name, s.now); err != nil {
@@ -122,7 +122,7 @@ func (b *Backend) EnqueueFlow(ctx context.Context, p queue.FlowPlan) ([]*queue.J
 var flowQ = &sqlstore.FlowStatements{Flow: qFlowRow, Jobs: qFlowJobs, Exists: `SELECT EXISTS (SELECT 1 FROM jobs WHERE id = ?)`,
 	Parents: qParentRefs, Children: qChildRefs}
 
-// Flow implements queue.FlowBackend.
+// Flow implements backend.FlowBackend.
 func (b *Backend) Flow(ctx context.Context, id string) (*queue.Flow, error) {
 	if b.closed.Load() {
 		return nil, b.wrap("flow", queue.ErrClosed)
@@ -131,7 +131,7 @@ func (b *Backend) Flow(ctx context.Context, id string) (*queue.Flow, error) {
 	return f, b.wrap("flow", err)
 }
 
-// Relatives implements queue.FlowBackend. It reads in one read
+// Relatives implements backend.FlowBackend. It reads in one read
 // transaction, so parents and children are of one moment.
 func (b *Backend) Relatives(ctx context.Context, id string, maxResults int) (*queue.Relatives, error) {
 	rid, err := parseID(id)

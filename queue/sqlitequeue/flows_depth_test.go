@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
@@ -50,7 +51,7 @@ func TestFlowDeepestChainSettles(t *testing.T) {
 }
 
 // count is how many jobs of queue "deep" are in state st.
-func count(t *testing.T, b queue.Backend, st queue.State) int64 {
+func count(t *testing.T, b backend.Backend, st queue.State) int64 {
 	t.Helper()
 	stats, err := b.Stats(context.Background())
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
@@ -29,7 +30,7 @@ func TestGroupCompletionJobIsLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"pages"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+	ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"pages"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("Lease = %d, %v", len(ls), err)
 	}

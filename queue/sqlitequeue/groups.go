@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.GroupBackend = (*Backend)(nil)
+var _ backend.GroupBackend = (*Backend)(nil)
 
 // qGroup reads a group's row (sqlstore.GroupCols): SQLite keeps no count
 // of a group's deleted jobs.
@@ -29,7 +30,7 @@ func groupProgress(tx sqlstore.Tx, id string, now int64) (*queue.GroupProgress, 
 	return sqlstore.GroupProgressOf(g, tx, qGroupStates, now)
 }
 
-// CreateGroup implements queue.GroupBackend (sqlstore's CreateGroup).
+// CreateGroup implements backend.GroupBackend (sqlstore's CreateGroup).
 func (b *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue.GroupProgress, error) {
 	var p *queue.GroupProgress
 	err := b.writeSched(ctx, "create group", func(s *sched) error {
@@ -40,7 +41,7 @@ func (b *Backend) CreateGroup(ctx context.Context, spec queue.GroupSpec) (*queue
 	return p, err
 }
 
-// Group implements queue.GroupBackend. It reads the row and the counts in
+// Group implements backend.GroupBackend. It reads the row and the counts in
 // one read transaction, so they agree.
 func (b *Backend) Group(ctx context.Context, id string) (*queue.GroupProgress, error) {
 	if b.closed.Load() {
@@ -55,7 +56,7 @@ func (b *Backend) Group(ctx context.Context, id string) (*queue.GroupProgress, e
 	return p, b.wrap("group", err)
 }
 
-// CancelGroup implements queue.GroupBackend.
+// CancelGroup implements backend.GroupBackend.
 func (b *Backend) CancelGroup(ctx context.Context, id string) (*queue.GroupProgress, error) {
 	var p *queue.GroupProgress
 	err := b.writeSched(ctx, "cancel group", func(s *sched) error {

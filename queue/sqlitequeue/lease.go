@@ -45,8 +45,8 @@ var leased = hot(`SELECT ` + jobCols + `, lease_token FROM jobs
 // clearLease is the SET part shared by every transition out of active.
 const clearLease = `lease_token = NULL, lease_until = NULL, worker_id = NULL`
 
-// Lease implements queue.Backend.
-func (b *Backend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+// Lease implements backend.Backend.
+func (b *Backend) Lease(ctx context.Context, req backend.LeaseRequest) ([]queue.Lease, error) {
 	if len(req.Queues) == 0 || req.Max < 1 || req.LeaseFor <= 0 {
 		return nil, backend.InvalidArgument(queue.Field("", "LeaseRequest"), "needs queues, Max >= 1 and LeaseFor > 0, got %d queues, Max %d, LeaseFor %s",
 			len(req.Queues), req.Max, req.LeaseFor)
@@ -88,7 +88,7 @@ var qAdvanceV = hot(`INSERT INTO queue_sched (queue, vtime) VALUES (?1, ?2)
 	ON CONFLICT DO UPDATE SET vtime = max(vtime, ?2)`)
 
 // activateJobs leases the jobs ids and reads them back.
-func activateJobs(tx *wtx, ids []int64, req queue.LeaseRequest, now int64) ([]queue.Lease, error) {
+func activateJobs(tx *wtx, ids []int64, req backend.LeaseRequest, now int64) ([]queue.Lease, error) {
 	list, err := json.Marshal(ids)
 	if err != nil {
 		return nil, err
@@ -139,13 +139,13 @@ func fenced(tx *wtx, id int64) error {
 	return queue.ErrLeaseLost
 }
 
-// Extend implements queue.Backend.
-func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+// Extend implements backend.Backend.
+func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (backend.LeaseStatus, error) {
 	rid, err := parseID(id)
 	if err != nil {
-		return queue.LeaseStatus{}, err
+		return backend.LeaseStatus{}, err
 	}
-	var st queue.LeaseStatus
+	var st backend.LeaseStatus
 	now := b.now()
 	err = b.write(ctx, "extend", func(tx *wtx) error {
 		var until int64
@@ -155,13 +155,13 @@ func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Du
 		if errors.Is(err, sql.ErrNoRows) {
 			return fenced(tx, rid)
 		}
-		st = queue.LeaseStatus{Until: fromNanos(until), CancelRequested: cancel != 0}
+		st = backend.LeaseStatus{Until: fromNanos(until), CancelRequested: cancel != 0}
 		return err
 	})
 	return st, err
 }
 
-// Complete implements queue.Backend.
+// Complete implements backend.Backend.
 func (b *Backend) Complete(ctx context.Context, id, token string, result []byte) error {
 	rid, err := parseID(id)
 	if err != nil {
@@ -196,8 +196,8 @@ func holder(tx *wtx, id int64, token string) (*queue.Job, error) {
 	return j, err
 }
 
-// Fail implements queue.Backend.
-func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (queue.State, error) {
+// Fail implements backend.Backend.
+func (b *Backend) Fail(ctx context.Context, id, token string, f backend.Failure) (queue.State, error) {
 	f.Error = queue.StorableError(f.Error)
 	rid, err := parseID(id)
 	if err != nil {
@@ -239,12 +239,12 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f queue.Failure) (
 	return next, nil
 }
 
-// Snooze implements queue.Backend.
+// Snooze implements backend.Backend.
 func (b *Backend) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
 	return b.giveBack(ctx, "snooze", id, token, sqlstore.SnoozeState(d), d)
 }
 
-// Requeue implements queue.Backend.
+// Requeue implements backend.Backend.
 func (b *Backend) Requeue(ctx context.Context, id, token string) (queue.State, error) {
 	return b.giveBack(ctx, "requeue", id, token, queue.StatePending, 0)
 }

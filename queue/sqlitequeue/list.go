@@ -10,7 +10,7 @@ import (
 // listQ are the listings' statements.
 var listQ = &sqlstore.ListStatements{Jobs: "jobs", Tenants: qTenantList, TenantAlias: "t.", Param: sqlParam}
 
-// List implements queue.Backend. A page is one query that walks an index
+// List implements backend.Backend. A page is one query that walks an index
 // in id order, forwards or backwards (NewestFirst), and stops at a page of
 // matches: (queue, state, id) for a queue and one state, else the (queue,
 // id), (tenant, id), (kind, id) and (grp, id) indexes of migration 0004

@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 
 // openDSN opens the queue file named by dsn (a path), in this process or in
 // a crash-test worker process.
-func openDSN(dsn string) (queue.Backend, func() error, error) {
+func openDSN(dsn string) (backend.Backend, func() error, error) {
 	b, err := sqlitequeue.Open(dsn, sqlitequeue.Options{})
 	if err != nil {
 		return nil, nil, err

@@ -9,7 +9,7 @@ import (
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.Outbox = (*Backend)(nil)
+var _ backend.Outbox = (*Backend)(nil)
 
 var (
 	// qEmitJob records the event of the job's current (final) state,
@@ -72,8 +72,8 @@ func (b *Backend) emitEvent(tx *wtx, e queue.Event, now int64) error {
 	return err
 }
 
-// ClaimEvents implements queue.Outbox.
-func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]queue.ClaimedEvent, error) {
+// ClaimEvents implements backend.Outbox.
+func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration) ([]backend.ClaimedEvent, error) {
 	if err := sqlstore.CheckClaim(max, leaseFor); err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Durati
 		return nil, err
 	}
 	now := b.now()
-	var out []queue.ClaimedEvent
+	var out []backend.ClaimedEvent
 	err = b.write(ctx, "claim events", func(tx *wtx) error {
 		out, err = sqlstore.ClaimEvents(tx, outboxQ, prefix, now, max, leaseFor)
 		return err
@@ -93,7 +93,7 @@ func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Durati
 	return out, err
 }
 
-// AckEvent implements queue.Outbox.
+// AckEvent implements backend.Outbox.
 func (b *Backend) AckEvent(ctx context.Context, id, token string) error {
 	if !b.outbox {
 		return queue.ErrOutboxOff
@@ -103,7 +103,7 @@ func (b *Backend) AckEvent(ctx context.Context, id, token string) error {
 	})
 }
 
-// RetryEvent implements queue.Outbox.
+// RetryEvent implements backend.Outbox.
 func (b *Backend) RetryEvent(ctx context.Context, id, token string, after time.Duration) error {
 	if !b.outbox {
 		return queue.ErrOutboxOff
@@ -114,8 +114,8 @@ func (b *Backend) RetryEvent(ctx context.Context, id, token string, after time.D
 	})
 }
 
-// RecordDelivery implements queue.Outbox.
-func (b *Backend) RecordDelivery(ctx context.Context, d queue.Delivery) error {
+// RecordDelivery implements backend.Outbox.
+func (b *Backend) RecordDelivery(ctx context.Context, d backend.Delivery) error {
 	if !b.outbox {
 		return queue.ErrOutboxOff
 	}
@@ -128,8 +128,8 @@ func (b *Backend) RecordDelivery(ctx context.Context, d queue.Delivery) error {
 	})
 }
 
-// Deliveries implements queue.Outbox.
-func (b *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queue.DeliveryPage, error) {
+// Deliveries implements backend.Outbox.
+func (b *Backend) Deliveries(ctx context.Context, f backend.DeliveryFilter) (*backend.DeliveryPage, error) {
 	if b.closed.Load() {
 		return nil, b.wrap("deliveries", queue.ErrClosed)
 	}
@@ -141,7 +141,7 @@ func (b *Backend) Deliveries(ctx context.Context, f queue.DeliveryFilter) (*queu
 	return page, b.wrap("deliveries", err)
 }
 
-// PruneDeliveries implements queue.Outbox.
+// PruneDeliveries implements backend.Outbox.
 func (b *Backend) PruneDeliveries(ctx context.Context, olderThan time.Duration, limit int) (int, error) {
 	now := b.now()
 	n := 0

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
 
@@ -51,7 +52,7 @@ func leaseComplete(b *testing.B, be *sqlitequeue.Backend) {
 			left = len(specs)
 			b.StartTimer()
 		}
-		ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: 1, LeaseFor: time.Minute})
+		ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: 1, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 1 {
 			b.Fatalf("Lease = %d, %v", len(ls), err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
@@ -24,7 +25,7 @@ func openOutbox(t testing.TB, clk clock.Clock) *sqlitequeue.Backend {
 }
 
 func TestOutboxConformance(t *testing.T) {
-	queuetest.RunOutbox(t, func(t *testing.T, clk clock.Clock) queue.Backend { return openOutbox(t, clk) })
+	queuetest.RunOutbox(t, func(t *testing.T, clk clock.Clock) backend.Backend { return openOutbox(t, clk) })
 }
 
 // TestOutboxOff checks that a backend opened without the outbox records
@@ -37,7 +38,7 @@ func TestOutboxOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+	ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("Lease: %v", err)
 	}

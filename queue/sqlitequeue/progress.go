@@ -4,10 +4,11 @@ import (
 	"context"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.ProgressBackend = (*Backend)(nil)
+var _ backend.ProgressBackend = (*Backend)(nil)
 
 var (
 	qFence       = hot(`SELECT state, coalesce(lease_token, ''), queue, kind, tenant, grp, attempt FROM jobs WHERE id = ?`)
@@ -23,7 +24,7 @@ var progressQ = &sqlstore.ProgressStatements{Fence: qFence, Put: qPutProgress,
 	Get: `SELECT ` + jobCols + `, job_progress.percent, job_progress.data, job_progress.reported_at
 		FROM jobs LEFT JOIN job_progress ON job_progress.job_id = jobs.id WHERE id = ?`}
 
-// SetProgress implements queue.ProgressBackend: one write that checks the
+// SetProgress implements backend.ProgressBackend: one write that checks the
 // lease, records p and, with the event log on, logs it.
 func (b *Backend) SetProgress(ctx context.Context, id, token string, p queue.JobProgress) error {
 	rid, err := parseID(id)

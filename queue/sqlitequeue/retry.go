@@ -24,7 +24,7 @@ var (
 		ORDER BY p.state IN ('failed', 'cancelled') DESC, p.id LIMIT 1`)
 )
 
-// Retry implements queue.Retrier. The job becomes ready through promote,
+// Retry implements backend.Retrier. The job becomes ready through promote,
 // the step Lease uses for due jobs, so its tenant's limit and pause apply
 // exactly as they do to any job that becomes ready.
 func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {

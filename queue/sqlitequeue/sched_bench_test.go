@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
@@ -16,13 +17,13 @@ import (
 // BenchmarkTenantLimits: queuetest.BenchTenantLimits on this backend
 // (jobs/s with tenants off, on, and with limits that do and do not bind).
 func BenchmarkTenantLimits(b *testing.B) {
-	queuetest.BenchTenantLimits(b, func(b *testing.B) queue.Backend { return open(b, nil) })
+	queuetest.BenchTenantLimits(b, func(b *testing.B) backend.Backend { return open(b, nil) })
 }
 
 // BenchmarkNoisyNeighbour: queuetest.BenchNoisyNeighbour on this backend
 // (tenant B's wait to start under tenant A's flood of 10,000 jobs).
 func BenchmarkNoisyNeighbour(b *testing.B) {
-	queuetest.BenchNoisyNeighbour(b, func(b *testing.B) queue.Backend { return open(b, nil) })
+	queuetest.BenchNoisyNeighbour(b, func(b *testing.B) backend.Backend { return open(b, nil) })
 }
 
 // BenchmarkLeaseTenants measures Lease+Complete of one job (like
@@ -59,7 +60,7 @@ func BenchmarkLeaseTenants(b *testing.B) {
 			left = len(specs)
 			b.StartTimer()
 		}
-		ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: 1, LeaseFor: time.Minute})
+		ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"bench"}, WorkerID: "b", Max: 1, LeaseFor: time.Minute})
 		if err != nil || len(ls) != 1 {
 			b.Fatalf("Lease = %d, %v", len(ls), err)
 		}
@@ -76,7 +77,7 @@ func BenchmarkLeaseTenants(b *testing.B) {
 // BenchmarkTickToStart: queuetest.BenchTickToStart on this backend (wall
 // time from a schedule's tick to its job's handler starting).
 func BenchmarkTickToStart(b *testing.B) {
-	queuetest.BenchTickToStart(b, func(b *testing.B, clk clock.Clock) queue.Backend {
+	queuetest.BenchTickToStart(b, func(b *testing.B, clk clock.Clock) backend.Backend {
 		be, err := sqlitequeue.Open(filepath.Join(b.TempDir(), "q.db"), sqlitequeue.Options{Clock: clk})
 		if err != nil {
 			b.Fatal(err)

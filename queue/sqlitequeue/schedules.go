@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"time"
 
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
@@ -42,9 +42,9 @@ var scheduleQ = &sqlstore.ScheduleStatements{
 	Pause: qSchedulePause, Claim: qScheduleClaim, RecordTick: qScheduleRecordTick, RecordManual: qScheduleRecordManual,
 }
 
-// PutSchedule implements queue.ScheduleStore.
-func (b *Backend) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, keep string) (*queue.ScheduleRecord, error) {
-	var out *queue.ScheduleRecord
+// PutSchedule implements backend.ScheduleStore.
+func (b *Backend) PutSchedule(ctx context.Context, rec backend.ScheduleRecord, keep string) (*backend.ScheduleRecord, error) {
+	var out *backend.ScheduleRecord
 	err := b.write(ctx, "put schedule", func(tx *wtx) error {
 		var err error
 		out, err = sqlstore.PutSchedule(tx, scheduleQ, rec, keep, b.now())
@@ -53,9 +53,9 @@ func (b *Backend) PutSchedule(ctx context.Context, rec queue.ScheduleRecord, kee
 	return out, err
 }
 
-// GetSchedule implements queue.ScheduleStore.
-func (b *Backend) GetSchedule(ctx context.Context, name string) (*queue.ScheduleRecord, error) {
-	var out *queue.ScheduleRecord
+// GetSchedule implements backend.ScheduleStore.
+func (b *Backend) GetSchedule(ctx context.Context, name string) (*backend.ScheduleRecord, error) {
+	var out *backend.ScheduleRecord
 	err := b.read(ctx, func(tx *sql.Tx) error {
 		var err error
 		out, err = sqlstore.GetSchedule(sqlstore.OnSQL{Ctx: ctx, Q: tx}, scheduleQ, name)
@@ -64,9 +64,9 @@ func (b *Backend) GetSchedule(ctx context.Context, name string) (*queue.Schedule
 	return out, b.wrap("get schedule", err)
 }
 
-// ListSchedules implements queue.ScheduleStore.
-func (b *Backend) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, error) {
-	var out []*queue.ScheduleRecord
+// ListSchedules implements backend.ScheduleStore.
+func (b *Backend) ListSchedules(ctx context.Context) ([]*backend.ScheduleRecord, error) {
+	var out []*backend.ScheduleRecord
 	err := b.read(ctx, func(tx *sql.Tx) error {
 		var err error
 		out, err = sqlstore.ListSchedules(sqlstore.OnSQL{Ctx: ctx, Q: tx}, scheduleQ)
@@ -75,16 +75,16 @@ func (b *Backend) ListSchedules(ctx context.Context) ([]*queue.ScheduleRecord, e
 	return out, b.wrap("list schedules", err)
 }
 
-// DeleteSchedule implements queue.ScheduleStore.
+// DeleteSchedule implements backend.ScheduleStore.
 func (b *Backend) DeleteSchedule(ctx context.Context, name, source, keep string) error {
 	return b.write(ctx, "delete schedule", func(tx *wtx) error {
 		return sqlstore.DeleteSchedule(tx, scheduleQ, name, source, keep)
 	})
 }
 
-// PauseSchedule implements queue.ScheduleStore.
-func (b *Backend) PauseSchedule(ctx context.Context, name string, paused bool) (*queue.ScheduleRecord, error) {
-	var out *queue.ScheduleRecord
+// PauseSchedule implements backend.ScheduleStore.
+func (b *Backend) PauseSchedule(ctx context.Context, name string, paused bool) (*backend.ScheduleRecord, error) {
+	var out *backend.ScheduleRecord
 	err := b.write(ctx, "pause schedule", func(tx *wtx) error {
 		var err error
 		out, err = sqlstore.PauseSchedule(tx, scheduleQ, name, paused, b.now())
@@ -93,7 +93,7 @@ func (b *Backend) PauseSchedule(ctx context.Context, name string, paused bool) (
 	return out, err
 }
 
-// ClaimTick implements queue.ScheduleStore.
+// ClaimTick implements backend.ScheduleStore.
 func (b *Backend) ClaimTick(ctx context.Context, name string, prev, tick time.Time, run bool) (bool, error) {
 	var ok bool
 	err := b.write(ctx, "claim tick", func(tx *wtx) error {
@@ -104,7 +104,7 @@ func (b *Backend) ClaimTick(ctx context.Context, name string, prev, tick time.Ti
 	return ok, err
 }
 
-// RecordRun implements queue.ScheduleStore.
+// RecordRun implements backend.ScheduleStore.
 func (b *Backend) RecordRun(ctx context.Context, name string, tick time.Time, jobID string) error {
 	return b.write(ctx, "record run", func(tx *wtx) error {
 		return sqlstore.RecordRun(tx, scheduleQ, name, tick, jobID, b.now())

@@ -4,10 +4,11 @@ import (
 	"context"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.TenantSecrets = (*Backend)(nil)
+var _ backend.TenantSecrets = (*Backend)(nil)
 
 // secretQ are the statements of tenant secrets.
 var secretQ = &sqlstore.SecretStatements{
@@ -17,7 +18,7 @@ var secretQ = &sqlstore.SecretStatements{
 	Get:    `SELECT secret FROM tenant_secrets WHERE tenant = ?`,
 }
 
-// SetTenantSecret implements queue.TenantSecrets.
+// SetTenantSecret implements backend.TenantSecrets.
 func (b *Backend) SetTenantSecret(ctx context.Context, tenant, secret string) error {
 	if err := queue.ValidateSecret(tenant, secret); err != nil {
 		return err
@@ -27,7 +28,7 @@ func (b *Backend) SetTenantSecret(ctx context.Context, tenant, secret string) er
 	})
 }
 
-// TenantSecret implements queue.TenantSecrets.
+// TenantSecret implements backend.TenantSecrets.
 func (b *Backend) TenantSecret(ctx context.Context, tenant string) (string, error) {
 	if b.closed.Load() {
 		return "", b.wrap("tenant secret", queue.ErrClosed)

@@ -1,4 +1,4 @@
-// Package sqlitequeue is a queue.Backend on an embedded SQLite file
+// Package sqlitequeue is a backend.Backend on an embedded SQLite file
 // (modernc.org/sqlite, pure Go): the queue that needs no other server.
 //
 // The file runs in WAL mode, so readers never block the writer. SQLite
@@ -44,12 +44,12 @@ type Options struct {
 	Durable bool
 	// Outbox records an event (queue.Event) in the same transaction as
 	// every job transition to a final state, for a consumer such as
-	// queue/webhook's Dispatcher to deliver (see queue.Outbox). Default
+	// queue/webhook's Dispatcher to deliver (see backend.Outbox). Default
 	// off: with no consumer the outbox would only grow. Every process
 	// sharing the file must open it with the same setting, or the
 	// transitions of the others record nothing.
 	Outbox bool
-	// Events keeps the event log (queue.EventLog): every new job, start,
+	// Events keeps the event log (backend.EventLog): every new job, start,
 	// progress report, final state and group completion is logged in the
 	// same transaction, for Client.Subscribe and Client.Wait to follow.
 	// Default off: it costs a row per transition, pruned by PruneEvents
@@ -58,7 +58,7 @@ type Options struct {
 	Events bool
 }
 
-// Backend is a queue.Backend on a SQLite file. It is safe for concurrent
+// Backend is a backend.Backend on a SQLite file. It is safe for concurrent
 // use, also by several processes sharing the file.
 type Backend struct {
 	w      *sql.DB // one connection: all writes
@@ -79,8 +79,8 @@ type Backend struct {
 	subs sqlstore.Subscribers
 }
 
-var _ queue.Backend = (*Backend)(nil)
-var _ queue.Notifier = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
+var _ backend.Notifier = (*Backend)(nil)
 
 // Open opens (creating if needed) the queue database at path and migrates
 // its schema to the current version.

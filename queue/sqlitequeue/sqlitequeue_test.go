@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
@@ -26,7 +27,7 @@ func open(t testing.TB, clk clock.Clock) *sqlitequeue.Backend {
 }
 
 func TestConformance(t *testing.T) {
-	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend { return open(t, clk) })
+	queuetest.Run(t, func(t *testing.T, clk clock.Clock) backend.Backend { return open(t, clk) })
 }
 
 func TestReopenKeepsJobsAndVersion(t *testing.T) {

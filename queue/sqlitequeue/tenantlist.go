@@ -5,10 +5,11 @@ import (
 	"database/sql"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.TenantLister = (*Backend)(nil)
+var _ backend.TenantLister = (*Backend)(nil)
 
 // qTenantList is every tenant with unfinished jobs (scope_counts) or a
 // row of settings, with its counts and settings. Its columns are the
@@ -32,7 +33,7 @@ const qTenantList = `WITH names AS (
 		coalesce(s.paused_until, 0)
 	FROM t LEFT JOIN tenants s ON s.tenant = t.tenant`
 
-// Tenants implements queue.TenantLister. Tenants come from the per-tenant
+// Tenants implements backend.TenantLister. Tenants come from the per-tenant
 // counts the job triggers keep and from the settings table, never from
 // the jobs themselves; the busiest order sorts every tenant, which is
 // cheap next to the jobs (one row per tenant and state).

@@ -6,17 +6,18 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
-var _ queue.TenantBackend = (*Backend)(nil)
+var _ backend.TenantBackend = (*Backend)(nil)
 
-// SetTenant implements queue.TenantBackend (sqlstore's SetTenant).
+// SetTenant implements backend.TenantBackend (sqlstore's SetTenant).
 func (b *Backend) SetTenant(ctx context.Context, tenant string, cfg queue.TenantConfig) error {
 	return b.writeSched(ctx, "set tenant", func(s *sched) error { return s.SetTenant(tenant, cfg) })
 }
 
-// Tenant implements queue.TenantBackend. It reads the settings and counts
+// Tenant implements backend.TenantBackend. It reads the settings and counts
 // in one read transaction, so they agree.
 func (b *Backend) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo, error) {
 	if b.closed.Load() {
@@ -34,12 +35,12 @@ func (b *Backend) Tenant(ctx context.Context, tenant string) (*queue.TenantInfo,
 	return info, nil
 }
 
-// SetAging implements queue.TenantBackend.
+// SetAging implements backend.TenantBackend.
 func (b *Backend) SetAging(ctx context.Context, q string, step int) error {
 	return b.writeSched(ctx, "set aging", func(s *sched) error { return s.SetAging(q, step) })
 }
 
-// Pause implements queue.TenantBackend (sqlstore's Pause).
+// Pause implements backend.TenantBackend (sqlstore's Pause).
 func (b *Backend) Pause(ctx context.Context, scope queue.Scope, d time.Duration) (time.Time, error) {
 	var until time.Time
 	err := b.writeSched(ctx, "pause", func(s *sched) error {

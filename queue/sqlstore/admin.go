@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // QueuePauses reads the queues paused at now and until when: query takes
@@ -72,13 +73,13 @@ func CancelFinished(j *queue.Job) (*queue.Job, error) {
 
 // RescueLimits are the batch limit and stall limit of req, defaults
 // filled.
-func RescueLimits(req queue.RescueRequest) (limit, maxStalls int) {
+func RescueLimits(req backend.RescueRequest) (limit, maxStalls int) {
 	limit, maxStalls = req.Limit, req.MaxStalls
 	if maxStalls <= 0 {
 		maxStalls = queue.DefaultMaxStalls
 	}
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	return limit, maxStalls
 }
@@ -116,7 +117,7 @@ func RescueOutcome(j *queue.Job, now int64, maxStalls int) (Stalled, error) {
 // RescueJobs decides what becomes of each of the expired jobs at now and
 // has apply make it so (i is the job's index in expired). It counts the
 // outcomes; requeued lists the queues of the jobs pending again.
-func RescueJobs(expired []*queue.Job, now int64, maxStalls int, apply func(i int, j *queue.Job, r Stalled) error) (res queue.RescueResult, requeued map[string]bool, err error) {
+func RescueJobs(expired []*queue.Job, now int64, maxStalls int, apply func(i int, j *queue.Job, r Stalled) error) (res backend.RescueResult, requeued map[string]bool, err error) {
 	requeued = map[string]bool{}
 	for i, j := range expired {
 		r, err := RescueOutcome(j, now, maxStalls)
@@ -124,7 +125,7 @@ func RescueJobs(expired []*queue.Job, now int64, maxStalls int, apply func(i int
 			err = apply(i, j, r)
 		}
 		if err != nil {
-			return queue.RescueResult{}, nil, err
+			return backend.RescueResult{}, nil, err
 		}
 		switch r.Next {
 		case queue.StatePending:
@@ -158,7 +159,7 @@ func Retryable(id string, state queue.State, grp string) error {
 
 // ParentsDone refuses to retry flow job id, in state st, while a parent
 // holds it back: parent is the row of the dialect's query for the parent
-// that does (id, state), if any (queue.Retrier).
+// that does (id, state), if any (backend.Retrier).
 func ParentsDone(parent Row, id string, st queue.State) error {
 	var pid int64
 	var state string
@@ -199,10 +200,10 @@ func RetryChecks(id, q string, state queue.State, grp string, key *string, paren
 // deletes is run per state kept for a while, as long as room is left,
 // with the arguments state, cutoff (finished at or before), queueArgs,
 // then the room left.
-func CleanupJobs(tx Tx, deletes []string, queueArgs []any, req queue.CleanupRequest, now int64) (int, error) {
+func CleanupJobs(tx Tx, deletes []string, queueArgs []any, req backend.CleanupRequest, now int64) (int, error) {
 	limit := req.Limit
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	deleted := 0
 	for _, st := range []queue.State{queue.StateCompleted, queue.StateFailed, queue.StateCancelled} {

@@ -94,7 +94,7 @@ func ParentReason(id string, st queue.State) string {
 // that holds its unique key and dup = true: a flow is stored whole or not
 // at all. A node's parents in the flow are added to its DependsOn; its
 // error names the node.
-func FlowNodes(p queue.FlowPlan, node func(spec queue.JobSpec, name string) (j *queue.Job, dup bool, err error)) ([]*queue.Job, error) {
+func FlowNodes(p backend.FlowPlan, node func(spec queue.JobSpec, name string) (j *queue.Job, dup bool, err error)) ([]*queue.Job, error) {
 	out := make([]*queue.Job, len(p.Nodes))
 	for i, n := range p.Nodes {
 		spec := n.Spec
@@ -115,7 +115,7 @@ func FlowNodes(p queue.FlowPlan, node func(spec queue.JobSpec, name string) (j *
 }
 
 // FlowStatements are a dialect's statements of reading flows
-// (queue.FlowBackend).
+// (backend.FlowBackend).
 type FlowStatements struct {
 	// Flow returns name and created_at of flow $1; Jobs the JobCols of
 	// its jobs by id.
@@ -165,7 +165,7 @@ func ReadRelatives(tx Tx, st *FlowStatements, rid int64, maxResults int) (*queue
 	}
 	budget := maxResults
 	for _, p := range parents {
-		p.Result, p.Omitted, budget = queue.BoundResult(p.Result, budget)
+		p.Result, p.Omitted, budget = backend.BoundResult(p.Result, budget)
 		rel.Parents = append(rel.Parents, p)
 	}
 	children, err := refs(tx, st.Children, rid)

@@ -54,7 +54,7 @@ func ScanGroup(row Row) (*GroupRow, error) {
 		g.Spec.CompletionPayload = payload
 	}
 	g.Spec.MinInterval, g.Spec.TTL = time.Duration(minInterval), time.Duration(ttl)
-	if g.Spec.Webhook, err = queue.DecodeWebhook(webhook); err != nil {
+	if g.Spec.Webhook, err = backend.DecodeWebhook(webhook); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -101,7 +101,7 @@ func (s *Sched) GroupSettle(id string) error {
 	if err != nil {
 		return err
 	}
-	if spec, ok := queue.CompletionJob(*p); ok {
+	if spec, ok := backend.CompletionJob(*p); ok {
 		jid, err := s.D.InsertCompletion(spec)
 		if err != nil {
 			return err
@@ -192,7 +192,7 @@ func (s *Sched) CreateGroup(spec queue.GroupSpec) (*queue.GroupProgress, error) 
 	}
 	n, err := s.Tx.Exec(s.St.CreateGroup, spec.ID, spec.Tenant, spec.MaxConcurrency, int64(spec.MinInterval),
 		int64(spec.TTL), deadline, spec.CompletionKind, spec.CompletionQueue, spec.CompletionPayload,
-		queue.EncodeWebhook(spec.Webhook), s.Now)
+		backend.EncodeWebhook(spec.Webhook), s.Now)
 	if err != nil {
 		return nil, err
 	}

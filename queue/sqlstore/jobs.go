@@ -4,6 +4,7 @@ import (
 	"database/sql"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // NewJob is the job a spec becomes when stored at now (without its id):
@@ -44,7 +45,7 @@ func InsertArgs(j *queue.Job, more ...any) []any {
 	}
 	args := make([]any, 0, 15+len(more))
 	args = append(args, j.Queue, j.Kind, j.Payload, j.Tenant, j.Group, j.Priority, ToNanos(j.RunAt),
-		j.MaxAttempts, int64(j.Timeout), string(j.State), queue.EncodeWebhook(j.Webhook), j.Trace, now,
+		j.MaxAttempts, int64(j.Timeout), string(j.State), backend.EncodeWebhook(j.Webhook), j.Trace, now,
 		NullString(j.UniqueKey), uniqueUntil)
 	return append(args, more...)
 }

@@ -12,6 +12,7 @@ import (
 
 	rules "github.com/sluicehq/sluice/internal/sched"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // PlainBatch bounds how many due jobs without tenant or group a
@@ -588,7 +589,7 @@ func schedErrors(hist []queue.AttemptError, e queue.AttemptError) (string, error
 // the failure is permanent or its attempts are spent, else retrying at
 // retryAt. It also returns the job's error history with this attempt's
 // error, and its finish time (0 unless final).
-func FailOutcome(f queue.Failure, attempt, maxAttempts int, cancel bool, hist []queue.AttemptError, now int64) (next queue.State, errs string, finished, retryAt int64, err error) {
+func FailOutcome(f backend.Failure, attempt, maxAttempts int, cancel bool, hist []queue.AttemptError, now int64) (next queue.State, errs string, finished, retryAt int64, err error) {
 	next = queue.StateRetrying
 	switch {
 	case cancel:

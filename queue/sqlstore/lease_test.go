@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // The scheduler itself runs on a store's transaction and is tested by
@@ -17,17 +18,17 @@ func TestFailOutcome(t *testing.T) {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC).UnixNano()
 	cases := []struct {
 		name           string
-		f              queue.Failure
+		f              backend.Failure
 		attempt, max   int
 		cancel         bool
 		want           queue.State
 		finished, next int64
 	}{
-		{"retry", queue.Failure{Error: "x", RetryIn: time.Second}, 1, 3, false, queue.StateRetrying, 0, now + int64(time.Second)},
-		{"retry now", queue.Failure{Error: "x"}, 1, 3, false, queue.StateRetrying, 0, now},
-		{"spent", queue.Failure{Error: "x", RetryIn: time.Second}, 3, 3, false, queue.StateFailed, now, 0},
-		{"permanent", queue.Failure{Error: "x", Permanent: true}, 1, 3, false, queue.StateFailed, now, 0},
-		{"cancelled", queue.Failure{Error: "x", Permanent: true}, 3, 3, true, queue.StateCancelled, now, 0},
+		{"retry", backend.Failure{Error: "x", RetryIn: time.Second}, 1, 3, false, queue.StateRetrying, 0, now + int64(time.Second)},
+		{"retry now", backend.Failure{Error: "x"}, 1, 3, false, queue.StateRetrying, 0, now},
+		{"spent", backend.Failure{Error: "x", RetryIn: time.Second}, 3, 3, false, queue.StateFailed, now, 0},
+		{"permanent", backend.Failure{Error: "x", Permanent: true}, 1, 3, false, queue.StateFailed, now, 0},
+		{"cancelled", backend.Failure{Error: "x", Permanent: true}, 3, 3, true, queue.StateCancelled, now, 0},
 	}
 	for _, c := range cases {
 		next, errs, finished, retryAt, err := FailOutcome(c.f, c.attempt, c.max, c.cancel, nil, now)
@@ -48,7 +49,7 @@ func TestFailOutcomeKeepsLastErrors(t *testing.T) {
 	for i := range queue.MaxErrorHistory {
 		hist = append(hist, queue.AttemptError{Attempt: i + 1, Error: "old"})
 	}
-	_, errs, _, _, err := FailOutcome(queue.Failure{Error: "new"}, queue.MaxErrorHistory+1, 100, false, hist, 1)
+	_, errs, _, _, err := FailOutcome(backend.Failure{Error: "new"}, queue.MaxErrorHistory+1, 100, false, hist, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

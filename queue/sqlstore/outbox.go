@@ -20,7 +20,7 @@ const EventColumns = `event_id, type, job_id, queue, kind, tenant, grp, state, a
 const deliveryColumns = `seq, event_id, event_type, job_id, grp, subscription, url, attempt, at, status,
 	latency, error, outcome`
 
-// OutboxStatements are a dialect's statements of the outbox (queue.Outbox).
+// OutboxStatements are a dialect's statements of the outbox (backend.Outbox).
 type OutboxStatements struct {
 	// Claim takes (due_at, token prefix, now, max), sets the claim of at
 	// most max due events and returns seq, EventColumns, claim_token and
@@ -69,10 +69,10 @@ func CheckClaim(max int, leaseFor time.Duration) error {
 
 // ClaimEvents claims at most max due events for leaseFor with tokens
 // under prefix, in one statement, and returns them in outbox order.
-func ClaimEvents(tx Tx, st *OutboxStatements, prefix string, now int64, max int, leaseFor time.Duration) ([]queue.ClaimedEvent, error) {
+func ClaimEvents(tx Tx, st *OutboxStatements, prefix string, now int64, max int, leaseFor time.Duration) ([]backend.ClaimedEvent, error) {
 	type claim struct {
 		seq int64
-		c   queue.ClaimedEvent
+		c   backend.ClaimedEvent
 	}
 	rows, err := tx.Query(st.Claim, NanosAfter(now, leaseFor), prefix, now, max)
 	claims, err := CollectRows(rows, err, func(r Row) (claim, error) {
@@ -90,7 +90,7 @@ func ClaimEvents(tx Tx, st *OutboxStatements, prefix string, now int64, max int,
 	}
 	// RETURNING keeps no order: hand the claims out in outbox order.
 	sort.Slice(claims, func(i, j int) bool { return claims[i].seq < claims[j].seq })
-	out := make([]queue.ClaimedEvent, len(claims))
+	out := make([]backend.ClaimedEvent, len(claims))
 	for i, c := range claims {
 		out[i] = c.c
 	}
@@ -130,7 +130,7 @@ func RetryEvent(tx Tx, st *OutboxStatements, id, token string, now int64, after 
 }
 
 // CheckDelivery refuses a delivery record that lacks what the log keys on.
-func CheckDelivery(d queue.Delivery) error {
+func CheckDelivery(d backend.Delivery) error {
 	if d.EventID == "" || d.Subscription == "" || d.Attempt < 1 || d.Outcome == "" {
 		return backend.InvalidArgument(queue.Field("", "Delivery"), "needs EventID, Subscription, Attempt >= 1 and Outcome, got %q, %q, %d, %q",
 			d.EventID, d.Subscription, d.Attempt, d.Outcome)
@@ -140,7 +140,7 @@ func CheckDelivery(d queue.Delivery) error {
 
 // RecordDelivery logs d at now and counts it in its event's progress, if
 // the event is still in the outbox; tx is one transaction.
-func RecordDelivery(tx Tx, st *OutboxStatements, d queue.Delivery, now int64) error {
+func RecordDelivery(tx Tx, st *OutboxStatements, d backend.Delivery, now int64) error {
 	if _, err := tx.Exec(st.AddDelivery, d.EventID, string(d.EventType), d.JobID, d.Group, d.Subscription,
 		d.URL, d.Attempt, now, d.Status, int64(d.Latency), d.Error, string(d.Outcome)); err != nil {
 		return err
@@ -152,7 +152,7 @@ func RecordDelivery(tx Tx, st *OutboxStatements, d queue.Delivery, now int64) er
 	} else if err != nil {
 		return err
 	}
-	prog := map[string]queue.Progress{}
+	prog := map[string]backend.Progress{}
 	if err := json.Unmarshal([]byte(raw), &prog); err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func RecordDelivery(tx Tx, st *OutboxStatements, d queue.Delivery, now int64) er
 // DeliveriesQuery is the query of one page of f, newest first, with its
 // arguments and the page's size; it reads one row more than the page, to
 // know whether another follows.
-func DeliveriesQuery(st *OutboxStatements, f queue.DeliveryFilter) (string, []any, int, error) {
+func DeliveriesQuery(st *OutboxStatements, f backend.DeliveryFilter) (string, []any, int, error) {
 	limit := PageLimit(f.Limit, queue.DefaultListLimit, queue.MaxListLimit)
 	where, args := []string{"1 = 1"}, []any{}
 	arg := func(v any) string {
@@ -196,13 +196,13 @@ func DeliveriesQuery(st *OutboxStatements, f queue.DeliveryFilter) (string, []an
 }
 
 // Deliveries reads the page of DeliveriesQuery.
-func Deliveries(tx Tx, query string, args []any, limit int) (*queue.DeliveryPage, error) {
+func Deliveries(tx Tx, query string, args []any, limit int) (*backend.DeliveryPage, error) {
 	rows, err := tx.Query(query, args...)
 	ds, err := CollectRows(rows, err, scanDelivery)
 	if err != nil {
 		return nil, err
 	}
-	page := &queue.DeliveryPage{Deliveries: ds}
+	page := &backend.DeliveryPage{Deliveries: ds}
 	if len(ds) > limit {
 		page.Deliveries = ds[:limit]
 		page.Next = strconv.FormatInt(ds[limit-1].Seq, 10)
@@ -210,15 +210,15 @@ func Deliveries(tx Tx, query string, args []any, limit int) (*queue.DeliveryPage
 	return page, nil
 }
 
-func scanDelivery(r Row) (queue.Delivery, error) {
+func scanDelivery(r Row) (backend.Delivery, error) {
 	var (
-		d            queue.Delivery
+		d            backend.Delivery
 		typ, outcome string
 		at, latency  int64
 	)
 	err := r.Scan(&d.Seq, &d.EventID, &typ, &d.JobID, &d.Group, &d.Subscription, &d.URL,
 		&d.Attempt, &at, &d.Status, &latency, &d.Error, &outcome)
-	d.EventType, d.Outcome = queue.EventType(typ), queue.DeliveryOutcome(outcome)
+	d.EventType, d.Outcome = queue.EventType(typ), backend.DeliveryOutcome(outcome)
 	d.At, d.Latency = FromNanos(at), time.Duration(latency)
 	return d, err
 }
@@ -227,7 +227,7 @@ func scanDelivery(r Row) (queue.Delivery, error) {
 // entries older than olderThan.
 func PruneDeliveries(tx Tx, st *OutboxStatements, now int64, olderThan time.Duration, limit int) (int, error) {
 	if limit <= 0 {
-		limit = queue.DefaultBatchLimit
+		limit = backend.DefaultBatchLimit
 	}
 	n, err := tx.Exec(st.Prune, now-int64(olderThan), limit)
 	return int(n), err

@@ -8,7 +8,7 @@ import (
 )
 
 // ProgressStatements are a dialect's statements of job progress
-// (queue.ProgressBackend) and of reading a job with it.
+// (backend.ProgressBackend) and of reading a job with it.
 type ProgressStatements struct {
 	// Fence returns state, lease token ('' for none), queue, kind,
 	// tenant, grp and attempt of job $1, locking its row where the
@@ -92,7 +92,7 @@ func ReadJob(tx Tx, st *ProgressStatements, rid int64) (*queue.Job, error) {
 }
 
 // SecretStatements are a dialect's statements of tenant secrets
-// (queue.TenantSecrets).
+// (backend.TenantSecrets).
 type SecretStatements struct {
 	// Set stores secret $2 of tenant $1 at $3; Delete deletes tenant $1's
 	// secret; Get returns it.

@@ -57,7 +57,7 @@ func TestQueryParams(t *testing.T) {
 				check(t, q, args)
 			}
 			ob := &OutboxStatements{Deliveries: "deliveries", Param: param}
-			q, args, _, err := DeliveriesQuery(ob, queue.DeliveryFilter{JobID: "1", Subscription: "s", Cursor: "9"})
+			q, args, _, err := DeliveriesQuery(ob, backend.DeliveryFilter{JobID: "1", Subscription: "s", Cursor: "9"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // JobColumns lists the columns of the jobs table that ScanJob reads, in
@@ -77,7 +78,7 @@ func (x *JobScan) Scan(r Row) (*queue.Job, error) {
 		return nil, err
 	}
 	j := x.j
-	w, err := queue.DecodeWebhook(x.webhook)
+	w, err := backend.DecodeWebhook(x.webhook)
 	if err != nil {
 		return nil, err
 	}

@@ -188,7 +188,7 @@ type SchedDialect interface {
 }
 
 // Sched does the tenant and group scheduling of one step (see
-// queue.TenantBackend and queue.GroupBackend for the rules, internal/sched
+// backend.TenantBackend and backend.GroupBackend for the rules, internal/sched
 // for the decisions), in the step's transaction, over its dialect's
 // statements. It caches what the step does not change, and collects the
 // queues that got pending jobs and the fair tags it handed out.

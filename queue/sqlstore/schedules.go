@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // ScheduleColumns lists the columns of a schedule that scanSchedule
@@ -12,7 +13,7 @@ const ScheduleColumns = `name, def, timing, source, paused, last_tick, pending, 
 	last_job, last_run_tick, last_run_at, created_at, updated_at`
 
 // ScheduleStatements are a dialect's statements of the schedules
-// (queue.ScheduleStore). $n names the n-th argument.
+// (backend.ScheduleStore). $n names the n-th argument.
 type ScheduleStatements struct {
 	// Get returns ScheduleColumns of schedule $1; List of every schedule
 	// by name.
@@ -47,8 +48,8 @@ type ScheduleStatements struct {
 
 // scanSchedule reads a row of ScheduleColumns; no row is
 // ErrScheduleNotFound.
-func scanSchedule(r Row) (*queue.ScheduleRecord, error) {
-	var rec queue.ScheduleRecord
+func scanSchedule(r Row) (*backend.ScheduleRecord, error) {
+	var rec backend.ScheduleRecord
 	var last, claimed, runTick, runAt, created, updated int64
 	var timing []byte
 	err := r.Scan(&rec.Name, &rec.Def, &timing, &rec.Source, &rec.Paused, &last, &rec.Pending,
@@ -95,9 +96,9 @@ func scheduleOwned(tx Tx, st *ScheduleStatements, name, source, keep string) err
 	return err
 }
 
-// PutSchedule stores rec unless keep keeps it (queue.ScheduleStore); tx
+// PutSchedule stores rec unless keep keeps it (backend.ScheduleStore); tx
 // is one transaction.
-func PutSchedule(tx Tx, st *ScheduleStatements, rec queue.ScheduleRecord, keep string, now int64) (*queue.ScheduleRecord, error) {
+func PutSchedule(tx Tx, st *ScheduleStatements, rec backend.ScheduleRecord, keep string, now int64) (*backend.ScheduleRecord, error) {
 	if err := scheduleOwned(tx, st, rec.Name, rec.Source, keep); err != nil {
 		return nil, err
 	}
@@ -120,12 +121,12 @@ func PutSchedule(tx Tx, st *ScheduleStatements, rec queue.ScheduleRecord, keep s
 }
 
 // GetSchedule reads schedule name.
-func GetSchedule(tx Tx, st *ScheduleStatements, name string) (*queue.ScheduleRecord, error) {
+func GetSchedule(tx Tx, st *ScheduleStatements, name string) (*backend.ScheduleRecord, error) {
 	return scanSchedule(tx.QueryRow(st.Get, name))
 }
 
 // ListSchedules reads every schedule, by name.
-func ListSchedules(tx Tx, st *ScheduleStatements) ([]*queue.ScheduleRecord, error) {
+func ListSchedules(tx Tx, st *ScheduleStatements) ([]*backend.ScheduleRecord, error) {
 	rows, err := tx.Query(st.List)
 	return CollectRows(rows, err, scanSchedule)
 }
@@ -140,7 +141,7 @@ func DeleteSchedule(tx Tx, st *ScheduleStatements, name, source, keep string) er
 }
 
 // PauseSchedule pauses or resumes schedule name.
-func PauseSchedule(tx Tx, st *ScheduleStatements, name string, paused bool, now int64) (*queue.ScheduleRecord, error) {
+func PauseSchedule(tx Tx, st *ScheduleStatements, name string, paused bool, now int64) (*backend.ScheduleRecord, error) {
 	if st.Returning {
 		return scanSchedule(tx.QueryRow(st.Pause, name, paused, now))
 	}

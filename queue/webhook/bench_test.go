@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/queue/webhook"
 )
@@ -61,7 +62,7 @@ func makeEvents(b *testing.B, be *sqlitequeue.Backend, n int) {
 		if _, err := c.EnqueueBatch(ctx, specs); err != nil {
 			b.Fatal(err)
 		}
-		ls, err := be.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: k, LeaseFor: time.Hour})
+		ls, err := be.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: k, LeaseFor: time.Hour})
 		if err != nil || len(ls) != k {
 			b.Fatalf("Lease = %d, %v", len(ls), err)
 		}

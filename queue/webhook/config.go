@@ -8,6 +8,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/flow"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -82,7 +83,7 @@ type Config struct {
 	// OnDelivery, when set, is called after every recorded attempt with
 	// its log entry, from the delivering goroutine: it must be quick and
 	// must not block (metrics, not I/O).
-	OnDelivery func(queue.Delivery)
+	OnDelivery func(backend.Delivery)
 	// Jobs, when set, also delivers the webhooks given with jobs and
 	// groups (queue.Webhook); default nil: only Subscriptions.
 	Jobs *JobHooks

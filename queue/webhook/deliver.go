@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/flow"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // maxRetryAfter caps how long a receiver's Retry-After may delay the next
@@ -37,7 +38,7 @@ type sendResult struct {
 // handle delivers one claimed event to the subscriptions waiting for it,
 // in parallel, then acknowledges it or releases it for its next attempt.
 // The round is cut off at half the claim, so it never outlives the claim.
-func (d *Dispatcher) handle(ctx context.Context, c queue.ClaimedEvent) {
+func (d *Dispatcher) handle(ctx context.Context, c backend.ClaimedEvent) {
 	round, cancel := context.WithTimeout(ctx, d.cfg.LeaseFor/2)
 	defer cancel()
 	ts, err := d.allTargets(round, c)
@@ -72,7 +73,7 @@ func (d *Dispatcher) handle(ctx context.Context, c queue.ClaimedEvent) {
 // allTargets returns the subscriptions c still has to go to, all with
 // the event's JSON as their body, then the webhooks given with its job or
 // group, each with its own.
-func (d *Dispatcher) allTargets(ctx context.Context, c queue.ClaimedEvent) ([]target, error) {
+func (d *Dispatcher) allTargets(ctx context.Context, c backend.ClaimedEvent) ([]target, error) {
 	var out []target
 	if subs := d.targets(c); len(subs) > 0 {
 		body, err := json.Marshal(c.Event)
@@ -92,7 +93,7 @@ func (d *Dispatcher) allTargets(ctx context.Context, c queue.ClaimedEvent) ([]ta
 
 // settle acknowledges c (next < 0) or releases it to be claimed again
 // after next. A lost claim means another dispatcher has the event now.
-func (d *Dispatcher) settle(ctx context.Context, c queue.ClaimedEvent, next time.Duration) {
+func (d *Dispatcher) settle(ctx context.Context, c backend.ClaimedEvent, next time.Duration) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	var err error
@@ -112,7 +113,7 @@ func (d *Dispatcher) settle(ctx context.Context, c queue.ClaimedEvent, next time
 }
 
 // send makes one attempt to deliver c to s and records it.
-func (d *Dispatcher) send(ctx context.Context, c queue.ClaimedEvent, s Subscription, body []byte) sendResult {
+func (d *Dispatcher) send(ctx context.Context, c backend.ClaimedEvent, s Subscription, body []byte) sendResult {
 	n := c.Progress[s.Name].Attempts + 1
 	if err := d.waitBudget(ctx, s.URL); err != nil {
 		if errors.Is(context.Cause(ctx), errStopped) {
@@ -126,7 +127,7 @@ func (d *Dispatcher) send(ctx context.Context, c queue.ClaimedEvent, s Subscript
 	if err != nil && errors.Is(context.Cause(ctx), errStopped) {
 		return sendResult{} // cut off by shutdown: not counted, released at once
 	}
-	dl := queue.Delivery{
+	dl := backend.Delivery{
 		EventID: c.Event.ID, EventType: c.Event.Type, JobID: c.Event.JobID, Group: c.Event.Group,
 		Subscription: s.Name, URL: s.URL, Attempt: n, Status: status, Latency: latency,
 		Outcome: d.outcome(status, err, n),
@@ -140,15 +141,15 @@ func (d *Dispatcher) send(ctx context.Context, c queue.ClaimedEvent, s Subscript
 	if d.cfg.OnDelivery != nil {
 		d.cfg.OnDelivery(dl)
 	}
-	if dl.Outcome == queue.DeliveryGone {
+	if dl.Outcome == backend.DeliveryGone {
 		d.disable(s)
 	}
 	if dl.Outcome.Final() {
-		if dl.Outcome != queue.DeliveryOK {
+		if dl.Outcome != backend.DeliveryOK {
 			d.cfg.Logger.Warn("webhook: delivery given up", "event", c.Event.ID, "subscription", s.Name,
 				"outcome", dl.Outcome, "attempt", n, "err", dl.Error)
 		}
-		return sendResult{final: true, ok: dl.Outcome == queue.DeliveryOK}
+		return sendResult{final: true, ok: dl.Outcome == backend.DeliveryOK}
 	}
 	return sendResult{next: max(d.cfg.Backoff(n, err), min(retryAfter, maxRetryAfter))}
 }
@@ -156,19 +157,19 @@ func (d *Dispatcher) send(ctx context.Context, c queue.ClaimedEvent, s Subscript
 // outcome classifies an attempt: 2xx delivered, 410 gone, refused by the
 // guard or an unusable URL refused, anything else retried until the last
 // attempt.
-func (d *Dispatcher) outcome(status int, err error, n int) queue.DeliveryOutcome {
+func (d *Dispatcher) outcome(status int, err error, n int) backend.DeliveryOutcome {
 	var ue *url.Error
 	switch {
 	case errors.Is(err, ErrRefused), err != nil && errors.As(err, &ue) && ue.Op == "parse":
-		return queue.DeliveryRefused
+		return backend.DeliveryRefused
 	case err == nil && status >= 200 && status < 300:
-		return queue.DeliveryOK
+		return backend.DeliveryOK
 	case status == http.StatusGone:
-		return queue.DeliveryGone
+		return backend.DeliveryGone
 	case n >= d.cfg.MaxAttempts:
-		return queue.DeliveryFailed
+		return backend.DeliveryFailed
 	}
-	return queue.DeliveryRetry
+	return backend.DeliveryRetry
 }
 
 func (d *Dispatcher) waitBudget(ctx context.Context, rawURL string) error {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -21,7 +22,7 @@ var errStopped = errors.New("webhook: dispatcher stopped")
 // Several dispatchers, in one process or many, may share an outbox: claims
 // keep them from sending the same event at once.
 type Dispatcher struct {
-	ob     queue.Outbox
+	ob     backend.Outbox
 	cfg    Config
 	client *http.Client
 	subs   []Subscription
@@ -37,7 +38,7 @@ type Dispatcher struct {
 
 // New returns a dispatcher on ob configured by cfg, or an error naming the
 // first bad field.
-func New(ob queue.Outbox, cfg Config) (*Dispatcher, error) {
+func New(ob backend.Outbox, cfg Config) (*Dispatcher, error) {
 	if ob == nil {
 		return nil, errors.New("webhook: New needs an outbox")
 	}
@@ -92,7 +93,7 @@ func (d *Dispatcher) disable(s Subscription) {
 
 // targets returns the subscriptions c still has to go to: they want its
 // type, are enabled, and are not finished with it.
-func (d *Dispatcher) targets(c queue.ClaimedEvent) []Subscription {
+func (d *Dispatcher) targets(c backend.ClaimedEvent) []Subscription {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []Subscription
@@ -219,11 +220,11 @@ func (d *Dispatcher) prune(ctx context.Context) {
 	}
 	for {
 		for ctx.Err() == nil {
-			n, err := d.ob.PruneDeliveries(ctx, d.cfg.LogRetention, queue.DefaultBatchLimit)
+			n, err := d.ob.PruneDeliveries(ctx, d.cfg.LogRetention, backend.DefaultBatchLimit)
 			if err != nil && ctx.Err() == nil {
 				d.cfg.Logger.Error("webhook: pruning the delivery log failed", "dispatcher", d.cfg.ID, "err", err)
 			}
-			if err != nil || n < queue.DefaultBatchLimit {
+			if err != nil || n < backend.DefaultBatchLimit {
 				break
 			}
 		}

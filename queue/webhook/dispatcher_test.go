@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/flow"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 	"github.com/sluicehq/sluice/queue/webhook"
 )
@@ -38,14 +39,14 @@ func openBackend(t *testing.T, clk clock.Clock, outbox bool) *sqlitequeue.Backen
 }
 
 // complete enqueues, leases and completes one job and returns its id.
-func complete(t *testing.T, b queue.Backend) string {
+func complete(t *testing.T, b backend.Backend) string {
 	t.Helper()
 	ctx := context.Background()
 	j, err := queue.NewClient(b).Enqueue(ctx, queue.JobSpec{Queue: "q", Kind: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+	ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("Lease = %d jobs, %v", len(ls), err)
 	}
@@ -84,7 +85,7 @@ func (s *server) count() int {
 	return len(s.headers)
 }
 
-func newDispatcher(t *testing.T, ob queue.Outbox, cfg webhook.Config) *webhook.Dispatcher {
+func newDispatcher(t *testing.T, ob backend.Outbox, cfg webhook.Config) *webhook.Dispatcher {
 	t.Helper()
 	cfg.Guard.AllowAll = true
 	if cfg.Logger == nil {
@@ -113,7 +114,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	sub := webhook.Subscription{Name: "a", URL: "https://example.com"}
 	cases := []struct {
 		name string
-		ob   queue.Outbox
+		ob   backend.Outbox
 		cfg  webhook.Config
 		want string
 	}{
@@ -182,7 +183,7 @@ func TestShutdownReleasesInFlight(t *testing.T) {
 	stop := testutil.Start(t, d)
 	<-arrived
 	stop()
-	p, err := b.Deliveries(context.Background(), queue.DeliveryFilter{})
+	p, err := b.Deliveries(context.Background(), backend.DeliveryFilter{})
 	if err != nil || len(p.Deliveries) != 0 {
 		t.Fatalf("delivery log = %+v, %v; want nothing for a cancelled attempt", p, err)
 	}
@@ -217,8 +218,8 @@ func TestHostBudget(t *testing.T) {
 	dispatch(t, d, 0)
 	clk.Advance(time.Hour)
 	dispatch(t, d, 1)
-	p, err := b.Deliveries(context.Background(), queue.DeliveryFilter{JobID: second})
-	if err != nil || len(p.Deliveries) != 1 || p.Deliveries[0].Attempt != 1 || p.Deliveries[0].Outcome != queue.DeliveryOK {
+	p, err := b.Deliveries(context.Background(), backend.DeliveryFilter{JobID: second})
+	if err != nil || len(p.Deliveries) != 1 || p.Deliveries[0].Attempt != 1 || p.Deliveries[0].Outcome != backend.DeliveryOK {
 		t.Fatalf("second job's log = %+v, %v; want one delivered attempt 1", p, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // Names under which the webhooks given with a job and with its group
@@ -33,7 +34,7 @@ const DefaultMaxResult = 64 << 10
 type JobHooks struct {
 	// Backend is where the jobs and groups of the events are read (Get,
 	// and Features().Groups and TenantSecrets). Required.
-	Backend queue.Backend
+	Backend backend.Backend
 	// Secret signs the deliveries of tenants without a secret of their
 	// own (Features().TenantSecrets); empty sends them unsigned.
 	Secret string
@@ -90,7 +91,7 @@ var errLookup = errors.New("webhook: reading the job or group of an event failed
 
 // hookTargets returns the per-job and per-group webhooks c goes to, with
 // their bodies, skipping those already finished with it.
-func (d *Dispatcher) hookTargets(ctx context.Context, c queue.ClaimedEvent) ([]target, error) {
+func (d *Dispatcher) hookTargets(ctx context.Context, c backend.ClaimedEvent) ([]target, error) {
 	h := d.cfg.Jobs
 	if h == nil {
 		return nil, nil

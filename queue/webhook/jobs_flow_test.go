@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/webhook"
 )
 
@@ -34,7 +35,7 @@ func TestHookPayloadCarriesFlowAndGroup(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"crawl"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+			ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"crawl"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 			if err != nil || len(ls) != 1 || ls[0].Job.FlowNode != "fetch" {
 				t.Fatalf("Lease = %+v, %v: want the flow's root", ls, err)
 			}

@@ -21,15 +21,16 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/redistest"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/queue/webhook"
 )
 
 // outboxBackend is a backend with its outbox and tenant secrets.
 type outboxBackend interface {
-	queue.Backend
-	queue.Outbox
-	queue.TenantSecrets
+	backend.Backend
+	backend.Outbox
+	backend.TenantSecrets
 }
 
 // hookBackends opens each backend that keeps per-job webhooks, on clk.
@@ -84,14 +85,14 @@ func (rc *recorder) deliveries() []delivery {
 }
 
 // finish enqueues spec, leases it and completes it with result.
-func finish(t *testing.T, b queue.Backend, spec queue.JobSpec, result []byte) string {
+func finish(t *testing.T, b backend.Backend, spec queue.JobSpec, result []byte) string {
 	t.Helper()
 	ctx := context.Background()
 	j, err := queue.NewClient(b).Enqueue(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{spec.Queue}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+	ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{spec.Queue}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("Lease = %d jobs, %v", len(ls), err)
 	}
@@ -149,17 +150,17 @@ func TestJobWebhookDelivered(t *testing.T) {
 				string(p.Metadata) != `{"crawl":"c-1"}` || p.Webhook != "job" {
 				t.Fatalf("payload %s: want job.completed of %s with its result and metadata", last.body, id)
 			}
-			page, err := b.Deliveries(ctx, queue.DeliveryFilter{JobID: id})
+			page, err := b.Deliveries(ctx, backend.DeliveryFilter{JobID: id})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var outcomes []queue.DeliveryOutcome
+			var outcomes []backend.DeliveryOutcome
 			for _, dl := range page.Deliveries {
 				if dl.Subscription == webhook.JobHookName {
 					outcomes = append(outcomes, dl.Outcome)
 				}
 			}
-			if len(outcomes) != 2 || outcomes[0] != queue.DeliveryOK || outcomes[1] != queue.DeliveryRetry {
+			if len(outcomes) != 2 || outcomes[0] != backend.DeliveryOK || outcomes[1] != backend.DeliveryRetry {
 				t.Fatalf("delivery log outcomes %v, want [delivered retry] (newest first)", outcomes)
 			}
 		})
@@ -254,8 +255,8 @@ func TestJobWebhookRefusedAtConnect(t *testing.T) {
 			if n := len(rc.deliveries()); n != 0 {
 				t.Fatalf("the receiver on loopback got %d requests, want none", n)
 			}
-			page, err := b.Deliveries(context.Background(), queue.DeliveryFilter{JobID: id})
-			if err != nil || len(page.Deliveries) != 1 || page.Deliveries[0].Outcome != queue.DeliveryRefused {
+			page, err := b.Deliveries(context.Background(), backend.DeliveryFilter{JobID: id})
+			if err != nil || len(page.Deliveries) != 1 || page.Deliveries[0].Outcome != backend.DeliveryRefused {
 				t.Fatalf("delivery log %+v, %v: want one refused attempt", page, err)
 			}
 			if e := page.Deliveries[0].Error; !strings.Contains(e, "loopback") {
@@ -315,7 +316,7 @@ func TestDeliverySpanContinuesTheJobsTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
+	ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, WorkerID: "w", Max: 1, LeaseFor: time.Minute})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("Lease = %d, %v", len(ls), err)
 	}

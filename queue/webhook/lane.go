@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 )
 
 // DeliveryKind is the Kind of the delivery jobs Forward enqueues and
@@ -171,7 +172,7 @@ func (d *Dispatcher) Handler() queue.Handler {
 		if !ok {
 			return nil, nil
 		}
-		ce := queue.ClaimedEvent{Event: dj.Event, Progress: map[string]queue.Progress{s.Name: {Attempts: dj.Before + j.Attempt - 1}}}
+		ce := backend.ClaimedEvent{Event: dj.Event, Progress: map[string]backend.Progress{s.Name: {Attempts: dj.Before + j.Attempt - 1}}}
 		if d.tracer != nil && dj.Hook != nil && dj.Hook.Trace != "" {
 			ctx = extractTrace(ctx, dj.Hook.Trace)
 		}
@@ -204,7 +205,7 @@ func (d *Dispatcher) subscription(name string) (Subscription, bool) {
 
 // deliveryJobs returns the delivery jobs of one claimed event: one per
 // subscription and per job or group webhook still waiting for it.
-func (d *Dispatcher) deliveryJobs(ctx context.Context, ce queue.ClaimedEvent) ([]deliveryJob, error) {
+func (d *Dispatcher) deliveryJobs(ctx context.Context, ce backend.ClaimedEvent) ([]deliveryJob, error) {
 	var out []deliveryJob
 	for _, s := range d.targets(ce) {
 		out = append(out, deliveryJob{Event: ce.Event, Subscription: s.Name, Before: ce.Progress[s.Name].Attempts})

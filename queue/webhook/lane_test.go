@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/amqpqueue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/webhook"
 )
@@ -39,7 +40,7 @@ func TestForwardToLane(t *testing.T) {
 	testForward(t, lane)
 }
 
-func testForward(t *testing.T, laneBackend queue.Backend) {
+func testForward(t *testing.T, laneBackend backend.Backend) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	const secret = "s3cret-s3cret-s3cret"
@@ -75,9 +76,9 @@ func testForward(t *testing.T, laneBackend queue.Backend) {
 	defer cancel()
 
 	jobID := complete(t, m)
-	var log *queue.DeliveryPage
+	var log *backend.DeliveryPage
 	testutil.Eventually(t, "two deliveries in the log", func() error {
-		if log, err = m.Deliveries(ctx, queue.DeliveryFilter{}); err != nil {
+		if log, err = m.Deliveries(ctx, backend.DeliveryFilter{}); err != nil {
 			t.Fatal(err)
 		}
 		if len(log.Deliveries) < 2 {
@@ -89,10 +90,10 @@ func testForward(t *testing.T, laneBackend queue.Backend) {
 		t.Fatalf("delivery log has %d entries, want 2 (a retry, then delivered)", len(log.Deliveries))
 	}
 	newest, oldest := log.Deliveries[0], log.Deliveries[1]
-	if oldest.Outcome != queue.DeliveryRetry || oldest.Status != 500 || oldest.Attempt != 1 {
+	if oldest.Outcome != backend.DeliveryRetry || oldest.Status != 500 || oldest.Attempt != 1 {
 		t.Errorf("first attempt = %+v, want a retry after 500", oldest)
 	}
-	if newest.Outcome != queue.DeliveryOK || newest.Attempt != 2 || newest.JobID != jobID || newest.Subscription != "billing" {
+	if newest.Outcome != backend.DeliveryOK || newest.Attempt != 2 || newest.JobID != jobID || newest.Subscription != "billing" {
 		t.Errorf("second attempt = %+v, want delivered as attempt 2 of job %s", newest, jobID)
 	}
 	mu.Lock()
@@ -120,7 +121,7 @@ func TestForwardSkipsDeliveryJobEvents(t *testing.T) {
 	if n, err := d.ForwardOnce(ctx, c, "webhooks"); n != 1 || err != nil {
 		t.Fatalf("ForwardOnce = %d, %v; want 1 event", n, err)
 	}
-	ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"webhooks"}, WorkerID: "w", Max: 2, LeaseFor: time.Minute})
+	ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"webhooks"}, WorkerID: "w", Max: 2, LeaseFor: time.Minute})
 	if err != nil || len(ls) != 1 || ls[0].Job.Kind != webhook.DeliveryKind {
 		t.Fatalf("Lease = %v, %v; want one delivery job", ls, err)
 	}

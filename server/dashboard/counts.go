@@ -13,7 +13,7 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
-// Lister pages through jobs; queue.Client and every queue.Backend have it.
+// Lister pages through jobs; queue.Client and every backend.Backend have it.
 type Lister interface {
 	List(ctx context.Context, f queue.ListFilter) (*queue.Page, error)
 }

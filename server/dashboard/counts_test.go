@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/redisqueue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
@@ -169,7 +170,7 @@ func TestCountCapsCalls(t *testing.T) {
 		}
 		enqueue(t, c, specs...)
 	}
-	if ls, err := b.Lease(ctx, queue.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Minute}); err != nil || len(ls) != 1 {
+	if ls, err := b.Lease(ctx, backend.LeaseRequest{Queues: []string{"q"}, Max: 1, LeaseFor: time.Minute}); err != nil || len(ls) != 1 {
 		t.Fatalf("Lease = %d jobs, %v; want 1", len(ls), err)
 	}
 	active := []queue.State{queue.StateActive}

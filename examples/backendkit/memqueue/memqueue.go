@@ -1,5 +1,5 @@
 // Package memqueue is a job store kept in memory, written outside the
-// Sluice module the way any third-party queue.Backend would be: it uses only
+// Sluice module the way any third-party backend.Backend would be: it uses only
 // Sluice's public packages (queue, queue/backend, clock) and passes the
 // conformance suite, queue/queuetest, with the few capabilities it declares.
 //
@@ -35,7 +35,7 @@ type Options struct {
 	Clock clock.Clock
 }
 
-// Backend is a queue.Backend in memory. It is safe for concurrent use: one
+// Backend is a backend.Backend in memory. It is safe for concurrent use: one
 // mutex makes each method one atomic step.
 type Backend struct {
 	clk clock.Clock
@@ -49,7 +49,7 @@ type Backend struct {
 	counts map[string]map[queue.State]int64
 }
 
-var _ queue.Backend = (*Backend)(nil)
+var _ backend.Backend = (*Backend)(nil)
 
 // entry is a stored job and what only the store knows of it.
 type entry struct {
@@ -69,18 +69,18 @@ func New(opts Options) *Backend {
 	}
 }
 
-// Features implements queue.Backend: the one place the backend says what it
+// Features implements backend.Backend: the one place the backend says what it
 // has. Leaving Tenants, Groups, Retry, TenantList, Outbox and Notify nil is
 // how it says it lacks them.
-func (b *Backend) Features() queue.Features {
-	return queue.Features{
+func (b *Backend) Features() backend.Features {
+	return backend.Features{
 		Name: name,
 		Capabilities: queue.NewCapabilities(queue.CapDelay, queue.CapClockDelays,
 			queue.CapCancelPending, queue.CapAtomicBatch),
 	}
 }
 
-// Enqueue implements queue.Backend. The Client has validated the specs and
+// Enqueue implements backend.Backend. The Client has validated the specs and
 // refused those that ask for what Features lacks; the check is repeated
 // here for callers that skip the Client.
 func (b *Backend) Enqueue(_ context.Context, specs []queue.JobSpec) ([]queue.Enqueued, error) {
@@ -106,7 +106,7 @@ func (b *Backend) Enqueue(_ context.Context, specs []queue.JobSpec) ([]queue.Enq
 	return out, nil
 }
 
-// Get implements queue.Backend.
+// Get implements backend.Backend.
 func (b *Backend) Get(_ context.Context, id string) (*queue.Job, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -122,7 +122,7 @@ func (b *Backend) List(context.Context, queue.ListFilter) (*queue.Page, error) {
 	return nil, backend.Unsupported(name, queue.CapList)
 }
 
-// Stats implements queue.Backend from counts kept by every transition.
+// Stats implements backend.Backend from counts kept by every transition.
 func (b *Backend) Stats(context.Context) ([]queue.QueueStats, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -142,7 +142,7 @@ func (b *Backend) Stats(context.Context) ([]queue.QueueStats, error) {
 	return out, nil
 }
 
-// Cancel implements queue.Backend.
+// Cancel implements backend.Backend.
 func (b *Backend) Cancel(_ context.Context, id string) (*queue.Job, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -163,9 +163,9 @@ func (b *Backend) Cancel(_ context.Context, id string) (*queue.Job, error) {
 	return e.copy(), nil
 }
 
-// Lease implements queue.Backend: due jobs become pending first, then the
+// Lease implements backend.Backend: due jobs become pending first, then the
 // oldest pending jobs of the asked queues become active.
-func (b *Backend) Lease(_ context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+func (b *Backend) Lease(_ context.Context, req backend.LeaseRequest) ([]queue.Lease, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.clk.Now()
@@ -187,20 +187,20 @@ func (b *Backend) Lease(_ context.Context, req queue.LeaseRequest) ([]queue.Leas
 	return out, nil
 }
 
-// Extend implements queue.Backend.
-func (b *Backend) Extend(_ context.Context, id, token string, leaseFor time.Duration) (queue.LeaseStatus, error) {
+// Extend implements backend.Backend.
+func (b *Backend) Extend(_ context.Context, id, token string, leaseFor time.Duration) (backend.LeaseStatus, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, err := b.held(id, token)
 	if err != nil {
-		return queue.LeaseStatus{}, err
+		return backend.LeaseStatus{}, err
 	}
 	now := b.clk.Now()
 	e.job.LeaseUntil, e.job.UpdatedAt = later(now, leaseFor), now
-	return queue.LeaseStatus{Until: e.job.LeaseUntil, CancelRequested: e.job.CancelRequested}, nil
+	return backend.LeaseStatus{Until: e.job.LeaseUntil, CancelRequested: e.job.CancelRequested}, nil
 }
 
-// Complete implements queue.Backend.
+// Complete implements backend.Backend.
 func (b *Backend) Complete(_ context.Context, id, token string, result []byte) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -213,8 +213,8 @@ func (b *Backend) Complete(_ context.Context, id, token string, result []byte) e
 	return nil
 }
 
-// Fail implements queue.Backend.
-func (b *Backend) Fail(_ context.Context, id, token string, f queue.Failure) (queue.State, error) {
+// Fail implements backend.Backend.
+func (b *Backend) Fail(_ context.Context, id, token string, f backend.Failure) (queue.State, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	e, err := b.held(id, token)
@@ -235,7 +235,7 @@ func (b *Backend) Fail(_ context.Context, id, token string, f queue.Failure) (qu
 	return e.job.State, nil
 }
 
-// Snooze implements queue.Backend.
+// Snooze implements backend.Backend.
 func (b *Backend) Snooze(_ context.Context, id, token string, d time.Duration) (queue.State, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -258,13 +258,13 @@ func (b *Backend) Snooze(_ context.Context, id, token string, d time.Duration) (
 	return e.job.State, nil
 }
 
-// Requeue implements queue.Backend.
+// Requeue implements backend.Backend.
 func (b *Backend) Requeue(ctx context.Context, id, token string) (queue.State, error) {
 	return b.Snooze(ctx, id, token, 0)
 }
 
-// RescueExpired implements queue.Backend.
-func (b *Backend) RescueExpired(_ context.Context, req queue.RescueRequest) (queue.RescueResult, error) {
+// RescueExpired implements backend.Backend.
+func (b *Backend) RescueExpired(_ context.Context, req backend.RescueRequest) (backend.RescueResult, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.clk.Now()
@@ -276,8 +276,8 @@ func (b *Backend) RescueExpired(_ context.Context, req queue.RescueRequest) (que
 		}
 	}
 	slices.SortFunc(expired, func(a, c *entry) int { return a.job.LeaseUntil.Compare(c.job.LeaseUntil) })
-	var r queue.RescueResult
-	for _, e := range expired[:min(len(expired), orDefault(req.Limit, queue.DefaultBatchLimit))] {
+	var r backend.RescueResult
+	for _, e := range expired[:min(len(expired), orDefault(req.Limit, backend.DefaultBatchLimit))] {
 		e.job.Stalls++
 		e.job.Attempt--
 		switch {
@@ -297,8 +297,8 @@ func (b *Backend) RescueExpired(_ context.Context, req queue.RescueRequest) (que
 	return r, nil
 }
 
-// Cleanup implements queue.Backend.
-func (b *Backend) Cleanup(_ context.Context, req queue.CleanupRequest) (int, error) {
+// Cleanup implements backend.Backend.
+func (b *Backend) Cleanup(_ context.Context, req backend.CleanupRequest) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.clk.Now()
@@ -310,7 +310,7 @@ func (b *Backend) Cleanup(_ context.Context, req queue.CleanupRequest) (int, err
 		}
 	}
 	slices.SortFunc(old, func(a, c *entry) int { return a.job.FinishedAt.Compare(c.job.FinishedAt) })
-	old = old[:min(len(old), orDefault(req.Limit, queue.DefaultBatchLimit))]
+	old = old[:min(len(old), orDefault(req.Limit, backend.DefaultBatchLimit))]
 	for _, e := range old {
 		b.counts[e.job.Queue][e.job.State]--
 		delete(b.jobs, e.job.ID)

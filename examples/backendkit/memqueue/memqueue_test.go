@@ -9,13 +9,14 @@ import (
 	"example.com/backendkit/memqueue"
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/queuetest"
 )
 
-// TestConformance runs the suite every queue.Backend must pass. The suite
+// TestConformance runs the suite every backend.Backend must pass. The suite
 // skips the tests that need a capability memqueue does not declare.
 func TestConformance(t *testing.T) {
-	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+	queuetest.Run(t, func(t *testing.T, clk clock.Clock) backend.Backend {
 		return memqueue.New(memqueue.Options{Clock: clk})
 	})
 }

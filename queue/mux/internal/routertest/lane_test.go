@@ -8,7 +8,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/amqptest"
 	"github.com/sluicehq/sluice/internal/testutil"
-	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/mux/internal/routertest"
 	"github.com/sluicehq/sluice/queue/queuetest"
@@ -31,7 +31,7 @@ var laneQueues = []string{
 func TestConformanceLane(t *testing.T) {
 	testutil.NeedFull(t, "the router over SQLite and the RabbitMQ lane")
 	amqptest.URL(t, "the tests on the RabbitMQ lane")
-	queuetest.Run(t, func(t *testing.T, clk clock.Clock) queue.Backend {
+	queuetest.Run(t, func(t *testing.T, clk clock.Clock) backend.Backend {
 		return routertest.NewMux(t, routertest.OpenSQLite(t, clk, sqlitequeue.Options{}), mux.Route{
 			Name: "rabbitmq", Backend: routertest.OpenLane(t, clk, laneQueues), Queues: laneQueues,
 		})

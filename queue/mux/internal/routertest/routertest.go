@@ -12,8 +12,8 @@ import (
 
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/amqptest"
-	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/amqpqueue"
+	"github.com/sluicehq/sluice/queue/backend"
 	"github.com/sluicehq/sluice/queue/mux"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
 )
@@ -31,7 +31,7 @@ func OpenSQLite(t testing.TB, clk clock.Clock, opts sqlitequeue.Options) *sqlite
 }
 
 // NewMux builds a router or fails the test.
-func NewMux(t testing.TB, def queue.Backend, routes ...mux.Route) *mux.Backend {
+func NewMux(t testing.TB, def backend.Backend, routes ...mux.Route) *mux.Backend {
 	t.Helper()
 	m, err := mux.New(def, routes...)
 	if err != nil {

@@ -1,4 +1,6 @@
-package queue
+package backend
+
+import "github.com/sluicehq/sluice/queue/queuetype"
 
 // Router is the part of a backend that places each queue on one of several
 // backends (package queue/mux), served through Features.Router.
@@ -13,9 +15,9 @@ type Router interface {
 	Backends() []Backend
 }
 
-// placed returns the backend that holds queue's jobs: b's route for it when
+// Placed returns the backend that holds queue's jobs: b's route for it when
 // b has a Router (followed through nested routers), else b itself.
-func placed(b Backend, queue string) Backend {
+func Placed(b Backend, queue string) Backend {
 	for {
 		r := b.Features().Router
 		if r == nil {
@@ -31,17 +33,17 @@ func placed(b Backend, queue string) Backend {
 
 // CapabilitiesFor returns the capabilities of the backend that holds
 // queue's jobs (b itself, or b's route for queue; see CapabilitiesOf).
-func CapabilitiesFor(b Backend, queue string) Capabilities {
-	return CapabilitiesOf(placed(b, queue))
+func CapabilitiesFor(b Backend, queue string) queuetype.Capabilities {
+	return CapabilitiesOf(Placed(b, queue))
 }
 
 // CommonCapabilities returns what every queue of b has: for a router, its
 // own capabilities as far as every routed backend shares them (a router may
 // lack some, such as atomic batches over several backends); for any other
 // backend, CapabilitiesOf.
-func CommonCapabilities(b Backend) Capabilities {
+func CommonCapabilities(b Backend) queuetype.Capabilities {
 	f := b.Features()
-	caps := f.capabilities()
+	caps := f.Effective()
 	if f.Router == nil {
 		return caps
 	}

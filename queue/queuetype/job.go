@@ -1,21 +1,6 @@
-// Package queue runs work later, reliably: durable jobs with priorities,
-// delays, retries, unique keys and leases that survive worker crashes.
-//
-// A Client enqueues and inspects jobs; a Worker leases jobs and runs a
-// Handler for each; a Backend stores them. Every state change is one atomic
-// Backend operation fenced by the lease token, so a job is never finished by
-// a worker that lost it and never left "active" without a lease.
-//
-// Backends: queue/sqlitequeue (an embedded file, the default),
-// queue/redisqueue and the RabbitMQ lane queue/amqpqueue; queue/mux places
-// queues on several. Each says what it has in its Features and passes the
-// conformance suite in queue/queuetest. Writing another takes the helpers
-// in queue/backend and nothing internal to this module.
-package queue
+package queuetype
 
-import (
-	"time"
-)
+import "time"
 
 // State is where a job is in its life. The transitions:
 //
@@ -28,7 +13,7 @@ import (
 //	active    → pending    given back on shutdown, or its lease expired (a stall)
 //	active    → scheduled  the handler snoozed
 //
-// With tenant or group limits (TenantBackend, GroupBackend), a job that
+// With tenant or group limits (backend.TenantBackend, backend.GroupBackend), a job that
 // becomes ready may wait instead:
 //
 //	scheduled, retrying, active → waiting   ready, but its tenant or group has no room or is paused
@@ -48,7 +33,7 @@ import (
 // Any state that is not final can end in cancelled. A job in a final state
 // (completed, failed, cancelled) changes no more by itself; the cleaner
 // removes it once its retention has passed. Only an operator brings one
-// back (Client.Retry, on a backend with CapRetry):
+// back (queue.Client.Retry, on a backend with CapRetry):
 //
 //	failed, cancelled → pending, or waiting   retried by hand with fresh attempts
 type State string
@@ -94,7 +79,7 @@ var States = []State{
 
 // Final reports whether s is completed, failed or cancelled: a job stays
 // there, except that a failed or cancelled one may be retried by hand
-// (Client.Retry).
+// (queue.Client.Retry).
 func (s State) Final() bool {
 	return s == StateCompleted || s == StateFailed || s == StateCancelled
 }
@@ -184,7 +169,7 @@ type JobSpec struct {
 	Webhook *Webhook
 	// Trace is the W3C trace context of the call that enqueued the job:
 	// a traceparent, then a space and the tracestate when there is one.
-	// Client.Enqueue sets it from ctx when tracing is on (ClientConfig.
+	// queue.Client.Enqueue sets it from ctx when tracing is on (ClientConfig.
 	// TracerProvider) and a worker continues that trace; an HTTP caller's
 	// traceparent header lands here. At most MaxTraceLen bytes.
 	Trace string
@@ -229,7 +214,7 @@ type Job struct {
 	StartedAt time.Time
 	// FinishedAt is when the job reached a final state; zero before.
 	FinishedAt time.Time
-	// Flow is the id of the flow the job belongs to (Client.EnqueueFlow),
+	// Flow is the id of the flow the job belongs to (queue.Client.EnqueueFlow),
 	// and FlowNode its name there; both empty for a job of no flow.
 	Flow, FlowNode string
 	// Parents are the jobs it depends on, with their states and results,
@@ -238,7 +223,7 @@ type Job struct {
 	// MaxParentResults.
 	Parents []ParentResult
 	// Progress is the latest progress its handler reported (see
-	// ReportProgress), kept after the job ends; nil when none was.
+	// queue.ReportProgress), kept after the job ends; nil when none was.
 	Progress *JobProgress
 }
 

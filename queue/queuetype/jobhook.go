@@ -1,4 +1,4 @@
-package queue
+package queuetype
 
 import (
 	"encoding/json"
@@ -23,7 +23,7 @@ const (
 // job's events are POSTed to URL with the job's result and Metadata,
 // signed like the configured subscriptions' (with the tenant's secret
 // when it has one). It is stored with the job and delivered through the
-// backend's outbox, so it needs a backend with one (Features.Outbox) and
+// backend's outbox, so it needs a backend with one (backend.Features.Outbox) and
 // a dispatcher that reads per-job webhooks (queue/webhook's
 // Config.Jobs); the server runs one.
 //
@@ -77,44 +77,44 @@ func (w *Webhook) Validate(typ string) error {
 	u, err := url.Parse(w.URL)
 	switch {
 	case w.URL == "":
-		return invalid(f("URL"), "must not be empty")
+		return InvalidArgument(f("URL"), "must not be empty")
 	case err != nil || !u.IsAbs() || u.Host == "":
-		return invalid(f("URL"), "must be an absolute http or https URL, got %q", clipString(w.URL))
+		return InvalidArgument(f("URL"), "must be an absolute http or https URL, got %q", clipString(w.URL))
 	case u.Scheme != "http" && u.Scheme != "https":
-		return invalid(f("URL"), "must use http or https, got scheme %q", u.Scheme)
+		return InvalidArgument(f("URL"), "must use http or https, got scheme %q", u.Scheme)
 	case u.User != nil:
-		return invalid(f("URL"), "must not carry a user or password (send credentials in headers)")
+		return InvalidArgument(f("URL"), "must not carry a user or password (send credentials in headers)")
 	}
 	for _, e := range w.Events {
 		if !slices.Contains(EventTypes, e) {
-			return invalid(f("Events"), "has unknown event type %q (known: %v)", clipString(string(e)), EventTypes)
+			return InvalidArgument(f("Events"), "has unknown event type %q (known: %v)", clipString(string(e)), EventTypes)
 		}
 	}
 	if len(w.Metadata) > 0 && !json.Valid(w.Metadata) {
-		return invalid(f("Metadata"), "must be valid JSON")
+		return InvalidArgument(f("Metadata"), "must be valid JSON")
 	}
 	if err := w.validHeaders(f("Headers")); err != nil {
 		return err
 	}
 	if n := w.size(); n > MaxWebhookSize {
-		return invalid(Field(typ, "Webhook"), "must be at most %d bytes as JSON, got %d", MaxWebhookSize, n)
+		return InvalidArgument(Field(typ, "Webhook"), "must be at most %d bytes as JSON, got %d", MaxWebhookSize, n)
 	}
 	return nil
 }
 
 func (w *Webhook) validHeaders(p FieldPath) error {
 	if len(w.Headers) > MaxWebhookHeaders {
-		return invalid(p, "must hold at most %d headers, got %d", MaxWebhookHeaders, len(w.Headers))
+		return InvalidArgument(p, "must hold at most %d headers, got %d", MaxWebhookHeaders, len(w.Headers))
 	}
 	for k, v := range w.Headers {
 		ck := http.CanonicalHeaderKey(k)
 		switch {
 		case !validHeaderName(k):
-			return invalid(p, "has an invalid header name %q", clipString(k))
+			return InvalidArgument(p, "has an invalid header name %q", clipString(k))
 		case slices.Contains(reservedHookHeaders, ck) || strings.HasPrefix(ck, "Sluice-"):
-			return invalid(p, "must not set %s: Sluice sets it", ck)
+			return InvalidArgument(p, "must not set %s: Sluice sets it", ck)
 		case strings.ContainsAny(v, "\r\n\x00"):
-			return invalid(p, "header %s must not contain line breaks or NUL", ck)
+			return InvalidArgument(p, "header %s must not contain line breaks or NUL", ck)
 		}
 	}
 	return nil
@@ -140,31 +140,6 @@ func (w *Webhook) size() int {
 		return MaxWebhookSize + 1
 	}
 	return len(b)
-}
-
-// EncodeWebhook returns w's stored form (JSON), or "" for nil: for
-// backends, which keep it as an opaque string.
-func EncodeWebhook(w *Webhook) string {
-	if w == nil {
-		return ""
-	}
-	b, err := json.Marshal(w)
-	if err != nil { // a validated Webhook always encodes
-		return ""
-	}
-	return string(b)
-}
-
-// DecodeWebhook reads what EncodeWebhook stored; "" is nil.
-func DecodeWebhook(s string) (*Webhook, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var w Webhook
-	if err := json.Unmarshal([]byte(s), &w); err != nil {
-		return nil, err
-	}
-	return &w, nil
 }
 
 // clipString shortens a refused value quoted in an error.

@@ -1,4 +1,6 @@
-package queue
+package backend
+
+import "github.com/sluicehq/sluice/queue/queuetype"
 
 // Features is what a backend says about itself (Backend.Features): its
 // name, the capabilities of its Backend methods, and the optional parts it
@@ -26,7 +28,7 @@ type Features struct {
 	// capability, one that is nil takes it away (see CapabilitiesOf). A
 	// backend with every capability of its Backend methods sets
 	// AllCapabilities.
-	Capabilities Capabilities
+	Capabilities queuetype.Capabilities
 
 	// Tenants schedules by tenant: limits, the fair order, pauses
 	// (CapTenants).
@@ -66,61 +68,56 @@ type Features struct {
 }
 
 // partCaps are the capabilities that come from the parts of Features.
-const partCaps = Capabilities(CapTenants | CapGroups | CapRetry | CapTenantList | CapFlows | CapSchedules | CapProgress | CapEvents)
+const partCaps = queuetype.Capabilities(queuetype.CapTenants | queuetype.CapGroups | queuetype.CapRetry | queuetype.CapTenantList | queuetype.CapFlows | queuetype.CapSchedules | queuetype.CapProgress | queuetype.CapEvents)
 
-// capabilities returns f.Capabilities with the parts' capabilities set by
+// Effective returns f.Capabilities with the parts' capabilities set by
 // the parts.
-func (f Features) capabilities() Capabilities {
+func (f Features) Effective() queuetype.Capabilities {
 	c := f.Capabilities &^ partCaps
 	parts := []struct {
 		there bool
-		cap   Capability
+		cap   queuetype.Capability
 	}{
-		{f.Tenants != nil, CapTenants}, {f.Groups != nil, CapGroups},
-		{f.Retry != nil, CapRetry}, {f.TenantList != nil, CapTenantList},
-		{f.Flows != nil, CapFlows},
-		{f.Schedules != nil, CapSchedules},
-		{f.Progress != nil, CapProgress}, {f.Events != nil, CapEvents},
+		{f.Tenants != nil, queuetype.CapTenants}, {f.Groups != nil, queuetype.CapGroups},
+		{f.Retry != nil, queuetype.CapRetry}, {f.TenantList != nil, queuetype.CapTenantList},
+		{f.Flows != nil, queuetype.CapFlows},
+		{f.Schedules != nil, queuetype.CapSchedules},
+		{f.Progress != nil, queuetype.CapProgress}, {f.Events != nil, queuetype.CapEvents},
 	}
 	for _, p := range parts {
 		if p.there {
-			c |= Capabilities(p.cap)
+			c |= queuetype.Capabilities(p.cap)
 		}
 	}
 	return c
 }
 
-// unsupported returns the *UnsupportedError of a call that needs feature.
-func (f Features) unsupported(feature Capability) error {
-	return &UnsupportedError{Backend: f.Name, Feature: feature}
-}
-
 // CapabilitiesOf returns the capabilities b declares in its Features, with
 // those of the optional parts (CapTenants, CapGroups, CapRetry,
 // CapTenantList) set exactly when the part is there.
-func CapabilitiesOf(b Backend) Capabilities { return b.Features().capabilities() }
+func CapabilitiesOf(b Backend) queuetype.Capabilities { return b.Features().Effective() }
 
 // specNeed is a JobSpec field that asks for a capability when set.
 type specNeed struct {
 	set   bool
-	cap   Capability
-	field FieldPath
+	cap   queuetype.Capability
+	field queuetype.FieldPath
 }
 
 // specNeeds lists the JobSpec fields that ask for a capability: the rule
 // CheckSpecs applies.
-func specNeeds(s JobSpec) [5]specNeed {
+func specNeeds(s queuetype.JobSpec) [5]specNeed {
 	return [5]specNeed{
-		{s.UniqueKey != "", CapUnique, Field("JobSpec", "UniqueKey")},
-		{s.Group != "", CapGroups, Field("JobSpec", "Group")},
-		{s.Priority > 0, CapPriority, Field("JobSpec", "Priority")},
-		{!s.RunAt.IsZero(), CapDelay, Field("JobSpec", "RunAt")},
-		{len(s.DependsOn) > 0, CapFlows, Field("JobSpec", "DependsOn")},
+		{s.UniqueKey != "", queuetype.CapUnique, queuetype.Field("JobSpec", "UniqueKey")},
+		{s.Group != "", queuetype.CapGroups, queuetype.Field("JobSpec", "Group")},
+		{s.Priority > 0, queuetype.CapPriority, queuetype.Field("JobSpec", "Priority")},
+		{!s.RunAt.IsZero(), queuetype.CapDelay, queuetype.Field("JobSpec", "RunAt")},
+		{len(s.DependsOn) > 0, queuetype.CapFlows, queuetype.Field("JobSpec", "DependsOn")},
 	}
 }
 
 // specCaps are the capabilities a spec can ask for.
-const specCaps = Capabilities(CapUnique | CapGroups | CapPriority | CapDelay | CapFlows)
+const specCaps = queuetype.Capabilities(queuetype.CapUnique | queuetype.CapGroups | queuetype.CapPriority | queuetype.CapDelay | queuetype.CapFlows)
 
 // CheckSpecs returns an *UnsupportedError naming the first field of specs
 // that asks for a capability the backend lacks, or nil:
@@ -140,8 +137,8 @@ const specCaps = Capabilities(CapUnique | CapGroups | CapPriority | CapDelay | C
 // its specs ask only for what it has. A backend that can be called without
 // a Client and wants to refuse such specs itself calls it at the top of
 // Enqueue; it checks f alone, without following f.Router.
-func (f Features) CheckSpecs(specs []JobSpec) error {
-	caps := f.capabilities()
+func (f Features) CheckSpecs(specs []queuetype.JobSpec) error {
+	caps := f.Effective()
 	if caps&specCaps == specCaps {
 		return nil
 	}
@@ -154,7 +151,7 @@ func (f Features) CheckSpecs(specs []JobSpec) error {
 }
 
 // checkSpec checks spec i of n against caps.
-func checkSpec(caps Capabilities, name string, s JobSpec, i, n int) error {
+func checkSpec(caps queuetype.Capabilities, name string, s queuetype.JobSpec, i, n int) error {
 	for _, need := range specNeeds(s) {
 		if !need.set || caps.Has(need.cap) {
 			continue
@@ -163,14 +160,14 @@ func checkSpec(caps Capabilities, name string, s JobSpec, i, n int) error {
 		if n > 1 {
 			at = at.At("specs", i)
 		}
-		return &UnsupportedError{Backend: name, Feature: need.cap, Field: at.String(), Path: at}
+		return &queuetype.UnsupportedError{Backend: name, Feature: need.cap, Field: at.String(), Path: at}
 	}
 	return nil
 }
 
-// checkPlaced runs the check of Features.CheckSpecs on each spec against
+// CheckPlaced runs the check of Features.CheckSpecs on each spec against
 // the backend that holds its queue (b, or b's route for it).
-func checkPlaced(b Backend, specs []JobSpec) error {
+func CheckPlaced(b Backend, specs []queuetype.JobSpec) error {
 	f := b.Features()
 	if f.Router == nil {
 		return f.CheckSpecs(specs)
@@ -179,10 +176,10 @@ func checkPlaced(b Backend, specs []JobSpec) error {
 	for i, s := range specs {
 		at, ok := byQueue[s.Queue]
 		if !ok {
-			at = placed(b, s.Queue).Features()
+			at = Placed(b, s.Queue).Features()
 			byQueue[s.Queue] = at
 		}
-		if err := checkSpec(at.capabilities(), at.Name, s, i, len(specs)); err != nil {
+		if err := checkSpec(at.Effective(), at.Name, s, i, len(specs)); err != nil {
 			return err
 		}
 	}

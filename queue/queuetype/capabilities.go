@@ -1,4 +1,4 @@
-package queue
+package queuetype
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Capability is one optional feature of a Backend. Backends differ: the
+// Capability is one optional feature of a backend.Backend. Backends differ: the
 // SQLite and Redis backends have every one; a high-throughput lane on a
 // message broker trades some of them for speed. A backend declares what it
 // has in its Features; asking a backend for a feature it lacks returns an
@@ -18,18 +18,18 @@ type Capability uint32
 const (
 	// CapUnique: JobSpec.UniqueKey and UniqueFor deduplicate enqueues.
 	CapUnique Capability = 1 << iota
-	// CapList: Backend.List pages through every job.
+	// CapList: backend.Backend.List pages through every job.
 	CapList
 	// CapCancelPending: Cancel stops a job that has not started yet, and
 	// reaches a running job from any process.
 	CapCancelPending
 	// CapTenants: the tenant scheduler may hold jobs back (StateWaiting)
-	// for per-tenant limits and fairness (Features.Tenants).
+	// for per-tenant limits and fairness (backend.Features.Tenants).
 	// JobSpec.Tenant is recorded by every backend; only scheduling by it
 	// needs this capability.
 	CapTenants
 	// CapGroups: JobSpec.Group ties jobs together for per-group limits and
-	// completion (Features.Groups).
+	// completion (backend.Features.Groups).
 	CapGroups
 	// CapPriority: JobSpec.Priority orders ready jobs.
 	CapPriority
@@ -45,23 +45,23 @@ const (
 	// CapAtomicBatch: Enqueue stores a whole batch or nothing.
 	CapAtomicBatch
 	// CapRetry: a failed or cancelled job can be made ready again
-	// (Features.Retry, Client.Retry).
+	// (backend.Features.Retry, queue.Client.Retry).
 	CapRetry
 	// CapTenantList: every tenant with jobs or settings can be listed
-	// with its counts (Features.TenantList, Client.Tenants).
+	// with its counts (backend.Features.TenantList, queue.Client.Tenants).
 	CapTenantList
 	// CapFlows: jobs may depend on others (JobSpec.DependsOn,
-	// Client.EnqueueFlow) and wait blocked until they complete
-	// (Features.Flows).
+	// queue.Client.EnqueueFlow) and wait blocked until they complete
+	// (backend.Features.Flows).
 	CapFlows
 	// CapSchedules: recurring schedules are kept in the store and their
-	// ticks claimed there (Features.Schedules, Client.SetSchedule).
+	// ticks claimed there (backend.Features.Schedules, queue.Client.SetSchedule).
 	CapSchedules
 	// CapProgress: a running job's progress is recorded
-	// (Features.Progress, ReportProgress).
+	// (backend.Features.Progress, queue.ReportProgress).
 	CapProgress
 	// CapEvents: the backend keeps an event log read by cursor
-	// (Features.Events, Client.Subscribe).
+	// (backend.Features.Events, queue.Client.Subscribe).
 	CapEvents
 
 	capEnd // one past the last capability

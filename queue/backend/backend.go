@@ -1,8 +1,10 @@
-package queue
+package backend
 
 import (
 	"context"
 	"time"
+
+	"github.com/sluicehq/sluice/queue/queuetype"
 )
 
 // Backend stores jobs. It is the contract every store (sqlitequeue,
@@ -49,8 +51,8 @@ import (
 // outbox) extend a backend through the optional parts its Features name;
 // they hook into these same transitions, inside the same atomic step.
 //
-// Package queue/backend holds the helpers that writing a Backend needs,
-// and package queue/queuetest the conformance suite every Backend passes.
+// This package also holds the helpers that writing a Backend needs, and
+// package queue/queuetest the conformance suite every Backend passes.
 type Backend interface {
 	// Features returns the backend's name, its capabilities and its
 	// optional parts. It is cheap and answers the same for the life of the
@@ -70,10 +72,10 @@ type Backend interface {
 	// until CreatedAt + UniqueFor when UniqueFor > 0, or until it reaches a
 	// final state when UniqueFor is 0. A later spec in the same batch is a
 	// duplicate of an earlier one with the same key.
-	Enqueue(ctx context.Context, specs []JobSpec) ([]Enqueued, error)
+	Enqueue(ctx context.Context, specs []queuetype.JobSpec) ([]queuetype.Enqueued, error)
 
 	// Get returns the job, or ErrNotFound.
-	Get(ctx context.Context, id string) (*Job, error)
+	Get(ctx context.Context, id string) (*queuetype.Job, error)
 
 	// List returns one page of jobs matching f, in enqueue order (oldest
 	// first, or newest first with f.Order NewestFirst), at most f.Limit
@@ -82,13 +84,13 @@ type Backend interface {
 	// it scans may bound the work of one call: the page may then hold
 	// fewer jobs than the limit (even none) with a Next to go on from;
 	// only an empty Next ends the listing.
-	List(ctx context.Context, f ListFilter) (*Page, error)
+	List(ctx context.Context, f queuetype.ListFilter) (*queuetype.Page, error)
 
 	// Stats returns the number of jobs per state for every queue that has
 	// jobs or a pause in force (a paused queue without jobs has no
 	// counts), sorted by queue name. It must not read every job's record
 	// (count from indexes or per-state sets).
-	Stats(ctx context.Context) ([]QueueStats, error)
+	Stats(ctx context.Context) ([]queuetype.QueueStats, error)
 
 	// Cancel cancels a job that has not finished, atomically:
 	//   - scheduled, pending, waiting, retrying: the job becomes cancelled
@@ -101,7 +103,7 @@ type Backend interface {
 	//   - cancelled: nothing changes (idempotent).
 	//   - completed, failed: nothing changes; the job and ErrJobFinished.
 	// It returns the job as it is after the call, or ErrNotFound.
-	Cancel(ctx context.Context, id string) (*Job, error)
+	Cancel(ctx context.Context, id string) (*queuetype.Job, error)
 
 	// Lease hands up to req.Max ready jobs from req.Queues to a worker, in
 	// one atomic step:
@@ -115,7 +117,7 @@ type Backend interface {
 	//     and LeaseUntil = now + req.LeaseFor.
 	// It returns no jobs (and no error) when none is ready. A job is handed
 	// to one worker only.
-	Lease(ctx context.Context, req LeaseRequest) ([]Lease, error)
+	Lease(ctx context.Context, req LeaseRequest) ([]queuetype.Lease, error)
 
 	// Extend renews a lease: LeaseUntil = now + leaseFor (it may shorten a
 	// lease as well as lengthen it). It returns the new deadline and
@@ -135,19 +137,19 @@ type Backend interface {
 	//   - otherwise: retrying with RunAt = now + f.RetryIn.
 	// The lease is cleared. Fenced. f.Error is recorded as
 	// StorableError(f.Error): every store keeps the same text.
-	Fail(ctx context.Context, id, token string, f Failure) (State, error)
+	Fail(ctx context.Context, id, token string, f Failure) (queuetype.State, error)
 
 	// Snooze ends an attempt without spending it (Attempt-1) and runs the
 	// job again after d: scheduled with RunAt = now + d, or pending when
 	// d <= 0; cancelled when CancelRequested. Returns the new state.
 	// The lease is cleared. Fenced.
-	Snooze(ctx context.Context, id, token string, d time.Duration) (State, error)
+	Snooze(ctx context.Context, id, token string, d time.Duration) (queuetype.State, error)
 
 	// Requeue gives a leased job back at once without spending the attempt
 	// (Attempt-1): pending (cancelled when CancelRequested). Workers call
 	// it on graceful shutdown. Returns the new state. The lease is cleared.
 	// Fenced.
-	Requeue(ctx context.Context, id, token string) (State, error)
+	Requeue(ctx context.Context, id, token string) (queuetype.State, error)
 
 	// RescueExpired finds active jobs in req.Queues (all queues when
 	// empty) whose LeaseUntil < now, at most req.Limit of them (default
@@ -184,105 +186,6 @@ type Notifier interface {
 	Subscribe(queues []string) (<-chan struct{}, func())
 }
 
-// Enqueued is the outcome of one spec in Backend.Enqueue.
-type Enqueued struct {
-	// Job is the new job, or the existing one when Duplicate.
-	Job *Job
-	// Duplicate is true when the spec's unique key was held by Job and
-	// nothing was stored.
-	Duplicate bool
-}
-
-// ListFilter selects jobs for List. Zero fields do not filter; the
-// fields that are set must all match.
-type ListFilter struct {
-	// Queue limits the list to one queue; empty lists all queues.
-	Queue string
-	// States limits the list to these states; empty lists all.
-	States []State
-	// Tenant, Kind and Group limit the list to jobs whose JobSpec field
-	// of that name equals the value exactly.
-	Tenant, Kind, Group string
-	// Order is OldestFirst (the default) or NewestFirst. A cursor belongs
-	// to the order it was read in.
-	Order ListOrder
-	// Limit is the page size: default 100, at most 1000.
-	Limit int
-	// Cursor continues from a previous Page.Next.
-	Cursor string
-}
-
-// ListOrder is the order List returns jobs in.
-type ListOrder string
-
-// The orders of List, by enqueue sequence.
-const (
-	// OldestFirst lists in enqueue order; the zero ListOrder means it.
-	OldestFirst ListOrder = "oldest"
-	// NewestFirst lists the latest enqueued job first.
-	NewestFirst ListOrder = "newest"
-)
-
-// Newest reports whether o is NewestFirst.
-func (o ListOrder) Newest() bool { return o == NewestFirst }
-
-// Valid reports whether o is OldestFirst, NewestFirst or empty.
-func (o ListOrder) Valid() bool { return o == "" || o == OldestFirst || o == NewestFirst }
-
-// Validate returns an *InvalidArgumentError naming the first field of f
-// that breaks a rule: an unknown state or order, a negative limit, or a
-// name longer than MaxNameLen or holding control characters.
-func (f ListFilter) Validate() error {
-	if f.Limit < 0 {
-		return invalid(Field("ListFilter", "Limit"), "must not be negative, got %d", f.Limit)
-	}
-	for _, s := range f.States {
-		if !s.Valid() {
-			return invalid(Field("ListFilter", "States"), "has unknown state %q", s)
-		}
-	}
-	if !f.Order.Valid() {
-		return invalid(Field("ListFilter", "Order"), "must be %q or %q, got %q", OldestFirst, NewestFirst, f.Order)
-	}
-	names := []struct {
-		field FieldPath
-		v     string
-	}{
-		{Field("ListFilter", "Queue"), f.Queue}, {Field("ListFilter", "Tenant"), f.Tenant},
-		{Field("ListFilter", "Kind"), f.Kind}, {Field("ListFilter", "Group"), f.Group},
-	}
-	for _, n := range names {
-		if err := validName(n.field, n.v, false); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Page is one page of a listing.
-type Page struct {
-	Jobs []*Job
-	// Next is the cursor of the next page; empty when there is none.
-	Next string
-}
-
-// Default and maximum page sizes for List.
-const (
-	DefaultListLimit = 100
-	MaxListLimit     = 1000
-)
-
-// QueueStats counts one queue's jobs by state. States with no jobs may be
-// missing from Counts.
-type QueueStats struct {
-	Queue  string
-	Counts map[State]int64
-	// PausedUntil is the end of a pause of the queue in force
-	// (TenantBackend.Pause on QueueScope); zero when it is not paused or
-	// the backend does not report pauses.
-	PausedUntil time.Time
-}
-
 // LeaseRequest asks Backend.Lease for work.
 type LeaseRequest struct {
 	// Queues to lease from; at least one.
@@ -293,24 +196,6 @@ type LeaseRequest struct {
 	Max int
 	// LeaseFor is the lease length; positive.
 	LeaseFor time.Duration
-}
-
-// LeaseStatus is what Backend.Extend reports about a held lease.
-type LeaseStatus struct {
-	// Until is the new deadline.
-	Until time.Time
-	// CancelRequested is true when the job was cancelled while running.
-	CancelRequested bool
-}
-
-// Failure describes a failed attempt for Backend.Fail.
-type Failure struct {
-	// Error is the attempt's error message (a panic includes its stack).
-	Error string
-	// RetryIn is the delay before the next attempt, if one remains.
-	RetryIn time.Duration
-	// Permanent fails the job for good, attempts left or not.
-	Permanent bool
 }
 
 // RescueRequest asks Backend.RescueExpired to recover stalled jobs.
@@ -340,60 +225,29 @@ type CleanupRequest struct {
 	Queues []string
 	// Retention per final state, defaults already applied
 	// (Retention.WithDefaults).
-	Retention Retention
+	Retention queuetype.Retention
 	// Limit is how many jobs to delete at most; 0 means 1000.
 	Limit int
 }
-
-// DefaultMaxStalls is how many expired leases a job survives before it fails.
-const DefaultMaxStalls = 10
 
 // DefaultBatchLimit is the per-call bound of RescueExpired and Cleanup when
 // the request's Limit is zero.
 const DefaultBatchLimit = 1000
 
-// Retention says how long finished jobs are kept before the cleaner deletes
-// them. A zero field means its default; a negative one keeps forever.
-type Retention struct {
-	// Completed jobs are kept this long after finishing; default 24h.
-	Completed time.Duration
-	// Failed jobs are kept this long after failing; default 7 days.
-	Failed time.Duration
-	// Cancelled jobs are kept this long after cancelling; default 24h.
-	Cancelled time.Duration
+// LeaseStatus is what Backend.Extend reports about a held lease.
+type LeaseStatus struct {
+	// Until is the new deadline.
+	Until time.Time
+	// CancelRequested is true when the job was cancelled while running.
+	CancelRequested bool
 }
 
-// Default retention periods.
-const (
-	DefaultRetainCompleted = 24 * time.Hour
-	DefaultRetainFailed    = 7 * 24 * time.Hour
-	DefaultRetainCancelled = 24 * time.Hour
-)
-
-// WithDefaults returns r with zero fields set to their defaults.
-func (r Retention) WithDefaults() Retention {
-	if r.Completed == 0 {
-		r.Completed = DefaultRetainCompleted
-	}
-	if r.Failed == 0 {
-		r.Failed = DefaultRetainFailed
-	}
-	if r.Cancelled == 0 {
-		r.Cancelled = DefaultRetainCancelled
-	}
-	return r
-}
-
-// For returns the retention of final state s (after defaults), and false
-// when s is not final.
-func (r Retention) For(s State) (time.Duration, bool) {
-	switch s {
-	case StateCompleted:
-		return r.Completed, true
-	case StateFailed:
-		return r.Failed, true
-	case StateCancelled:
-		return r.Cancelled, true
-	}
-	return 0, false
+// Failure describes a failed attempt for Backend.Fail.
+type Failure struct {
+	// Error is the attempt's error message (a panic includes its stack).
+	Error string
+	// RetryIn is the delay before the next attempt, if one remains.
+	RetryIn time.Duration
+	// Permanent fails the job for good, attempts left or not.
+	Permanent bool
 }
