@@ -1,7 +1,6 @@
 package pgqueue
 
 import (
-	"database/sql"
 	"strconv"
 
 	"github.com/sluicehq/sluice/queue"
@@ -48,36 +47,16 @@ func (sc *sched) insert(j *queue.Job, checkBacklog bool) error {
 	if err := sc.joinGroup(j.Group); err != nil {
 		return err
 	}
-	var hold string
-	var vstart, vfinish sql.NullInt64
-	var band, rank, waitEnd int64
-	if j.State == queue.StatePending {
-		if checkBacklog {
-			if err := sc.CheckBacklog(j.Tenant); err != nil {
-				return err
-			}
-		}
-		start, finish, b, r, err := sc.Tag(j.Queue, j.Tenant, j.Priority)
-		if err != nil {
-			return err
-		}
-		vstart, vfinish = sql.NullInt64{Int64: start, Valid: true}, sql.NullInt64{Int64: finish, Valid: true}
-		band, rank = b, r
-		if hold, err = sc.HoldFor(j.Tenant, j.Group, false); err != nil {
-			return err
-		}
-		if hold != "" {
-			j.State = queue.StateWaiting
-			if waitEnd, err = sc.WaitUntil(j.Tenant); err != nil {
-				return err
-			}
-		}
-	} else {
-		band = int64(j.Priority)
+	pl, err := sc.PlaceNew(j.Queue, j.Tenant, j.Group, j.Priority, j.State == queue.StatePending, checkBacklog)
+	if err != nil {
+		return err
+	}
+	if pl.Hold != "" {
+		j.State = queue.StateWaiting
 	}
 	args := insertArgs(j)
 	// insertArgs is in insertOne's order: the first 13, then the key.
-	vals := append(append([]any{}, args[:13]...), args[13], args[14], hold, vstart, vfinish, band, rank, waitEnd)
+	vals := append(append([]any{}, args[:13]...), args[13], args[14], pl.Hold, pl.VStart, pl.VFinish, pl.Band, pl.Rank, pl.WaitUntil)
 	var id int64
 	if err := sc.row(qInsertScoped, vals...).Scan(&id); err != nil {
 		return err

@@ -51,13 +51,6 @@ func (s *sched) insert(spec queue.JobSpec, checkBacklog bool) (*queue.Job, error
 	return j, err
 }
 
-// placement is where a new job goes in the scheduling columns.
-type placement struct {
-	hold                string
-	vstart              sql.NullInt64
-	band, rank, waitEnd int64
-}
-
 // insertSpec stores spec as a new job inside the operation, or returns the
 // job that holds its unique key and dup = true. A job ready at once gets
 // its fair tag and goes pending, or waiting when its tenant or group has
@@ -82,17 +75,14 @@ func (s *sched) insertSpec(spec queue.JobSpec, checkBacklog bool) (*queue.Job, b
 	if err != nil {
 		return nil, false, err
 	}
-	var pl placement
-	if j.State == queue.StatePending {
-		var err error
-		if pl, err = s.placeNew(j, checkBacklog); err != nil {
-			return nil, false, err
-		}
-		if pl.hold != "" {
-			j.State = queue.StateWaiting
-		}
+	pl, err := s.PlaceNew(j.Queue, j.Tenant, j.Group, j.Priority, j.State == queue.StatePending, checkBacklog)
+	if err != nil {
+		return nil, false, err
 	}
-	res, err := s.tx.exec(insertJob, sqlstore.InsertArgs(j, toNanos(j.CreatedAt), pl.hold, pl.vstart, pl.band, pl.rank, pl.waitEnd)...)
+	if pl.Hold != "" {
+		j.State = queue.StateWaiting
+	}
+	res, err := s.tx.exec(insertJob, sqlstore.InsertArgs(j, toNanos(j.CreatedAt), pl.Hold, pl.VStart, pl.Band, pl.Rank, pl.WaitUntil)...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -108,28 +98,4 @@ func (s *sched) insertSpec(spec queue.JobSpec, checkBacklog bool) (*queue.Job, b
 		s.readyQueue(j.Queue)
 	}
 	return j, false, nil
-}
-
-// placeNew tags a job that is ready as it is stored and decides whether
-// it waits.
-func (s *sched) placeNew(j *queue.Job, checkBacklog bool) (placement, error) {
-	var pl placement
-	start, band, rank, err := s.tag(j.Queue, j.Tenant, j.Priority)
-	if err != nil {
-		return pl, err
-	}
-	pl.vstart, pl.band, pl.rank = sql.NullInt64{Int64: start, Valid: true}, band, rank
-	if j.Tenant == "" && j.Group == "" {
-		return pl, nil
-	}
-	if checkBacklog && j.Tenant != "" {
-		if err := s.checkBacklog(j.Tenant); err != nil {
-			return pl, err
-		}
-	}
-	if pl.hold, err = s.holdFor(j.Tenant, j.Group, false); err != nil || pl.hold == "" {
-		return pl, err
-	}
-	pl.waitEnd, err = s.waitUntil(j.Tenant)
-	return pl, err
 }

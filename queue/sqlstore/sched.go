@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -360,6 +361,44 @@ func (s *Sched) HoldFor(tenant, grp string, self bool) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// Placement is where a new job goes: the scheduling columns it is
+// stored with.
+type Placement struct {
+	Hold            string        // "" for pending, or the scope it waits for
+	VStart, VFinish sql.NullInt64 // its fair tag; NULL when it is not ready
+	Band, Rank      int64         // its place in the ready order
+	WaitUntil       int64         // its MaxWait deadline when it waits (0: none)
+}
+
+// PlaceNew places a job of tenant and group in queue q as it is stored:
+// a job ready at once (ready) gets its fair tag and goes pending, or
+// waits when its tenant or group has no room; with checkBacklog, a
+// tenant's full backlog refuses it. A job not ready keeps its priority as
+// its band until it is placed. The caller holds the scopes' locks.
+func (s *Sched) PlaceNew(q, tenant, grp string, priority int, ready, checkBacklog bool) (Placement, error) {
+	var pl Placement
+	if !ready {
+		pl.Band = int64(priority)
+		return pl, nil
+	}
+	if checkBacklog {
+		if err := s.CheckBacklog(tenant); err != nil {
+			return pl, err
+		}
+	}
+	start, finish, band, rank, err := s.Tag(q, tenant, priority)
+	if err != nil {
+		return pl, err
+	}
+	pl.VStart, pl.VFinish = sql.NullInt64{Int64: start, Valid: true}, sql.NullInt64{Int64: finish, Valid: true}
+	pl.Band, pl.Rank = band, rank
+	if pl.Hold, err = s.HoldFor(tenant, grp, false); err != nil || pl.Hold == "" {
+		return pl, err
+	}
+	pl.WaitUntil, err = s.WaitUntil(tenant)
+	return pl, err
 }
 
 // TenantRoom reports, under the tenant's lock, whether the tenant may
