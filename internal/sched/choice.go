@@ -96,8 +96,9 @@ func (m *Model) settle() {
 	}
 }
 
-// settleEach is called after each job a multi-job step moves: the variant
-// settles there, the canonical order once at the end.
+// settleEach is called after each group a Lease cancels past its TTL, a
+// multi-job step the backends settle differently: the variant settles
+// there, the canonical order once at the end.
 func (m *Model) settleEach() {
 	if m.variant {
 		m.settle()

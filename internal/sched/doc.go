@@ -71,10 +71,12 @@
 //     100 in all, the SQL stores 100 per kind), so a Lease that finds more
 //     than MaxLeaseHolds jobs blocked is left open. Unbounded, one call
 //     could hold the store for any time.
-//   - Multi-job steps that settle as they go: SQLite's RescueExpired
-//     settles after each job, and both SQL stores settle a group's TTL
-//     cancellation group by group (filling its tenants in the order of its
-//     jobs); Postgres's RescueExpired and Redis settle once at the end.
+//   - A Lease that cancels several groups past their TTL: the SQL stores
+//     settle group by group (filling its tenants in the order of its
+//     jobs); Redis settles once at the end. RescueExpired settles once at
+//     the end on every backend (the SQL stores through
+//     sqlstore.SettleRescued), so the model's variant settles as it goes
+//     only for the groups' expiry.
 //   - Which transitions fill a scope: the model and Redis fill a job's
 //     tenant and group when it leaves pending or active; the SQL stores'
 //     settle fills them after any transition it settles (cancelling a

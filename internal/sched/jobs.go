@@ -120,8 +120,8 @@ func (m *Model) Cancel(now time.Time, id ID) (queue.State, error) {
 // RescueExpired recovers the active jobs whose lease ended before now
 // (backend.Backend.RescueExpired): queue by queue in name order (all queues
 // when req.Queues is empty), each by deadline then sequence, at most
-// req.Limit. The variant takes them by deadline across queues and settles
-// after each.
+// req.Limit. The variant takes them by deadline across queues. Every
+// backend settles once at the end.
 func (m *Model) RescueExpired(now time.Time, req backend.RescueRequest) backend.RescueResult {
 	res, _ := m.run("RescueExpired", now, func(m *Model) (any, error) {
 		return m.rescue(req), nil
@@ -158,7 +158,6 @@ func (m *Model) rescue(req backend.RescueRequest) backend.RescueResult {
 			m.place(j)
 			r.Requeued++
 		}
-		m.settleEach()
 	}
 	return r
 }

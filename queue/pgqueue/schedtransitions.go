@@ -2,7 +2,6 @@ package pgqueue
 
 import (
 	"context"
-	"sort"
 
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/sqlstore"
@@ -105,53 +104,25 @@ func (s *Store) scopesOf(ctx context.Context, id int64) (tenant, grp string, par
 }
 
 // settleRescued rescues, in the rescue's step, the expired jobs of a
-// tenant or group (args: their rescueUpdate arguments) one at a time, by
-// queue then lease expiry, as every store does (internal/sched): each
-// pending one is placed again while the later ones still count as active;
-// then their scopes are filled once.
+// tenant or group (args: their rescueUpdate arguments, nil for the others)
+// as every store does (sqlstore's SettleRescued).
 func (sc *sched) settleRescued(expired []*queue.Job, args [][]any) error {
 	var list []*queue.Job
-	var argl [][]any
+	argOf := map[*queue.Job][]any{}
 	for i, j := range expired {
 		if args[i] != nil {
-			list, argl = append(list, j), append(argl, args[i])
+			list = append(list, j)
+			argOf[j] = args[i]
 		}
 	}
-	order := make([]int, len(list))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		ja, jb := list[order[a]], list[order[b]]
-		if ja.Queue != jb.Queue {
-			return ja.Queue < jb.Queue
-		}
-		return ja.LeaseUntil.Before(jb.LeaseUntil)
-	})
-	var done []*queue.Job
-	for _, i := range order {
-		j := list[i]
-		if err := sc.lockScopes(j.Tenant, j.Group); err != nil {
-			return err
-		}
+	return sc.SettleRescued(list, func(j *queue.Job) (queue.State, bool, error) {
 		var st string
-		err := sc.db.queryRow(sc.ctx, sc.s.q.rescueUpdate, argl[i]...).Scan(&st)
+		err := sc.db.queryRow(sc.ctx, sc.s.q.rescueUpdate, argOf[j]...).Scan(&st)
 		if isNoRows(err) {
-			continue // no longer expired (its row is locked: never so)
+			return "", false, nil // its row is locked: never so
 		}
-		if err != nil {
-			return err
-		}
-		done = append(done, j)
-		if queue.State(st) == queue.StatePending {
-			p := sqlstore.Placing{ID: mustID(j.ID), Queue: j.Queue, Tenant: j.Tenant, Grp: j.Group, Priority: j.Priority,
-				From: st, HasTag: true, Self: true}
-			if _, err := sc.Place(p); err != nil {
-				return err
-			}
-		}
-	}
-	return sc.SettleJobs(done)
+		return queue.State(st), err == nil, err
+	})
 }
 
 // placeRetried makes a retried job ready as a due job is made ready

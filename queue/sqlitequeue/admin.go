@@ -116,17 +116,29 @@ func (b *Backend) RescueExpired(ctx context.Context, req backend.RescueRequest) 
 		if err != nil {
 			return err
 		}
+		// The jobs of tenants or groups are moved as they are placed, and
+		// settled once at the end (sqlstore's SettleRescued).
+		var scoped []*queue.Job
+		outcome := map[*queue.Job]sqlstore.Stalled{}
 		res, requeued, err = sqlstore.RescueJobs(expired, now, maxStalls, func(_ int, j *queue.Job, r sqlstore.Stalled) error {
-			err := rescueOne(tx, mustID(j.ID), r, now)
-			if err == nil {
-				err = b.emitJob(tx, j.ID, r.Next, now)
+			if j.Tenant != "" || j.Group != "" {
+				scoped, outcome[j] = append(scoped, j), r
+				return nil
 			}
-			if err == nil {
-				err = b.settleScoped(tx, mustID(j.ID), j.Tenant, j.Group, now)
-			}
-			return err
+			return b.rescueOne(tx, j, r, now)
 		})
-		return err
+		if err != nil || len(scoped) == 0 {
+			return err
+		}
+		s := b.newSched(tx, now)
+		err = s.SettleRescued(scoped, func(j *queue.Job) (queue.State, bool, error) {
+			r := outcome[j]
+			return r.Next, true, b.rescueOne(tx, j, r, now)
+		})
+		if err != nil {
+			return err
+		}
+		return s.flush()
 	})
 	if err != nil {
 		return backend.RescueResult{}, err
@@ -137,8 +149,10 @@ func (b *Backend) RescueExpired(ctx context.Context, req backend.RescueRequest) 
 	return res, nil
 }
 
-// rescueOne moves expired job id out of active as r decides.
-func rescueOne(tx *wtx, id int64, r sqlstore.Stalled, now int64) error {
+// rescueOne moves expired job j out of active as r decides, with its
+// event.
+func (b *Backend) rescueOne(tx *wtx, j *queue.Job, r sqlstore.Stalled, now int64) error {
+	id := mustID(j.ID)
 	var err error
 	switch r.Next {
 	case queue.StateCancelled:
@@ -152,5 +166,8 @@ func rescueOne(tx *wtx, id int64, r sqlstore.Stalled, now int64) error {
 		_, err = tx.exec(`UPDATE jobs SET state = 'pending', stalls = ?1,
 			attempt = attempt - 1, updated_at = ?2, `+clearLease+` WHERE id = ?3`, r.Stalls, now, id)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return b.emitJob(tx, j.ID, r.Next, now)
 }

@@ -83,15 +83,6 @@ func (b *Backend) settleFinal(tx *wtx, id int64, tenant, grp string, state queue
 	return s.flush()
 }
 
-// settleScoped is settle for a job whose tenant and group the caller
-// knows: a job with neither leaves nothing to do.
-func (b *Backend) settleScoped(tx *wtx, id int64, tenant, grp string, now int64) error {
-	if tenant == "" && grp == "" {
-		return nil
-	}
-	return b.settle(tx, id, now)
-}
-
 // mustID is parseID for an id the backend itself produced.
 func mustID(id string) int64 {
 	n, _ := parseID(id)

@@ -1,7 +1,9 @@
 package sqlstore
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -138,6 +140,45 @@ func RescueJobs(expired []*queue.Job, now int64, maxStalls int, apply func(i int
 		}
 	}
 	return res, requeued, nil
+}
+
+// SettleRescued moves, in a rescue's step, the expired jobs of tenants or
+// groups in list out of active one at a time, by queue then lease expiry,
+// as every store does (internal/sched): each one's scopes are locked, move
+// updates it (its state, false when it no longer was expired), and one
+// pending again is placed while the later ones still count as active.
+// The jobs moved are then settled once (SettleJobs).
+func (s *Sched) SettleRescued(list []*queue.Job, move func(j *queue.Job) (queue.State, bool, error)) error {
+	order := slices.Clone(list)
+	slices.SortStableFunc(order, func(a, b *queue.Job) int {
+		return cmp.Or(cmp.Compare(a.Queue, b.Queue), a.LeaseUntil.Compare(b.LeaseUntil))
+	})
+	var done []*queue.Job
+	for _, j := range order {
+		if err := s.D.LockScopes(j.Tenant, j.Group); err != nil {
+			return err
+		}
+		st, ok, err := move(j)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue // no longer expired
+		}
+		done = append(done, j)
+		if st == queue.StatePending {
+			id, err := ParseID(j.ID)
+			if err != nil {
+				return err
+			}
+			p := Placing{ID: id, Queue: j.Queue, Tenant: j.Tenant, Grp: j.Group, Priority: j.Priority,
+				From: string(st), HasTag: true, Self: true}
+			if _, err := s.Place(p); err != nil {
+				return err
+			}
+		}
+	}
+	return s.SettleJobs(done)
 }
 
 // ScanJobs reads every row of rows as a job and closes it.
