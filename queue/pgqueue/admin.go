@@ -12,7 +12,7 @@ import (
 
 // Get implements backend.Backend.
 func (s *Store) Get(ctx context.Context, id string) (*queue.Job, error) {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (s *Store) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 // Cancel implements backend.Backend in one statement on a job that has not
 // finished; a finished or missing job is only read.
 func (s *Store) Cancel(ctx context.Context, id string) (*queue.Job, error) {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (s *Store) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 	if err == nil && (tenant != "" || grp != "" || parent) {
 		j, err = s.cancelScoped(ctx, rid)
 	} else if err == nil {
-		j, err = scanJob(s.pool.QueryRow(ctx, s.q.cancel, rid, s.now()))
+		j, err = sqlstore.ScanJob(s.pool.QueryRow(ctx, s.q.cancel, rid, s.now()))
 	}
 	if isNoRows(err) {
 		j, err = s.Get(ctx, id)
@@ -197,7 +197,7 @@ func (s *Store) execN(ctx context.Context, query string, args ...any) (int64, er
 // pending with fresh attempts, unless another job holds its unique key.
 // Its tenant's and unique key's locks are taken first, before its row.
 func (s *Store) Retry(ctx context.Context, id string) (*queue.Job, error) {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return nil, err
 	}
@@ -257,5 +257,5 @@ func (sc *sched) retry(id string, rid int64) (*queue.Job, error) {
 	if err := sc.placeRetried(placing{id: rid, queue: q, tenant: tenant, priority: priority, hasTag: hasTag, from: state}); err != nil {
 		return nil, err
 	}
-	return scanJob(sc.db.queryRow(sc.ctx, s.q.get, rid))
+	return sqlstore.ScanJob(sc.db.queryRow(sc.ctx, s.q.get, rid))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // maxCompleteBatch bounds how many completions one statement writes.
@@ -61,7 +62,7 @@ type completer struct {
 // Complete implements queue.Backend: fenced by the token, written in a
 // batch with the other completions in flight (see completer).
 func (s *Store) Complete(ctx context.Context, id, token string, result []byte) error {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return err
 	}

@@ -235,7 +235,7 @@ func manyArgs(jobs []*queue.Job, now int64) []any {
 	)
 	for i, j := range jobs {
 		qs[i], kinds[i], payloads[i], tenants[i], grps[i] = j.Queue, j.Kind, j.Payload, j.Tenant, j.Group
-		prios[i], runAts[i], attempts[i], timeouts[i] = int32(j.Priority), toNanos(j.RunAt), int32(j.MaxAttempts), int64(j.Timeout)
+		prios[i], runAts[i], attempts[i], timeouts[i] = int32(j.Priority), sqlstore.ToNanos(j.RunAt), int32(j.MaxAttempts), int64(j.Timeout)
 		states[i], hooks[i], traces[i] = string(j.State), backend.EncodeWebhook(j.Webhook), j.Trace
 	}
 	return []any{qs, kinds, payloads, tenants, grps, prios, runAts, attempts, timeouts, states, hooks, traces, now}

@@ -106,14 +106,14 @@ func (sc *sched) insertHeld(j *queue.Job, d *sqlstore.FlowDeps) error {
 	if err := sc.lockScopes(j.Tenant, j.Group); err != nil {
 		return err
 	}
-	if err := sc.joinGroup(j.Group); err != nil {
+	if err := sc.JoinGroup(j.Group); err != nil {
 		return err
 	}
 	var left, by int64
 	if d != nil {
 		left, by = d.Left, d.CancelledBy
 	}
-	args := append(insertArgs(j), j.LastError, toNanos(j.FinishedAt), j.Flow, j.FlowNode,
+	args := append(insertArgs(j), j.LastError, sqlstore.ToNanos(j.FinishedAt), j.Flow, j.FlowNode,
 		strings.Join(j.DependsOn, ","), string(j.OnParentFailure), left, by)
 	var id int64
 	if err := sc.row(qInsertHeld, args...).Scan(&id); err != nil {
@@ -182,7 +182,7 @@ func (sc *sched) enqueueNode(id, name string, spec queue.JobSpec) (*queue.Job, b
 		return nil, false, err
 	}
 	if j.State == queue.StatePending {
-		sc.readyQueue(j.Queue)
+		sc.ReadyQueue(j.Queue)
 	}
 	return j, false, nil
 }
@@ -216,7 +216,7 @@ func (s *Store) Flow(ctx context.Context, id string) (*queue.Flow, error) {
 // Relatives implements backend.FlowBackend. It reads in one read-only
 // transaction of one snapshot, so parents and children are of one moment.
 func (s *Store) Relatives(ctx context.Context, id string, maxResults int) (*queue.Relatives, error) {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return nil, err
 	}

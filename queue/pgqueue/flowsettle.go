@@ -21,7 +21,7 @@ func (sc *sched) settleCascade(state queue.State) error {
 	if state != queue.StateFailed && state != queue.StateCancelled {
 		return nil
 	}
-	names, err := sc.names(qTakeFlowSettle, maxFlowSettle)
+	names, err := sc.Names(qTakeFlowSettle, maxFlowSettle)
 	if err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func (sc *sched) settleCascade(state queue.State) error {
 		gs = addOnce(gs, g)
 	}
 	for _, g := range gs {
-		if err := sc.groupSettle(g); err != nil {
+		if err := sc.GroupSettle(g); err != nil {
 			return err
 		}
 	}

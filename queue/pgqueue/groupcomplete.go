@@ -4,9 +4,6 @@ import (
 	"github.com/sluicehq/sluice/queue"
 )
 
-// groupSettle is sqlstore's GroupSettle.
-func (sc *sched) groupSettle(id string) error { return sc.GroupSettle(id) }
-
 // InsertCompletion implements sqlstore.SchedDialect.
 func (sc *sched) InsertCompletion(spec queue.JobSpec) (int64, error) {
 	j := newJob(spec, sc.now)

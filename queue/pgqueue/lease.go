@@ -42,7 +42,7 @@ func (s *Store) Lease(ctx context.Context, req backend.LeaseRequest) ([]queue.Le
 	if len(req.Queues) == 1 {
 		queues, quick, full = req.Queues[0], s.q.quickOne, leaseStmts{s.q.promoteOne, s.q.gateOne, s.q.leaseOne}
 	}
-	until := after(now, req.LeaseFor)
+	until := sqlstore.NanosAfter(now, req.LeaseFor)
 	out, err := s.quickLease(ctx, quick, queues, req, prefix, until, now)
 	if err == nil && len(out) == 0 {
 		out, err = s.fullLease(ctx, full, queues, req, prefix, until, now)
@@ -189,7 +189,7 @@ func scanLeases(rows rowsOf) ([]queue.Lease, error) {
 	var list []leased
 	var token string
 	var band, rank int64
-	js := newJobScan(&token, &band, &rank)
+	js := sqlstore.NewJobScan(&token, &band, &rank)
 	for rows.Next() {
 		j, err := js.Scan(rows)
 		if err != nil {
@@ -217,9 +217,9 @@ func scanLeases(rows rowsOf) ([]queue.Lease, error) {
 	return out, nil
 }
 
-// mustID is parseID for an id the store itself produced.
+// mustID is sqlstore.ParseID for an id the store itself produced.
 func mustID(id string) int64 {
-	n, _ := parseID(id)
+	n, _ := sqlstore.ParseID(id)
 	return n
 }
 
@@ -251,7 +251,7 @@ func (s *Store) fenced(ctx context.Context, db pgxQuerier, id int64) error {
 // Extend implements backend.Backend.
 func (s *Store) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (backend.LeaseStatus, error) {
 	token = lookupToken(token)
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return backend.LeaseStatus{}, err
 	}
@@ -261,14 +261,14 @@ func (s *Store) Extend(ctx context.Context, id, token string, leaseFor time.Dura
 	now := s.now()
 	var until int64
 	var cancel bool
-	err = s.pool.QueryRow(ctx, s.q.extend, after(now, leaseFor), now, rid, token).Scan(&until, &cancel)
+	err = s.pool.QueryRow(ctx, s.q.extend, sqlstore.NanosAfter(now, leaseFor), now, rid, token).Scan(&until, &cancel)
 	if isNoRows(err) {
 		err = s.fenced(ctx, s.pool, rid)
 	}
 	if err != nil {
 		return backend.LeaseStatus{}, s.wrap("extend", err)
 	}
-	return backend.LeaseStatus{Until: fromNanos(until), CancelRequested: cancel}, nil
+	return backend.LeaseStatus{Until: sqlstore.FromNanos(until), CancelRequested: cancel}, nil
 }
 
 // Fail implements backend.Backend. It reads the held job under its row lock
@@ -276,7 +276,7 @@ func (s *Store) Extend(ctx context.Context, id, token string, leaseFor time.Dura
 func (s *Store) Fail(ctx context.Context, id, token string, f backend.Failure) (queue.State, error) {
 	token = lookupToken(token)
 	f.Error = queue.StorableError(f.Error)
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return "", err
 	}
@@ -340,7 +340,7 @@ func (s *Store) Requeue(ctx context.Context, id, token string) (queue.State, err
 // (cancelled instead when a cancel was requested) with RunAt = now + d.
 func (s *Store) giveBack(ctx context.Context, op, id, token string, next queue.State, d time.Duration) (queue.State, error) {
 	token = lookupToken(token)
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return "", err
 	}
@@ -350,9 +350,9 @@ func (s *Store) giveBack(ctx context.Context, op, id, token string, next queue.S
 	now := s.now()
 	var got, q string
 	s.done.held.Add(-1)
-	err = s.pool.QueryRow(ctx, s.q.giveBack, string(next), now, after(now, d), rid, token).Scan(&got, &q)
+	err = s.pool.QueryRow(ctx, s.q.giveBack, string(next), now, sqlstore.NanosAfter(now, d), rid, token).Scan(&got, &q)
 	if isNoRows(err) { // lost its lease, or has a tenant or group
-		st, err := s.giveBackScoped(ctx, op, rid, token, next, after(now, d))
+		st, err := s.giveBackScoped(ctx, op, rid, token, next, sqlstore.NanosAfter(now, d))
 		return st, s.wrap(op, err)
 	}
 	if err != nil {

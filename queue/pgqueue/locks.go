@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // The scheduler's locks, and the one order that keeps them from forming a
@@ -278,7 +279,7 @@ func (sc *sched) lockUnique(q, key string) (*queue.Job, error) {
 	if err := sc.lockKey(k[0]); err != nil {
 		return nil, err
 	}
-	j, err := scanJob(sc.db.queryRow(sc.ctx, sc.s.q.findUnique, q, key, sc.now))
+	j, err := sqlstore.ScanJob(sc.db.queryRow(sc.ctx, sc.s.q.findUnique, q, key, sc.now))
 	if isNoRows(err) {
 		return nil, nil
 	}

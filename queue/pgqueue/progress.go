@@ -36,7 +36,7 @@ func progressStatements(schema string) *sqlstore.ProgressStatements {
 // event log on, logs it.
 func (s *Store) SetProgress(ctx context.Context, id, token string, p queue.JobProgress) error {
 	token = lookupToken(token)
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return err
 	}

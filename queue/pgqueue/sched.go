@@ -2,7 +2,6 @@ package pgqueue
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/sluicehq/sluice/queue"
@@ -58,12 +57,6 @@ func (sc *sched) row(query string, args ...any) scanner {
 func (sc *sched) rows(query string, args ...any) (rowsOf, error) {
 	return sc.db.query(sc.ctx, qualify(query, sc.s.schema), args...)
 }
-
-// names runs a query that lists one text column.
-func (sc *sched) names(query string, args ...any) ([]string, error) { return sc.Names(query, args...) }
-
-// readyQueue records that queue q got a pending job.
-func (sc *sched) readyQueue(q string) { sc.ReadyQueue(q) }
 
 // notify queues, in the transaction, the wake-up of every queue that got
 // a pending job; it is delivered at commit.
@@ -125,11 +118,6 @@ func addOnce(list []string, name string) []string {
 		return list
 	}
 	return append(list, name)
-}
-
-// errorf wraps a sentinel with detail, keeping errors.Is working.
-func errorf(sentinel error, format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)
 }
 
 // The scheduler's statements (sqlstore.SchedStmts documents each); the
@@ -276,7 +264,7 @@ func (sc *sched) PromotePlain(q string) error {
 }
 
 // ScanJob implements sqlstore.SchedDialect.
-func (sc *sched) ScanJob(row sqlstore.Row) (*queue.Job, error) { return scanJob(row) }
+func (sc *sched) ScanJob(row sqlstore.Row) (*queue.Job, error) { return sqlstore.ScanJob(row) }
 
 // JobFailed implements sqlstore.SchedDialect: the job's events are written
 // by a trigger.
@@ -301,6 +289,3 @@ func (d schedDB) QueryRow(query string, args ...any) sqlstore.Row { return d.sc.
 func (d schedDB) Query(query string, args ...any) (sqlstore.Rows, error) {
 	return d.sc.rows(query, args...)
 }
-
-// joinGroup is sqlstore's JoinGroup.
-func (sc *sched) joinGroup(id string) error { return sc.JoinGroup(id) }

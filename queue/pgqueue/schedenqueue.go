@@ -44,7 +44,7 @@ func (sc *sched) insert(j *queue.Job, checkBacklog bool) error {
 	if err := sc.lockScopes(j.Tenant, j.Group); err != nil {
 		return err
 	}
-	if err := sc.joinGroup(j.Group); err != nil {
+	if err := sc.JoinGroup(j.Group); err != nil {
 		return err
 	}
 	pl, err := sc.PlaceNew(j.Queue, j.Tenant, j.Group, j.Priority, j.State == queue.StatePending, checkBacklog)

@@ -33,7 +33,7 @@ func (s *Store) leaseSched(sc *sched, req backend.LeaseRequest, prefix string) (
 			WHERE id = ANY($5) AND state = 'pending' RETURNING `+jobCols("")+`, lease_token, band, vrank, vstart, vfinish),
 			`+keepStartTags("l")+`
 			SELECT `+jobCols("l")+`, l.lease_token, l.band, l.vrank FROM l`, s.schema),
-			prefix, after(sc.now, req.LeaseFor), req.WorkerID, sc.now, ids)
+			prefix, sqlstore.NanosAfter(sc.now, req.LeaseFor), req.WorkerID, sc.now, ids)
 		if err != nil {
 			return err
 		}

@@ -38,7 +38,7 @@ func schedNeeded(queueCond, now string) string {
 var pickedColNames = []string{"id", "queue", "tenant", "vstart", "vfinish"}
 
 // pickedCols lists pickedColNames, qualified by alias unless it is empty.
-func pickedCols(alias string) string { return colList(alias, pickedColNames) }
+func pickedCols(alias string) string { return sqlstore.ColList(alias, pickedColNames) }
 
 // keepStartTags is the pair of CTEs by which a lease keeps the fair tags
 // of the jobs it starts (CTE l, of at least pickedCols): its queue's

@@ -79,9 +79,9 @@ func (s *Store) cancelScoped(ctx context.Context, id int64) (*queue.Job, error) 
 		if !ok {
 			return queue.ErrNotFound
 		}
-		j, err = scanJob(sc.db.queryRow(sc.ctx, s.q.cancel, id, sc.now))
+		j, err = sqlstore.ScanJob(sc.db.queryRow(sc.ctx, s.q.cancel, id, sc.now))
 		if isNoRows(err) {
-			j, err = scanJob(sc.db.queryRow(sc.ctx, s.q.get, id))
+			j, err = sqlstore.ScanJob(sc.db.queryRow(sc.ctx, s.q.get, id))
 			return err
 		}
 		if err != nil {

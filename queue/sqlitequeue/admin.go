@@ -20,7 +20,7 @@ var (
 
 // Get implements backend.Backend.
 func (b *Backend) Get(ctx context.Context, id string) (*queue.Job, error) {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (b *Backend) Stats(ctx context.Context) ([]queue.QueueStats, error) {
 
 // Cancel implements backend.Backend.
 func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (b *Backend) Cancel(ctx context.Context, id string) (*queue.Job, error) {
 		if err != nil {
 			return err
 		}
-		j, err = scanJob(tx.queryRow(qGet, rid))
+		j, err = sqlstore.ScanJob(tx.queryRow(qGet, rid))
 		return err
 	})
 	if err != nil {

@@ -57,7 +57,7 @@ func (s *sched) insert(spec queue.JobSpec, checkBacklog bool) (*queue.Job, error
 // no room; with checkBacklog, a tenant's full backlog refuses it.
 func (s *sched) insertSpec(spec queue.JobSpec, checkBacklog bool) (*queue.Job, bool, error) {
 	if spec.UniqueKey != "" {
-		j, err := scanJob(s.tx.queryRow(findUnique, spec.Queue, spec.UniqueKey, s.now))
+		j, err := sqlstore.ScanJob(s.tx.queryRow(findUnique, spec.Queue, spec.UniqueKey, s.now))
 		if err == nil {
 			return j, true, nil
 		}
@@ -66,7 +66,7 @@ func (s *sched) insertSpec(spec queue.JobSpec, checkBacklog bool) (*queue.Job, b
 		}
 	}
 	if spec.Group != "" {
-		if err := s.joinGroup(spec.Group); err != nil {
+		if err := s.JoinGroup(spec.Group); err != nil {
 			return nil, false, err
 		}
 	}
@@ -82,7 +82,7 @@ func (s *sched) insertSpec(spec queue.JobSpec, checkBacklog bool) (*queue.Job, b
 	if pl.Hold != "" {
 		j.State = queue.StateWaiting
 	}
-	res, err := s.tx.exec(insertJob, sqlstore.InsertArgs(j, toNanos(j.CreatedAt), pl.Hold, pl.VStart, pl.Band, pl.Rank, pl.WaitUntil)...)
+	res, err := s.tx.exec(insertJob, sqlstore.InsertArgs(j, sqlstore.ToNanos(j.CreatedAt), pl.Hold, pl.VStart, pl.Band, pl.Rank, pl.WaitUntil)...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -95,7 +95,7 @@ func (s *sched) insertSpec(spec queue.JobSpec, checkBacklog bool) (*queue.Job, b
 		return nil, false, err
 	}
 	if j.State == queue.StatePending {
-		s.readyQueue(j.Queue)
+		s.ReadyQueue(j.Queue)
 	}
 	return j, false, nil
 }

@@ -134,7 +134,7 @@ func (b *Backend) Flow(ctx context.Context, id string) (*queue.Flow, error) {
 // Relatives implements backend.FlowBackend. It reads in one read
 // transaction, so parents and children are of one moment.
 func (b *Backend) Relatives(ctx context.Context, id string, maxResults int) (*queue.Relatives, error) {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return nil, err
 	}

@@ -97,7 +97,7 @@ func activateJobs(tx *wtx, ids []int64, req backend.LeaseRequest, now int64) ([]
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.exec(activate, prefix, after(now, req.LeaseFor), req.WorkerID, now, string(list)); err != nil {
+	if _, err := tx.exec(activate, prefix, sqlstore.NanosAfter(now, req.LeaseFor), req.WorkerID, now, string(list)); err != nil {
 		return nil, err
 	}
 	rows, err := tx.query(leased, string(list))
@@ -108,7 +108,7 @@ func activateJobs(tx *wtx, ids []int64, req backend.LeaseRequest, now int64) ([]
 	out := make([]queue.Lease, 0, len(ids))
 	for rows.Next() {
 		var tok string
-		j, err := scanJob(scanPlus{rows, &tok})
+		j, err := sqlstore.ScanJob(scanPlus{rows, &tok})
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +141,7 @@ func fenced(tx *wtx, id int64) error {
 
 // Extend implements backend.Backend.
 func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Duration) (backend.LeaseStatus, error) {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return backend.LeaseStatus{}, err
 	}
@@ -151,11 +151,11 @@ func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Du
 		var until int64
 		var cancel int
 		err := tx.queryRow(qExtend,
-			after(now, leaseFor), now, rid, token).Scan(&until, &cancel)
+			sqlstore.NanosAfter(now, leaseFor), now, rid, token).Scan(&until, &cancel)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fenced(tx, rid)
 		}
-		st = backend.LeaseStatus{Until: fromNanos(until), CancelRequested: cancel != 0}
+		st = backend.LeaseStatus{Until: sqlstore.FromNanos(until), CancelRequested: cancel != 0}
 		return err
 	})
 	return st, err
@@ -163,7 +163,7 @@ func (b *Backend) Extend(ctx context.Context, id, token string, leaseFor time.Du
 
 // Complete implements backend.Backend.
 func (b *Backend) Complete(ctx context.Context, id, token string, result []byte) error {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func (b *Backend) Complete(ctx context.Context, id, token string, result []byte)
 
 // holder reads the job held by token inside tx, or returns the fencing error.
 func holder(tx *wtx, id int64, token string) (*queue.Job, error) {
-	j, err := scanJob(tx.queryRow(qHolder, id, token))
+	j, err := sqlstore.ScanJob(tx.queryRow(qHolder, id, token))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fenced(tx, id)
 	}
@@ -199,7 +199,7 @@ func holder(tx *wtx, id int64, token string) (*queue.Job, error) {
 // Fail implements backend.Backend.
 func (b *Backend) Fail(ctx context.Context, id, token string, f backend.Failure) (queue.State, error) {
 	f.Error = queue.StorableError(f.Error)
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return "", err
 	}
@@ -219,7 +219,7 @@ func (b *Backend) Fail(ctx context.Context, id, token string, f backend.Failure)
 			return err
 		}
 		if next.Final() {
-			runAt = toNanos(j.RunAt)
+			runAt = sqlstore.ToNanos(j.RunAt)
 		}
 		if _, err = tx.exec(qFail,
 			string(next), f.Error, hist, runAt, finished, now, rid); err != nil {
@@ -252,7 +252,7 @@ func (b *Backend) Requeue(ctx context.Context, id, token string) (queue.State, e
 // giveBack ends an attempt without spending it: the job goes to next
 // (cancelled instead when a cancel was requested) with RunAt = now + d.
 func (b *Backend) giveBack(ctx context.Context, op, id, token string, next queue.State, d time.Duration) (queue.State, error) {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return "", err
 	}
@@ -260,7 +260,7 @@ func (b *Backend) giveBack(ctx context.Context, op, id, token string, next queue
 	var got, q, tenant, grp string
 	err = b.write(ctx, op, func(tx *wtx) error {
 		err := tx.queryRow(qGiveBack,
-			string(next), now, after(now, d), rid, token).Scan(&got, &q, &tenant, &grp)
+			string(next), now, sqlstore.NanosAfter(now, d), rid, token).Scan(&got, &q, &tenant, &grp)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fenced(tx, rid)
 		} else if err != nil {

@@ -48,7 +48,7 @@ func (b *Backend) emitState(tx *wtx, id int64, s queue.State, now int64) error {
 
 // emitJob is emitState for a job id in its string form.
 func (b *Backend) emitJob(tx *wtx, id string, s queue.State, now int64) error {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return err
 	}

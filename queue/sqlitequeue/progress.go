@@ -27,7 +27,7 @@ var progressQ = &sqlstore.ProgressStatements{Fence: qFence, Put: qPutProgress,
 // SetProgress implements backend.ProgressBackend: one write that checks the
 // lease, records p and, with the event log on, logs it.
 func (b *Backend) SetProgress(ctx context.Context, id, token string, p queue.JobProgress) error {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return err
 	}

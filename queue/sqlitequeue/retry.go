@@ -28,7 +28,7 @@ var (
 // the step Lease uses for due jobs, so its tenant's limit and pause apply
 // exactly as they do to any job that becomes ready.
 func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
-	rid, err := parseID(id)
+	rid, err := sqlstore.ParseID(id)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 		if err := s.promote(rid, q, tenant, grp, priority, start); err != nil {
 			return err
 		}
-		j, err = scanJob(s.tx.queryRow(qGet, rid))
+		j, err = sqlstore.ScanJob(s.tx.queryRow(qGet, rid))
 		return err
 	})
 	if err != nil {
@@ -66,7 +66,7 @@ func (b *Backend) Retry(ctx context.Context, id string) (*queue.Job, error) {
 // uniqueHolder returns the job that holds unique key key of queue q, nil
 // for none.
 func (s *sched) uniqueHolder(q, key string) (*queue.Job, error) {
-	holder, err := scanJob(s.tx.queryRow(findUnique, q, key, s.now))
+	holder, err := sqlstore.ScanJob(s.tx.queryRow(findUnique, q, key, s.now))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

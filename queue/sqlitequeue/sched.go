@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/sqlstore"
@@ -83,9 +82,9 @@ func (b *Backend) settleFinal(tx *wtx, id int64, tenant, grp string, state queue
 	return s.flush()
 }
 
-// mustID is parseID for an id the backend itself produced.
+// mustID is sqlstore.ParseID for an id the backend itself produced.
 func mustID(id string) int64 {
-	n, _ := parseID(id)
+	n, _ := sqlstore.ParseID(id)
 	return n
 }
 
@@ -304,7 +303,7 @@ func (s *sched) PromotePlain(q string) error {
 }
 
 // ScanJob implements sqlstore.SchedDialect.
-func (s *sched) ScanJob(row sqlstore.Row) (*queue.Job, error) { return scanJob(row) }
+func (s *sched) ScanJob(row sqlstore.Row) (*queue.Job, error) { return sqlstore.ScanJob(row) }
 
 // JobFailed implements sqlstore.SchedDialect: the job's event.
 func (s *sched) JobFailed(id int64) error {
@@ -347,27 +346,6 @@ func (s *sched) promote(id int64, q, tenant, grp string, priority int, start sql
 	return err
 }
 
-// The scheduler's helpers the rest of the store calls by their short
-// names.
-func (s *sched) readyQueue(q string) { s.ReadyQueue(q) }
-
-func (s *sched) holdFor(tenant, grp string, self bool) (string, error) {
-	return s.HoldFor(tenant, grp, self)
-}
-
-func (s *sched) joinGroup(id string) error { return s.JoinGroup(id) }
-
-func (s *sched) checkBacklog(tenant string) error { return s.CheckBacklog(tenant) }
-
-func (s *sched) waitUntil(tenant string) (int64, error) { return s.WaitUntil(tenant) }
-
-func (s *sched) tenant(name string) (*sqlstore.TenantRow, error) { return s.Tenant(name) }
-
-func (s *sched) tag(q, tenant string, priority int) (start, band, rank int64, err error) {
-	start, _, band, rank, err = s.Tag(q, tenant, priority)
-	return start, band, rank, err
-}
-
 var qDefaults = hot(`SELECT lim, weight, backlog, max_wait FROM tenants WHERE tenant = ''`)
 
 func readDefaults(row rowScanner) (queue.TenantConfig, error) {
@@ -408,10 +386,6 @@ func readCounts(q func(string, ...any) (*sql.Rows, error), kind, name string) (c
 		c[queue.State(st)] = n
 	}
 	return c, rows.Err()
-}
-
-func (s *sched) counts(kind, name string) (counts, error) {
-	return readCounts(s.tx.query, kind, name)
 }
 
 // schedTx is a write transaction as sqlstore runs statements on it.
@@ -473,8 +447,3 @@ func (t readTx) Query(query string, args ...any) (sqlstore.Rows, error) {
 type schedRows struct{ *sql.Rows }
 
 func (r schedRows) Close() { _ = r.Rows.Close() }
-
-// errorf wraps a sentinel with detail, keeping errors.Is working.
-func errorf(sentinel error, format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...)
-}
