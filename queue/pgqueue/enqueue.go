@@ -101,7 +101,7 @@ func (s *Store) notifyIn(ctx context.Context, db execer, qs []string) error {
 	return nil
 }
 
-// checkSpecs validates specs as queue.Client does; newJob fills their
+// checkSpecs validates specs as queue.Client does; sqlstore.NewJob fills their
 // defaults.
 func checkSpecs(f backend.Features, specs []queue.JobSpec) ([]queue.JobSpec, error) {
 	for _, sp := range specs {
@@ -123,7 +123,7 @@ func (s *Store) enqueueOn(sc *sched, specs []queue.JobSpec) ([]queue.Enqueued, e
 	}
 	out := make([]queue.Enqueued, len(specs))
 	for i, sp := range specs {
-		j := newJob(sp, now)
+		j := sqlstore.NewJob(sp, now)
 		if sp.UniqueKey != "" {
 			held, err := sc.lockUnique(sp.Queue, sp.UniqueKey)
 			if err != nil {
@@ -142,7 +142,7 @@ func (s *Store) enqueueOn(sc *sched, specs []queue.JobSpec) ([]queue.Enqueued, e
 			err = sc.insert(j, true)
 		default:
 			var id int64
-			err = sc.db.queryRow(sc.ctx, s.q.insertOne, insertArgs(j)...).Scan(&id)
+			err = sc.db.queryRow(sc.ctx, s.q.insertOne, sqlstore.InsertArgs(j)...).Scan(&id)
 			j.ID = strconv.FormatInt(id, 10)
 		}
 		if err != nil {
@@ -164,7 +164,7 @@ type pgxRows interface {
 func (s *Store) insertPlain(ctx context.Context, db pgxRows, jobs []*queue.Job, now int64) ([]int64, error) {
 	if len(jobs) == 1 {
 		ids := make([]int64, 1)
-		return ids, db.QueryRow(ctx, s.q.insertOne, insertArgs(jobs[0])...).Scan(&ids[0])
+		return ids, db.QueryRow(ctx, s.q.insertOne, sqlstore.InsertArgs(jobs[0])...).Scan(&ids[0])
 	}
 	rows, err := db.Query(ctx, s.q.insertMany, manyArgs(jobs, now)...)
 	if err != nil {
@@ -180,7 +180,7 @@ func (s *Store) enqueueBatch(ctx context.Context, specs []queue.JobSpec) ([]queu
 	jobs := make([]*queue.Job, len(specs))
 	out := make([]queue.Enqueued, len(specs))
 	for i, sp := range specs {
-		jobs[i] = newJob(sp, now)
+		jobs[i] = sqlstore.NewJob(sp, now)
 		out[i] = queue.Enqueued{Job: jobs[i]}
 	}
 	ids, err := s.insertPlain(ctx, s.pool, jobs, now)
@@ -216,12 +216,6 @@ func readyQueues(out []queue.Enqueued) []string {
 	}
 	return qs
 }
-
-// newJob is the job a spec becomes when stored at now (without its id).
-func newJob(sp queue.JobSpec, now int64) *queue.Job { return sqlstore.NewJob(sp, now) }
-
-// insertArgs are the arguments of insertOne for j.
-func insertArgs(j *queue.Job) []any { return sqlstore.InsertArgs(j) }
 
 // manyArgs are the arguments of insertMany for jobs: one array per column.
 func manyArgs(jobs []*queue.Job, now int64) []any {

@@ -251,7 +251,7 @@ func (r *readerReg) register(ctx context.Context, s *Store, block time.Duration)
 		return false, nil
 	}
 	if r.id == "" {
-		id, err := newToken()
+		id, err := sqlstore.LeaseTokenPrefix()
 		if err != nil {
 			return false, err
 		}

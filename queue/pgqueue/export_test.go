@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // SetLogPoll sets how often a blocked ReadEvents looks again without a
@@ -44,7 +45,7 @@ func InsertOn(ctx context.Context, s *Store, tx pgx.Tx, specs []queue.JobSpec) e
 	now := s.now()
 	jobs := make([]*queue.Job, len(specs))
 	for i, sp := range specs {
-		jobs[i] = newJob(sp, now)
+		jobs[i] = sqlstore.NewJob(sp, now)
 	}
 	_, err := s.insertPlain(ctx, tx, jobs, now)
 	return err

@@ -70,7 +70,7 @@ func (sc *sched) parentStates(ids []int64) (map[int64]sqlstore.FlowParent, error
 	return out, rows.Err()
 }
 
-// insertDependent stores new job j (from newJob, its unique key already
+// insertDependent stores new job j (from sqlstore.NewJob, its unique key already
 // free) that has parents or a flow: a job its parents leave ready is
 // placed as any new job (insert, or the plain insert for a job of no
 // tenant or group), then given its flow columns; a blocked or cancelled
@@ -89,7 +89,7 @@ func (sc *sched) insertDependent(j *queue.Job, checkBacklog bool) error {
 		}
 	default:
 		var id int64
-		if err = sc.db.queryRow(sc.ctx, sc.s.q.insertOne, insertArgs(j)...).Scan(&id); err == nil {
+		if err = sc.db.queryRow(sc.ctx, sc.s.q.insertOne, sqlstore.InsertArgs(j)...).Scan(&id); err == nil {
 			j.ID = strconv.FormatInt(id, 10)
 			err = sc.setFlowCols(j)
 		}
@@ -113,7 +113,7 @@ func (sc *sched) insertHeld(j *queue.Job, d *sqlstore.FlowDeps) error {
 	if d != nil {
 		left, by = d.Left, d.CancelledBy
 	}
-	args := append(insertArgs(j), j.LastError, sqlstore.ToNanos(j.FinishedAt), j.Flow, j.FlowNode,
+	args := append(sqlstore.InsertArgs(j), j.LastError, sqlstore.ToNanos(j.FinishedAt), j.Flow, j.FlowNode,
 		strings.Join(j.DependsOn, ","), string(j.OnParentFailure), left, by)
 	var id int64
 	if err := sc.row(qInsertHeld, args...).Scan(&id); err != nil {
@@ -176,7 +176,7 @@ func (sc *sched) enqueueNode(id, name string, spec queue.JobSpec) (*queue.Job, b
 			return held, held != nil, err
 		}
 	}
-	j := newJob(spec, sc.now)
+	j := sqlstore.NewJob(spec, sc.now)
 	j.Flow, j.FlowNode = id, name
 	if err := sc.insertDependent(j, true); err != nil {
 		return nil, false, err
@@ -192,7 +192,7 @@ func flowStatements(schema string) *sqlstore.FlowStatements {
 	q := func(text string) string { return qualify(text, schema) }
 	return &sqlstore.FlowStatements{
 		Flow:   q(`SELECT name, created_at FROM __schema__.flows WHERE id = $1`),
-		Jobs:   q(`SELECT ` + jobCols("") + ` FROM __schema__.jobs WHERE flow = $1 AND flow <> '' ORDER BY id`),
+		Jobs:   q(`SELECT ` + sqlstore.JobCols("") + ` FROM __schema__.jobs WHERE flow = $1 AND flow <> '' ORDER BY id`),
 		Exists: q(`SELECT EXISTS (SELECT 1 FROM __schema__.jobs WHERE id = $1)`),
 		Parents: q(`SELECT p.id, p.queue, p.kind, p.state, p.flow_node, p.result FROM __schema__.job_deps d
 			JOIN __schema__.jobs p ON p.id = d.parent WHERE d.child = $1 ORDER BY p.id`),

@@ -2,7 +2,6 @@ package pgqueue
 
 import (
 	"context"
-	"time"
 
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/backend"
@@ -44,13 +43,10 @@ func (s *Store) cleanGroups(ctx context.Context, req backend.CleanupRequest, now
 		}
 		deleted += int(n)
 	}
-	if keep := groupRetention(req.Retention); keep >= 0 {
+	if keep := sqlstore.GroupRetention(req.Retention); keep >= 0 {
 		if _, err := s.execN(ctx, qualify(qCleanGroups, s.schema), now-int64(keep), max(limit, 1)); err != nil {
 			return deleted, s.wrap("cleanup", err)
 		}
 	}
 	return deleted, nil
 }
-
-// groupRetention is sqlstore's GroupRetention.
-func groupRetention(r queue.Retention) time.Duration { return sqlstore.GroupRetention(r) }

@@ -2,11 +2,12 @@ package pgqueue
 
 import (
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // InsertCompletion implements sqlstore.SchedDialect.
 func (sc *sched) InsertCompletion(spec queue.JobSpec) (int64, error) {
-	j := newJob(spec, sc.now)
+	j := sqlstore.NewJob(spec, sc.now)
 	if err := sc.insert(j, false); err != nil {
 		return 0, err
 	}

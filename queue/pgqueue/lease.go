@@ -363,6 +363,3 @@ func (s *Store) giveBack(ctx context.Context, op, id, token string, next queue.S
 	}
 	return queue.State(got), nil
 }
-
-// newToken returns 128 random bits in hex (sqlstore.LeaseTokenPrefix).
-func newToken() (string, error) { return sqlstore.LeaseTokenPrefix() }

@@ -61,7 +61,7 @@ func (s *Store) ClaimEvents(ctx context.Context, max int, leaseFor time.Duration
 	if err := s.outboxOn("claim events"); err != nil {
 		return nil, err
 	}
-	prefix, err := newToken()
+	prefix, err := sqlstore.LeaseTokenPrefix()
 	if err != nil {
 		return nil, err
 	}

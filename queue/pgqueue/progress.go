@@ -28,7 +28,7 @@ const (
 // progressStatements are the statements of job progress on schema.
 func progressStatements(schema string) *sqlstore.ProgressStatements {
 	return &sqlstore.ProgressStatements{Fence: qualify(qHolderShare, schema), Put: qualify(qPutProgress, schema),
-		Get: qualify(sprintf(qGetProgress, jobCols("j")), schema)}
+		Get: qualify(sprintf(qGetProgress, sqlstore.JobCols("j")), schema)}
 }
 
 // SetProgress implements backend.ProgressBackend: one transaction that

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // clearLease is the SET part shared by every transition out of active.
@@ -91,7 +93,7 @@ func newQueries(schema string) *queries {
 		UPDATE __schema__.jobs j SET state = 'active', attempt = j.attempt + 1,
 			lease_token = $3 || '.' || j.id, lease_until = $4, worker_id = $5, started_at = $6, updated_at = $6
 		WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
-		RETURNING `+jobCols("j")+`, j.lease_token, j.band, j.vrank`, "%s", queueCond)
+		RETURNING `+sqlstore.JobCols("j")+`, j.lease_token, j.band, j.vrank`, "%s", queueCond)
 	}
 	return &queries{
 		channel: channelName(schema),
@@ -127,7 +129,7 @@ func newQueries(schema string) *queries {
 			ORDER BY u.ord RETURNING id`),
 		// The key is held by a job whose window has not ended, or, without
 		// a window, by a job that has not finished.
-		findUnique: q(`SELECT ` + jobCols("") + ` FROM __schema__.jobs
+		findUnique: q(`SELECT ` + sqlstore.JobCols("") + ` FROM __schema__.jobs
 			WHERE queue = $1 AND unique_key = $2
 			AND ((unique_until IS NULL AND state NOT IN ` + finalStates + `) OR unique_until > $3)
 			ORDER BY id DESC LIMIT 1`),
@@ -183,7 +185,7 @@ func newQueries(schema string) *queries {
 			WHERE id = $4 AND state = 'active' AND lease_token = $5 AND tenant = '' AND grp = '' AND NOT has_children
 			RETURNING state, queue`),
 
-		get: q(`SELECT ` + jobCols("") + ` FROM __schema__.jobs WHERE id = $1`),
+		get: q(`SELECT ` + sqlstore.JobCols("") + ` FROM __schema__.jobs WHERE id = $1`),
 		// Every expression reads the row as it was, so the order of the SET
 		// items does not matter; a row changed meanwhile is read again
 		// after its lock (READ COMMITTED), so the state decided on is the
@@ -193,9 +195,9 @@ func newQueries(schema string) *queries {
 			finished_at = CASE WHEN state = 'active' THEN finished_at ELSE $2::bigint END,
 			state = CASE WHEN state = 'active' THEN state ELSE 'cancelled' END,
 			updated_at = $2
-			WHERE id = $1 AND state NOT IN ` + finalStates + ` RETURNING ` + jobCols("")),
+			WHERE id = $1 AND state NOT IN ` + finalStates + ` RETURNING ` + sqlstore.JobCols("")),
 		stats: q(`SELECT queue, state, count(*) FROM __schema__.jobs GROUP BY queue, state`),
-		rescueSelect: q(`SELECT ` + jobCols("") + ` FROM __schema__.jobs WHERE state = 'active' AND lease_until < $1
+		rescueSelect: q(`SELECT ` + sqlstore.JobCols("") + ` FROM __schema__.jobs WHERE state = 'active' AND lease_until < $1
 			AND (cardinality($2::text[]) = 0 OR queue = ANY($2)) ORDER BY lease_until LIMIT $3 FOR UPDATE SKIP LOCKED`),
 		rescueUpdate: q(`UPDATE __schema__.jobs SET state = $1, stalls = stalls + 1, attempt = attempt - 1,
 			last_error = CASE WHEN $2::text = '' THEN last_error ELSE $2::text END,

@@ -146,7 +146,7 @@ var schedStmts = &sqlstore.SchedStmts{
 		ORDER BY wake_at, id LIMIT $2`,
 	TenantWoken: `UPDATE __schema__.tenants SET wake_at = 0 WHERE tenant = $1 AND wake_at > 0 AND wake_at <= $2`,
 	GroupWoken:  `UPDATE __schema__.job_groups SET wake_at = 0 WHERE id = $1 AND wake_at > 0 AND wake_at <= $2`,
-	WaitedTooLong: `SELECT ` + jobCols("") + ` FROM __schema__.jobs
+	WaitedTooLong: `SELECT ` + sqlstore.JobCols("") + ` FROM __schema__.jobs
 		WHERE state = 'waiting' AND wait_until > 0 AND wait_until <= $1 ORDER BY wait_until, id LIMIT $2`,
 	FailWaiting: `UPDATE __schema__.jobs SET state = 'failed', hold = '', last_error = $1, errors = $2,
 		finished_at = $3, updated_at = $3 WHERE id = $4 AND state = 'waiting' AND wait_until > 0 AND wait_until <= $3`,

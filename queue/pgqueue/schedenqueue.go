@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlstore"
 )
 
 // scoped reports whether a spec has a tenant or group: its job is placed
@@ -36,7 +37,7 @@ const qInsertScoped = `INSERT INTO __schema__.jobs (queue, kind, payload, tenant
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13, $14, $15, $16, $17, $18, $19, $20, $21)
 	RETURNING id`
 
-// insert stores j (from newJob, its unique key already free) under its
+// insert stores j (from sqlstore.NewJob, its unique key already free) under its
 // scopes' locks: a job ready at once gets its fair tag and goes pending,
 // or waiting when its tenant has no room; with checkBacklog, a tenant's
 // full backlog refuses it.
@@ -54,8 +55,8 @@ func (sc *sched) insert(j *queue.Job, checkBacklog bool) error {
 	if pl.Hold != "" {
 		j.State = queue.StateWaiting
 	}
-	args := insertArgs(j)
-	// insertArgs is in insertOne's order: the first 13, then the key.
+	args := sqlstore.InsertArgs(j)
+	// sqlstore.InsertArgs is in insertOne's order: the first 13, then the key.
 	vals := append(append([]any{}, args[:13]...), args[13], args[14], pl.Hold, pl.VStart, pl.VFinish, pl.Band, pl.Rank, pl.WaitUntil)
 	var id int64
 	if err := sc.row(qInsertScoped, vals...).Scan(&id); err != nil {

@@ -30,9 +30,9 @@ func (s *Store) leaseSched(sc *sched, req backend.LeaseRequest, prefix string) (
 		}
 		rows, err := sc.db.query(sc.ctx, qualify(`WITH l AS (UPDATE __schema__.jobs SET state = 'active', attempt = attempt + 1,
 			lease_token = $1 || '.' || id, lease_until = $2, worker_id = $3, started_at = $4, updated_at = $4, wait_until = 0
-			WHERE id = ANY($5) AND state = 'pending' RETURNING `+jobCols("")+`, lease_token, band, vrank, vstart, vfinish),
+			WHERE id = ANY($5) AND state = 'pending' RETURNING `+sqlstore.JobCols("")+`, lease_token, band, vrank, vstart, vfinish),
 			`+keepStartTags("l")+`
-			SELECT `+jobCols("l")+`, l.lease_token, l.band, l.vrank FROM l`, s.schema),
+			SELECT `+sqlstore.JobCols("l")+`, l.lease_token, l.band, l.vrank FROM l`, s.schema),
 			prefix, sqlstore.NanosAfter(sc.now, req.LeaseFor), req.WorkerID, sc.now, ids)
 		if err != nil {
 			return err

@@ -47,7 +47,7 @@ func (b *Backend) Cleanup(ctx context.Context, req backend.CleanupRequest) (int,
 		if deleted, err = sqlstore.CleanupJobs(tx, cleanQueries(qf), qargs, req, now); err != nil {
 			return err
 		}
-		return cleanScheduling(tx, now, groupRetention(req.Retention), limit)
+		return cleanScheduling(tx, now, sqlstore.GroupRetention(req.Retention), limit)
 	})
 	return deleted, err
 }

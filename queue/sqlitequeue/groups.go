@@ -85,9 +85,6 @@ var (
 		WHERE finish <= coalesce((SELECT vtime FROM queue_sched WHERE queue = fair_finish.queue), 0)`)
 )
 
-// groupRetention is sqlstore's GroupRetention.
-func groupRetention(r queue.Retention) time.Duration { return sqlstore.GroupRetention(r) }
-
 // cleanScheduling deletes, inside Cleanup's step, groups that ended longer
 // than keep ago (negative: never) and have no jobs left, with their
 // counts, and rows that hold nothing.

@@ -285,6 +285,3 @@ func (b *Backend) giveBack(ctx context.Context, op, id, token string, next queue
 	}
 	return queue.State(got), nil
 }
-
-// newToken returns 128 random bits in hex (sqlstore.LeaseTokenPrefix).
-func newToken() (string, error) { return sqlstore.LeaseTokenPrefix() }

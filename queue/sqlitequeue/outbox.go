@@ -80,7 +80,7 @@ func (b *Backend) ClaimEvents(ctx context.Context, max int, leaseFor time.Durati
 	if !b.outbox {
 		return nil, queue.ErrOutboxOff
 	}
-	prefix, err := newToken()
+	prefix, err := sqlstore.LeaseTokenPrefix()
 	if err != nil {
 		return nil, err
 	}
