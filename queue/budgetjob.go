@@ -51,6 +51,19 @@ type JobBudgets struct {
 	// OnHold, when set, is told of every hold, to explain it (the server
 	// shows it on the job). It must not block.
 	OnHold func(job *Job, h budget.Hold)
+	// PauseQueue says every job of the queues served claims the same
+	// budgets (a queue per upstream): a hold on a budget's total (or its
+	// closing) then also pauses the job's queue until room is expected
+	// (TenantBackend.Pause, for every worker), and the held job goes back
+	// to pending in its fair place. Without it only the held job waits:
+	// other jobs of the queue are still leased, and each one the budget
+	// holds goes back with its own wait, so a tenant's jobs leased and
+	// held before another tenant's first job stay ahead of it. With it,
+	// the fleet leases at most one round of jobs per opening of the
+	// budget, and a newcomer tenant's first job starts within the next
+	// round (see docs/budgets.md). Holds by a tenant's own limits never
+	// pause the queue. Ignored on a backend without tenant scheduling.
+	PauseQueue bool
 }
 
 // On reports whether budgets apply at all.
@@ -109,8 +122,29 @@ func (jb JobBudgets) Admit(ctx context.Context, b Backend, l Lease, log *slog.Lo
 	if jb.OnHold != nil {
 		jb.OnHold(l.Job, h)
 	}
-	jb.snooze(ctx, b, log, l, max(wait, time.Millisecond))
+	wait = max(wait, time.Millisecond)
+	if jb.PauseQueue && !tenantScoped(h) {
+		if tb := b.Features().Tenants; tb != nil {
+			_, err := tb.Pause(ctx, QueueScope(l.Job.Queue), wait)
+			if err == nil {
+				if _, err = b.Requeue(ctx, l.Job.ID, l.Token); err == nil || errors.Is(err, ErrLeaseLost) {
+					return nil, false
+				}
+			}
+			log.Error("queue: could not pause a queue held by its budget", "queue", l.Job.Queue, "err", err)
+		}
+	}
+	jb.snooze(ctx, b, log, l, wait)
 	return nil, false
+}
+
+// tenantScoped reports whether h holds only the claim's tenant.
+func tenantScoped(h budget.Hold) bool {
+	switch h.Scope {
+	case budget.ScopeTenant, budget.ScopeCeiling, budget.ScopeFloor:
+		return true
+	}
+	return false
 }
 
 func (jb JobBudgets) snooze(ctx context.Context, b Backend, log *slog.Logger, l Lease, d time.Duration) {

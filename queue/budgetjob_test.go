@@ -200,14 +200,12 @@ func TestBudget429HoldsFleet(t *testing.T) {
 		}
 	}
 	mu.Unlock()
+	// OnHold is told before the job is given back: wait for that.
 	for _, id := range ids {
-		j, err := c.Get(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if j.Attempt != 0 || (j.State != queue.StateScheduled && j.State != queue.StatePending) {
-			t.Errorf("held job %s: %s after %d attempts, want waiting after none", id, j.State, j.Attempt)
-		}
+		testutil.Eventually(t, "the held job to wait with no attempt spent", func() bool {
+			j, err := c.Get(context.Background(), id)
+			return err == nil && j.State == queue.StateScheduled && j.Attempt == 0
+		})
 	}
 	if n := started.Load(); n != 1 {
 		t.Fatalf("%d jobs started while the budget was closed, want only the first", n)

@@ -1,0 +1,227 @@
+package queue_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/budget"
+	"github.com/sluicehq/sluice/clock"
+	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/queue/sqlitequeue"
+	"github.com/sluicehq/sluice/ratelimit/memlimit"
+)
+
+// busyBackend counts the store calls under way and the completions, so
+// that a test on a fake clock can tell when the workers have settled.
+type busyBackend struct {
+	queue.Backend
+	busy      atomic.Int64
+	completed atomic.Int64
+}
+
+func (b *busyBackend) Lease(ctx context.Context, req queue.LeaseRequest) ([]queue.Lease, error) {
+	b.busy.Add(1)
+	defer b.busy.Add(-1)
+	return b.Backend.Lease(ctx, req)
+}
+
+func (b *busyBackend) Complete(ctx context.Context, id, token string, result []byte) error {
+	b.busy.Add(1)
+	defer b.busy.Add(-1)
+	err := b.Backend.Complete(ctx, id, token, result)
+	b.completed.Add(1)
+	return err
+}
+
+func (b *busyBackend) Snooze(ctx context.Context, id, token string, d time.Duration) (queue.State, error) {
+	b.busy.Add(1)
+	defer b.busy.Add(-1)
+	return b.Backend.Snooze(ctx, id, token, d)
+}
+
+// fleet is three workers on one SQLite store and one budget store, all on
+// one fake clock.
+type fleet struct {
+	t       *testing.T
+	clk     *clock.Fake
+	b       *busyBackend
+	budgets *budget.Budgets
+	poll    time.Duration
+	mu      sync.Mutex
+	starts  []startAt
+	workers int
+}
+
+type startAt struct {
+	at     time.Time
+	tenant string
+}
+
+func newFleet(t *testing.T, cfg budget.Config, claim func(*queue.Job) budget.Claim, concurrency int, pause bool) *fleet {
+	t.Helper()
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	sq, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	st := memlimit.New(memlimit.Options{Clock: clk})
+	t.Cleanup(func() { _ = st.Close() })
+	f := &fleet{t: t, clk: clk, b: &busyBackend{Backend: sq}, poll: 25 * time.Millisecond, workers: 3}
+	f.budgets, err = budget.New(budget.Options{Store: st, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.budgets.Define("api", cfg); err != nil {
+		t.Fatal(err)
+	}
+	for range f.workers { // each its own Budgets on the shared store: three processes
+		b, _ := budget.New(budget.Options{Store: st, Clock: clk})
+		if err := b.Define("api", cfg); err != nil {
+			t.Fatal(err)
+		}
+		w := queue.NewWorker(f.b, queue.WorkerConfig{Queues: []string{"q"}, Concurrency: concurrency, PollInterval: f.poll,
+			LeaseFor: time.Minute, HeartbeatEvery: 20 * time.Second, RescueEvery: time.Hour, CleanupEvery: -1, Clock: clk,
+			Budgets: queue.JobBudgets{Budgets: b, Claim: claim, PauseQueue: pause}})
+		w.Handle("k", queue.HandlerFunc(func(ctx context.Context, job *queue.Job) ([]byte, error) {
+			f.mu.Lock()
+			f.starts = append(f.starts, startAt{clk.Now(), job.Tenant})
+			f.mu.Unlock()
+			return nil, nil
+		}))
+		runWorker(t, w)
+	}
+	return f
+}
+
+// settled reports whether every worker is idle, waiting for its next
+// poll, with no store call or job under way.
+func (f *fleet) settled() bool {
+	f.mu.Lock()
+	started := int64(len(f.starts))
+	f.mu.Unlock()
+	if f.b.busy.Load() != 0 || f.b.completed.Load() != started {
+		return false
+	}
+	next := f.clk.Now().Add(f.poll)
+	polls := 0
+	for _, at := range f.clk.Pending() {
+		if at.Equal(next) {
+			polls++
+		} else if at.Before(next) {
+			return false
+		}
+	}
+	return polls == f.workers
+}
+
+// runFor advances the clock a poll at a time for d, letting the workers
+// settle at each step.
+func (f *fleet) runFor(d time.Duration) {
+	f.t.Helper()
+	end := f.clk.Now().Add(d)
+	for f.clk.Now().Before(end) {
+		deadline := time.Now().Add(30 * time.Second)
+		for !f.settled() {
+			if time.Now().After(deadline) {
+				f.t.Fatalf("the workers did not settle at %s: pending timers %v", f.clk.Now(), f.clk.Pending())
+			}
+			time.Sleep(100 * time.Microsecond) // real time for real goroutines: polled with a deadline
+		}
+		f.clk.Advance(f.poll)
+	}
+}
+
+func (f *fleet) enqueue(tenant string, n int) {
+	f.t.Helper()
+	specs := make([]queue.JobSpec, n)
+	for i := range specs {
+		specs[i] = queue.JobSpec{Queue: "q", Kind: "k", Tenant: tenant}
+	}
+	if _, err := queue.NewClient(f.b).EnqueueBatch(context.Background(), specs); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func onAPI(*queue.Job) budget.Claim {
+	return budget.Claim{Costs: map[string]budget.Cost{"api": {}}}
+}
+
+// TestBudgetFleetOfWorkers: a budget of 10 starts a second shared by three
+// workers over 20 s of fake time: no 1-second window starts more than 10,
+// and the fleet uses at least 90% of the budget — with the queue paused on
+// a hold, and with only the held jobs waiting.
+func TestBudgetFleetOfWorkers(t *testing.T) {
+	for _, pause := range []bool{true, false} {
+		t.Run(fmt.Sprintf("PauseQueue=%v", pause), func(t *testing.T) {
+			if !pause && testing.Short() {
+				t.Skip("leases and gives back hundreds of held jobs a second through SQLite: 20 s")
+			}
+			f := newFleet(t, budget.Config{Limits: budget.Limits{Requests: budget.Rate{Quota: 10, Window: time.Second, Burst: 1}}}, onAPI, 4, pause)
+			f.enqueue("", 400)
+			start := f.clk.Now()
+			f.runFor(20 * time.Second)
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if len(f.starts) < 180 {
+				t.Errorf("the fleet started %d jobs in 20s, want at least 180 (90%% of 200)", len(f.starts))
+			}
+			// Every window of one second, sliding from start to start.
+			for i, s := range f.starts {
+				n := 0
+				for _, o := range f.starts[i:] {
+					if o.at.Sub(s.at) < time.Second {
+						n++
+					}
+				}
+				if n > 10 {
+					t.Fatalf("%d starts in the second from %s, want at most 10", n, s.at.Sub(start))
+				}
+			}
+			t.Logf("%d starts in 20s", len(f.starts))
+		})
+	}
+}
+
+// TestBudgetTenantFairness: tenant a enqueues 10,000 jobs on a budget,
+// tenant b 10 afterwards: the queue's fair order between tenants holds
+// through the budget, so b's first job starts within the next few
+// admissions (at most one lease round of the fleet: 3 workers × 4 slots
+// = 12), and b's jobs take their turn after that.
+func TestBudgetTenantFairness(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 5 s of fake time through SQLite")
+	}
+	f := newFleet(t, budget.Config{Limits: budget.Limits{Requests: budget.Rate{Quota: 10, Window: time.Second, Burst: 1}}},
+		func(j *queue.Job) budget.Claim { return budget.Claim{Tenant: j.Tenant, Costs: map[string]budget.Cost{"api": {}}} }, 4, true)
+	f.enqueue("a", 10_000)
+	f.runFor(time.Second) // a has the budget to itself
+	f.mu.Lock()
+	before := len(f.starts)
+	f.mu.Unlock()
+	f.enqueue("b", 10)
+	f.runFor(4 * time.Second)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	first, bs := -1, 0
+	for i, s := range f.starts[before:] {
+		if s.tenant == "b" {
+			bs++
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	t.Logf("b's first start after %d admissions of a; b started %d of %d", first, bs, len(f.starts)-before)
+	if first < 0 || first > 12 {
+		t.Errorf("b's first job started after %d admissions of a, want at most 12", first)
+	}
+	if bs < 10 {
+		t.Errorf("b started %d of its 10 jobs in 4s of a 10/s budget, want all", bs)
+	}
+}
