@@ -198,7 +198,9 @@ func TestBudgetTenantFairness(t *testing.T) {
 		t.Skip("runs 5 s of fake time through SQLite")
 	}
 	f := newFleet(t, budget.Config{Limits: budget.Limits{Requests: budget.Rate{Quota: 10, Window: time.Second, Burst: 1}}},
-		func(j *queue.Job) budget.Claim { return budget.Claim{Tenant: j.Tenant, Costs: map[string]budget.Cost{"api": {}}} }, 4, true)
+		func(j *queue.Job) budget.Claim {
+			return budget.Claim{Tenant: j.Tenant, Costs: map[string]budget.Cost{"api": {}}}
+		}, 4, true)
 	f.enqueue("a", 10_000)
 	f.runFor(time.Second) // a has the budget to itself
 	f.mu.Lock()
