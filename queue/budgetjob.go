@@ -123,7 +123,7 @@ func (jb JobBudgets) Admit(ctx context.Context, b Backend, l Lease, log *slog.Lo
 		jb.OnHold(l.Job, h)
 	}
 	wait = max(wait, time.Millisecond)
-	if jb.PauseQueue && !tenantScoped(h) {
+	if jb.PausesQueue(h) {
 		if tb := b.Features().Tenants; tb != nil {
 			_, err := tb.Pause(ctx, QueueScope(l.Job.Queue), wait)
 			if err == nil {
@@ -137,6 +137,10 @@ func (jb JobBudgets) Admit(ctx context.Context, b Backend, l Lease, log *slog.Lo
 	jb.snooze(ctx, b, log, l, wait)
 	return nil, false
 }
+
+// PausesQueue reports whether the hold h pauses the held job's queue
+// (see PauseQueue).
+func (jb JobBudgets) PausesQueue(h budget.Hold) bool { return jb.PauseQueue && !tenantScoped(h) }
 
 // tenantScoped reports whether h holds only the claim's tenant.
 func tenantScoped(h budget.Hold) bool {
