@@ -2,7 +2,6 @@ package queue_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,7 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/sqlitequeue"
-	"github.com/sluicehq/sluice/ratelimit/memlimit"
+	"github.com/sluicehq/sluice/ratelimit"
 )
 
 // busyBackend counts the store calls under way and the completions, so
@@ -62,29 +61,18 @@ type startAt struct {
 	tenant string
 }
 
-func newFleet(t *testing.T, cfg budget.Config, claim func(*queue.Job) budget.Claim, concurrency int, pause bool) *fleet {
+func newFleet(t *testing.T, clk *clock.Fake, open func() ratelimit.Admitter, cfg budget.Config, claim func(*queue.Job) budget.Claim, concurrency int, pause bool) *fleet {
 	t.Helper()
-	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	sq, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "jobs.db"), sqlitequeue.Options{Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sq.Close() })
-	st := memlimit.New(memlimit.Options{Clock: clk})
-	t.Cleanup(func() { _ = st.Close() })
 	f := &fleet{t: t, clk: clk, b: &busyBackend{Backend: sq}, poll: 25 * time.Millisecond, workers: 3}
-	f.budgets, err = budget.New(budget.Options{Store: st, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.budgets.Define("api", cfg); err != nil {
-		t.Fatal(err)
-	}
-	for range f.workers { // each its own Budgets on the shared store: three processes
-		b, _ := budget.New(budget.Options{Store: st, Clock: clk})
-		if err := b.Define("api", cfg); err != nil {
-			t.Fatal(err)
-		}
+	defs := map[string]budget.Config{"api": cfg}
+	f.budgets = newJobBudgets(t, clk, open(), defs)
+	for range f.workers { // each its own Budgets and store client: three processes
+		b := newJobBudgets(t, clk, open(), defs)
 		w := queue.NewWorker(f.b, queue.WorkerConfig{Queues: []string{"q"}, Concurrency: concurrency, PollInterval: f.poll,
 			LeaseFor: time.Minute, HeartbeatEvery: 20 * time.Second, RescueEvery: time.Hour, CleanupEvery: -1, Clock: clk,
 			Budgets: queue.JobBudgets{Budgets: b, Claim: claim, PauseQueue: pause}})
@@ -157,35 +145,45 @@ func onAPI(*queue.Job) budget.Claim {
 // and the fleet uses at least 90% of the budget — with the queue paused on
 // a hold, and with only the held jobs waiting.
 func TestBudgetFleetOfWorkers(t *testing.T) {
-	for _, pause := range []bool{true, false} {
-		t.Run(fmt.Sprintf("PauseQueue=%v", pause), func(t *testing.T) {
-			if !pause && testing.Short() {
-				t.Skip("leases and gives back hundreds of held jobs a second through SQLite: 20 s")
-			}
-			f := newFleet(t, budget.Config{Limits: budget.Limits{Requests: budget.Rate{Quota: 10, Window: time.Second, Burst: 1}}}, onAPI, 4, pause)
-			f.enqueue("", 400)
-			start := f.clk.Now()
-			f.runFor(20 * time.Second)
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if len(f.starts) < 180 {
-				t.Errorf("the fleet started %d jobs in 20s, want at least 180 (90%% of 200)", len(f.starts))
-			}
-			// Every window of one second, sliding from start to start.
-			for i, s := range f.starts {
-				n := 0
-				for _, o := range f.starts[i:] {
-					if o.at.Sub(s.at) < time.Second {
-						n++
-					}
-				}
-				if n > 10 {
-					t.Fatalf("%d starts in the second from %s, want at most 10", n, s.at.Sub(start))
-				}
-			}
-			t.Logf("%d starts in 20s", len(f.starts))
+	t.Run("PauseQueue=true", func(t *testing.T) {
+		forEachLimitStore(t, func(t *testing.T, clk *clock.Fake, open func() ratelimit.Admitter) {
+			testBudgetFleet(t, clk, open, true)
 		})
+	})
+	// Unpaused, the fleet leases and gives back hundreds of held jobs a
+	// second: on memlimit only, which is what the budget decides on.
+	t.Run("PauseQueue=false", func(t *testing.T) {
+		clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+		testBudgetFleet(t, clk, limitStores[0].open(t, clk), false)
+	})
+}
+
+func testBudgetFleet(t *testing.T, clk *clock.Fake, open func() ratelimit.Admitter, pause bool) {
+	if !pause && testing.Short() {
+		t.Skip("leases and gives back hundreds of held jobs a second through SQLite: 20 s")
 	}
+	f := newFleet(t, clk, open, budget.Config{Limits: budget.Limits{Requests: budget.Rate{Quota: 10, Window: time.Second, Burst: 1}}}, onAPI, 4, pause)
+	f.enqueue("", 400)
+	start := f.clk.Now()
+	f.runFor(20 * time.Second)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.starts) < 180 {
+		t.Errorf("the fleet started %d jobs in 20s, want at least 180 (90%% of 200)", len(f.starts))
+	}
+	// Every window of one second, sliding from start to start.
+	for i, s := range f.starts {
+		n := 0
+		for _, o := range f.starts[i:] {
+			if o.at.Sub(s.at) < time.Second {
+				n++
+			}
+		}
+		if n > 10 {
+			t.Fatalf("%d starts in the second from %s, want at most 10", n, s.at.Sub(start))
+		}
+	}
+	t.Logf("%d starts in 20s", len(f.starts))
 }
 
 // TestBudgetTenantFairness: tenant a enqueues 10,000 jobs on a budget,
@@ -194,10 +192,11 @@ func TestBudgetFleetOfWorkers(t *testing.T) {
 // admissions (at most one lease round of the fleet: 3 workers × 4 slots
 // = 12), and b's jobs take their turn after that.
 func TestBudgetTenantFairness(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs 5 s of fake time through SQLite")
-	}
-	f := newFleet(t, budget.Config{Limits: budget.Limits{Requests: budget.Rate{Quota: 10, Window: time.Second, Burst: 1}}},
+	forEachLimitStore(t, testBudgetTenantFairness)
+}
+
+func testBudgetTenantFairness(t *testing.T, clk *clock.Fake, open func() ratelimit.Admitter) {
+	f := newFleet(t, clk, open, budget.Config{Limits: budget.Limits{Requests: budget.Rate{Quota: 10, Window: time.Second, Burst: 1}}},
 		func(j *queue.Job) budget.Claim {
 			return budget.Claim{Tenant: j.Tenant, Costs: map[string]budget.Cost{"api": {}}}
 		}, 4, true)

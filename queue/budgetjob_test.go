@@ -2,6 +2,9 @@ package queue_test
 
 import (
 	"context"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -13,16 +16,52 @@ import (
 	"github.com/sluicehq/sluice/clock"
 	"github.com/sluicehq/sluice/internal/testutil"
 	"github.com/sluicehq/sluice/queue"
+	"github.com/sluicehq/sluice/ratelimit"
 	"github.com/sluicehq/sluice/ratelimit/memlimit"
+	"github.com/sluicehq/sluice/ratelimit/redislimit"
 )
 
-// newJobBudgets returns budgets on a memory store whose clock stands
-// still until the test moves it, so that counts are exact.
-func newJobBudgets(t *testing.T, defs map[string]budget.Config) (*budget.Budgets, *clock.Fake) {
+// limitStores are the rate-limit stores budgets are tested on: memlimit,
+// and redislimit on miniredis. open returns one more store on the same
+// counters (another process); every store counts on clk.
+var limitStores = []struct {
+	name string
+	open func(t *testing.T, clk *clock.Fake) func() ratelimit.Admitter
+}{
+	{"memlimit", func(t *testing.T, clk *clock.Fake) func() ratelimit.Admitter {
+		st := memlimit.New(memlimit.Options{Clock: clk})
+		t.Cleanup(func() { _ = st.Close() })
+		return func() ratelimit.Admitter { return st }
+	}},
+	{"miniredis", func(t *testing.T, clk *clock.Fake) func() ratelimit.Admitter {
+		m := miniredis.RunT(t)
+		return func() ratelimit.Admitter {
+			c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+			t.Cleanup(func() { _ = c.Close() })
+			st, err := redislimit.New(c, redislimit.Options{Clock: clk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			return st
+		}
+	}},
+}
+
+// forEachLimitStore runs fn on each of limitStores, with a clock that
+// stands still until the test moves it, so that counts are exact.
+func forEachLimitStore(t *testing.T, fn func(t *testing.T, clk *clock.Fake, open func() ratelimit.Admitter)) {
+	for _, ls := range limitStores {
+		t.Run(ls.name, func(t *testing.T) {
+			clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+			fn(t, clk, ls.open(t, clk))
+		})
+	}
+}
+
+// newJobBudgets returns budgets defined as defs on st.
+func newJobBudgets(t *testing.T, clk *clock.Fake, st ratelimit.Admitter, defs map[string]budget.Config) *budget.Budgets {
 	t.Helper()
-	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
-	st := memlimit.New(memlimit.Options{Clock: clk})
-	t.Cleanup(func() { _ = st.Close() })
 	b, err := budget.New(budget.Options{Store: st, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +69,7 @@ func newJobBudgets(t *testing.T, defs map[string]budget.Config) (*budget.Budgets
 	if err := b.Replace(defs); err != nil {
 		t.Fatal(err)
 	}
-	return b, clk
+	return b
 }
 
 func runWorker(t *testing.T, w *queue.Worker) {
@@ -66,7 +105,11 @@ func tokensUsed(t *testing.T, b *budget.Budgets, name string) int64 {
 // a job that reports nothing is settled at its estimate; plain jobs claim
 // nothing.
 func TestBudgetSettleThroughJob(t *testing.T) {
-	b, _ := newJobBudgets(t, map[string]budget.Config{
+	forEachLimitStore(t, testBudgetSettleThroughJob)
+}
+
+func testBudgetSettleThroughJob(t *testing.T, clk *clock.Fake, open func() ratelimit.Admitter) {
+	b := newJobBudgets(t, clk, open(), map[string]budget.Config{
 		"llm": {Limits: budget.Limits{Units: map[string]budget.Rate{"tokens": budget.PerMinute(100_000)}, InFlight: 5}},
 	})
 	sq := openSQLite(t)
@@ -136,7 +179,12 @@ func TestBudgetSettleThroughJob(t *testing.T) {
 // wait (scheduled, no attempt spent, the hold explained) and start only
 // once the two seconds have passed on the budget's clock.
 func TestBudget429HoldsFleet(t *testing.T) {
-	b, clk := newJobBudgets(t, map[string]budget.Config{"stub": {Limits: budget.Limits{Requests: budget.PerSecond(100)}}})
+	forEachLimitStore(t, testBudget429HoldsFleet)
+}
+
+func testBudget429HoldsFleet(t *testing.T, clk *clock.Fake, open func() ratelimit.Admitter) {
+	defs := map[string]budget.Config{"stub": {Limits: budget.Limits{Requests: budget.PerSecond(100)}}}
+	b := newJobBudgets(t, clk, open(), defs)
 	var calls atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {
@@ -171,7 +219,8 @@ func TestBudget429HoldsFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 3 { // three workers: one fleet
+	for range 3 { // three workers, each with its own store client: one fleet
+		cfg.Budgets.Budgets = newJobBudgets(t, clk, open(), defs)
 		w := queue.NewWorker(sq, cfg)
 		w.Handle("call", handler)
 		runWorker(t, w)
