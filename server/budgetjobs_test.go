@@ -76,3 +76,27 @@ func TestBudgetJobsOverProtocol(t *testing.T) {
 		}
 	}
 }
+
+// With pause_queues, a hold on a budget's total pauses the job's queue:
+// its pending jobs count as held by the budget, not as ready.
+func TestBudgetJobsPauseQueue(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, budgetJobsConfig+"  pause_queues: true\n", true)
+	for range 3 {
+		h.do("POST", "/v1/jobs", "", `{"queue":"q","kind":"k"}`)
+	}
+	h.do("POST", "/v1/budgets/llm/close", "", `{"retry_after_ms": 60000}`)
+	l := h.do("POST", "/v1/worker/lease", "", `{"queues":["q"],"worker_id":"w","max":1}`)
+	if n := len(l.body["leases"].([]any)); n != 0 {
+		t.Fatalf("leased %d jobs from a closed budget: %s", n, l.raw)
+	}
+	if l := h.do("POST", "/v1/worker/lease", "", `{"queues":["q"],"worker_id":"w","max":3}`); len(l.body["leases"].([]any)) != 0 {
+		t.Fatalf("leased from a queue its budget paused: %s", l.raw)
+	}
+	metrics := h.do("GET", "/metrics", "", "").raw
+	for _, want := range []string{`sluice_jobs_held{budget="llm",queue="q"} 3`, `sluice_jobs_ready{queue="q"} 0`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
