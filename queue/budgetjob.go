@@ -227,6 +227,9 @@ const settleTimeout = 10 * time.Second
 // admitBudgets decides a leased job's budgets for a worker, keeping the
 // ticket for runJob.
 func (r *run) admitBudgets(l Lease) bool {
+	if r.w.cfg.Budgets.Budgets == nil {
+		return true // no budgets: no call, no record
+	}
 	t, ok := r.w.cfg.Budgets.Admit(context.Background(), r.w.b, l, r.w.cfg.Logger)
 	if ok && t != nil {
 		r.usage.Store(l.Token, &jobUsage{ticket: *t})
@@ -237,6 +240,9 @@ func (r *run) admitBudgets(l Lease) bool {
 // usageOf returns the usage record of the job leased with token, nil when
 // it claimed no budget.
 func (r *run) usageOf(token string) *jobUsage {
+	if r.w.cfg.Budgets.Budgets == nil {
+		return nil
+	}
 	if u, ok := r.usage.Load(token); ok {
 		return u.(*jobUsage)
 	}
@@ -246,6 +252,9 @@ func (r *run) usageOf(token string) *jobUsage {
 // settleBudgets settles the ticket of the job leased with token, if it has
 // one, with the usage its handler reported.
 func (r *run) settleBudgets(job *Job, token string) {
+	if r.w.cfg.Budgets.Budgets == nil {
+		return
+	}
 	v, ok := r.usage.LoadAndDelete(token)
 	if !ok {
 		return
