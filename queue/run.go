@@ -44,6 +44,9 @@ type run struct {
 	// as it freed made leases of a few jobs each when busy, and paid a
 	// lease's fixed cost in the store that many times more.
 	leaseAt int
+	// usage holds the budget tickets of admitted jobs by lease token
+	// (budgetjob.go).
+	usage sync.Map
 }
 
 func newRun(w *Worker) *run {
@@ -173,6 +176,9 @@ func (r *run) lease(ctx context.Context, max int) (int, error) {
 		if !r.w.admitStart(l) {
 			continue // over a start rate: given back to wait
 		}
+		if !r.admitBudgets(l) {
+			continue // held by a budget: given back to wait
+		}
 		r.inflight++
 		r.jobs.Add(1)
 		var slot <-chan struct{}
@@ -185,6 +191,7 @@ func (r *run) lease(ctx context.Context, max int) (int, error) {
 				cfg.Logger.Error("queue: read parents' results", "job", l.Job.ID, "err", err)
 			}
 			r.runJob(l, slot)
+			r.settleBudgets(l.Job, l.Token)
 		}()
 	}
 	return len(leases), nil

@@ -31,6 +31,9 @@ type jobLease struct {
 
 	// progress coalesces the handler's progress reports (progress.go).
 	progress *progressWriter
+	// usage is the job's budget ticket and reported usage; nil when it
+	// claimed no budget (budgetjob.go).
+	usage *jobUsage
 
 	mu       sync.Mutex
 	leaseFor time.Duration
@@ -105,6 +108,7 @@ func (r *run) runJob(ls Lease, slot <-chan struct{}) {
 	defer cancel(nil)
 	jl := &jobLease{b: r.w.b, id: job.ID, token: ls.Token, cancel: cancel, leaseFor: cfg.LeaseFor, until: job.LeaseUntil}
 	jl.progress = newProgressWriter(r.feats, job.ID, ls.Token, cfg.Clock, cfg.Logger)
+	jl.usage = r.usageOf(ls.Token)
 	hb := cfg.Clock.NewTimer(r.heartbeatEvery(jl))
 	defer func() { hb.Stop() }()
 	if slot != nil {

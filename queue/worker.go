@@ -138,6 +138,10 @@ type WorkerConfig struct {
 	// StartRates limits how fast jobs start per tenant, group or queue;
 	// a job over its rate waits (see StartRates). Default none.
 	StartRates StartRates
+	// Budgets makes jobs wait for shared budgets before they start, after
+	// their start rates; a job held waits without spending an attempt
+	// (see JobBudgets). Default none.
+	Budgets JobBudgets
 	// TracerProvider, when set, traces each attempt (lease, the
 	// handler's work, its complete or fail) in the trace of the call
 	// that enqueued the job (JobSpec.Trace); the handler's ctx carries

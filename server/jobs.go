@@ -116,6 +116,9 @@ type jobBody struct {
 	flowFields
 	// Progress is the latest progress the job's handler reported.
 	Progress *queue.JobProgress `json:"progress,omitempty"`
+	// Hold says which budget holds a waiting job and when it expects
+	// room (budgetjobs.go); only on GET /v1/jobs/{id}.
+	Hold *holdBody `json:"hold,omitempty"`
 }
 
 func toJobBody(j *queue.Job) jobBody {
@@ -348,7 +351,9 @@ func (s *Server) handleGetJob(w http.ResponseWriter, r *http.Request) {
 		s.jobError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.withRelatives(r.Context(), j))
+	b := s.withRelatives(r.Context(), j)
+	b.Hold = s.holdOf(j)
+	writeJSON(w, http.StatusOK, b)
 }
 
 func (s *Server) handleCancelJob(w http.ResponseWriter, r *http.Request) {

@@ -147,7 +147,9 @@ func perQueueLease(q *config.Queues) bool {
 // monitor reports overload (a long-poll waits for the load to fall),
 // each job's lease set to its queue's when the call named no lease, and
 // each job counted against the start rates: one over a rate is given back
-// to wait (see queue.StartRates.Admit) and not handed out.
+// to wait (see queue.StartRates.Admit) and not handed out; then each
+// job's budgets are admitted, and a held job given back to wait too (see
+// queue.JobBudgets).
 func (s *Server) leaseJobs(ctx context.Context, req backend.LeaseRequest, wait time.Duration, ownLease bool) ([]queue.Lease, error) {
 	cfg := s.Config()
 	if s.qo != nil && cfg.Queues.Overload.Enabled && cfg.Queues.Overload.Pauses() {
@@ -166,17 +168,17 @@ func (s *Server) leaseJobs(ctx context.Context, req backend.LeaseRequest, wait t
 		s.shortenLeases(ctx, cfg, req.LeaseFor, leases)
 	}
 	rates := cfg.Queues.StartRates
-	if !rates.Set() {
-		return leases, nil
-	}
-	lib := rates.Library(s.limits)
-	kept := leases[:0]
-	for _, l := range leases {
-		if lib.Admit(ctx, s.backend, l, s.log) {
-			kept = append(kept, l)
+	if rates.Set() {
+		lib := rates.Library(s.limits)
+		kept := leases[:0]
+		for _, l := range leases {
+			if lib.Admit(ctx, s.backend, l, s.log) {
+				kept = append(kept, l)
+			}
 		}
+		leases = kept
 	}
-	return kept, nil
+	return s.admitBudgets(ctx, cfg, leases), nil // budgetjobs.go
 }
 
 // shortenLeases brings each job leased for `used` to its queue's lease

@@ -78,6 +78,7 @@ type Server struct {
 	overrides func(*config.Config)
 	faults    logLimiter      // store-fault lines, at most one per kind per faultLogEvery (faultlog.go)
 	budgets   *budget.Budgets // nil when the limit store keeps no budgets (budgets.go)
+	jb        *jobBudgets     // tickets and holds of jobs on budgets; nil without budgets or a queue (budgetjobs.go)
 }
 
 // New returns a Server for opts. It fails when opts.Limits is nil or the
@@ -103,6 +104,10 @@ func New(opts Options) (*Server, error) {
 	s.metrics.activity = dashboard.NewActivity(dashboard.ActivityOptions{Now: s.now})
 	if s.budgets != nil {
 		s.metrics.watchBudgets(s.budgets) // budgets.go
+	}
+	if opts.Queue != nil && s.budgets != nil {
+		s.jb = newJobBudgets(s.clock)
+		s.watchJobHolds() // budgetjobs.go
 	}
 	if opts.Queue != nil {
 		s.jobs = queue.NewClient(opts.Queue, queue.ClientConfig{

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/budget"
 	"github.com/sluicehq/sluice/queue"
 	"github.com/sluicehq/sluice/queue/backend"
 )
@@ -243,6 +244,9 @@ func decodeTokenBody(w http.ResponseWriter, r *http.Request, body tokenBody) boo
 type completeBody struct {
 	Token  string          `json:"token"`
 	Result json.RawMessage `json:"result"`
+	// Usage is what the job really used of its budgets, by budget and
+	// unit: its ticket is settled with it (budgetjobs.go).
+	Usage map[string]budget.Cost `json:"usage"`
 }
 
 type stateBody struct {
@@ -257,7 +261,9 @@ func (s *Server) handleComplete(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	job := s.peekJob(r.Context(), id)
-	if err := s.backend.Complete(r.Context(), id, body.Token, body.Result); err != nil {
+	err := s.backend.Complete(r.Context(), id, body.Token, body.Result)
+	s.settleOnEnd(r.Context(), id, body.Token, body.Usage, err)
+	if err != nil {
 		s.jobError(w, r, err)
 		return
 	}
@@ -270,6 +276,9 @@ type failBody struct {
 	Error     string `json:"error" text:"any"` // free text, made storable
 	RetryInMS int64  `json:"retry_in_ms"`
 	Permanent bool   `json:"permanent"`
+	// Usage is what the attempt really used of its budgets (see
+	// completeBody).
+	Usage map[string]budget.Cost `json:"usage"`
 }
 
 func (s *Server) handleFail(w http.ResponseWriter, r *http.Request) {
@@ -293,6 +302,7 @@ func (s *Server) handleFail(w http.ResponseWriter, r *http.Request) {
 		retry = s.retryIn(job)
 	}
 	st, err := s.backend.Fail(r.Context(), id, body.Token, backend.Failure{Error: body.Error, RetryIn: retry, Permanent: body.Permanent})
+	s.settleOnEnd(r.Context(), id, body.Token, body.Usage, err)
 	if err != nil {
 		s.jobError(w, r, err)
 		return
@@ -328,6 +338,7 @@ func (s *Server) handleRequeue(w http.ResponseWriter, r *http.Request) {
 	} else {
 		st, err = s.backend.Requeue(r.Context(), id, body.Token)
 	}
+	s.settleOnEnd(r.Context(), id, body.Token, nil, err)
 	if err != nil {
 		s.jobError(w, r, err)
 		return

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -19,10 +21,13 @@ budgets:
       in_flight: 50
       per_tenant:
         requests: {quota: 60, window: 1m}
+  queue_claims:
+    summarise: {openai: {tokens: 1200}}
 `
 
 // sluice serve keeps the file's budgets; the CLI lists them, shows a
-// tenant's limits and closes one for the fleet.
+// tenant's limits and closes one for the fleet; a job on the closed
+// budget waits and `sluice job get` says what holds it.
 func TestServeBudgets(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -56,6 +61,27 @@ func TestServeBudgets(t *testing.T) {
 	}
 	if out, code := sluice("budget", "list"); code != 0 || !strings.Contains(out, "closed") {
 		t.Errorf("budget list after a close: %d %s; want the closure shown", code, out)
+	}
+	// A job on the closed budget is held, not handed out, and says why.
+	post := func(path, body string) map[string]any {
+		t.Helper()
+		resp, err := http.Post(p.url+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode >= 300 {
+			t.Fatalf("POST %s: %d %v", path, resp.StatusCode, err)
+		}
+		return out
+	}
+	id := post("/v1/jobs", `{"queue":"summarise","kind":"k"}`)["job"].(map[string]any)["id"].(string)
+	if got := post("/v1/worker/lease", `{"queues":["summarise"],"worker_id":"w"}`)["leases"].([]any); len(got) != 0 {
+		t.Fatalf("leased %v from a closed budget, want nothing", got)
+	}
+	if out, code := sluice("job", "get", id); code != 0 || !strings.Contains(out, "held: budget openai: closed for") || !strings.Contains(out, "attempt 0/") {
+		t.Errorf("job get of a held job: %d %s; want the hold named, no attempt spent", code, out)
 	}
 	if out, code := sluice("budget", "get", "nope"); code == 0 || !strings.Contains(out, "unknown budget") {
 		t.Errorf("budget get of an unknown budget: %d %s", code, out)

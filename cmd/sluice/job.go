@@ -31,6 +31,16 @@ type job struct {
 	CreatedAt   time.Time       `json:"created_at"`
 	flowJob
 	Progress *jobProgress `json:"progress"`
+	Hold     *jobHold     `json:"hold"`
+}
+
+// jobHold is what holds a waiting job back: a budget's limit.
+type jobHold struct {
+	Budget string    `json:"budget"`
+	Limit  string    `json:"limit"`
+	Scope  string    `json:"scope"`
+	Until  time.Time `json:"until"`
+	Reason string    `json:"reason"`
 }
 
 func (j job) final() bool {
@@ -318,6 +328,9 @@ func printJob(w io.Writer, j job) {
 	}
 	if len(j.Result) > 0 {
 		fmt.Fprintf(w, "  result: %s\n", j.Result)
+	}
+	if h := j.Hold; h != nil {
+		fmt.Fprintf(w, "  held: %s (room expected by %s)\n", h.Reason, h.Until.Format(time.RFC3339))
 	}
 	printRelatives(w, j.flowJob)
 	printProgress(w, j.Progress) // jobprogress.go

@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/sluicehq/sluice/budget"
 	"github.com/sluicehq/sluice/queue/internal/handlerctx"
 )
 
@@ -94,4 +95,21 @@ func (j *Job) ReportProgress(ctx context.Context, p JobProgress) error {
 		return ErrNotInHandler
 	}
 	return l.ReportProgress(ctx, p)
+}
+
+// usageReporter is the running handler's lease as ReportUsage needs it
+// (package queue's worker puts it in the handler's context).
+type usageReporter interface {
+	LeasedJobID() string
+	ReportUsage(ctx context.Context, used map[string]budget.Cost) error
+}
+
+// ReportUsage is queue.ReportUsage for the job j, which must be the job
+// whose handler ctx belongs to.
+func (j *Job) ReportUsage(ctx context.Context, used map[string]budget.Cost) error {
+	l, ok := handlerctx.Value(ctx).(usageReporter)
+	if !ok || l.LeasedJobID() != j.ID {
+		return ErrNotInHandler
+	}
+	return l.ReportUsage(ctx, used)
 }

@@ -38,6 +38,12 @@ type Budgets struct {
 	// KindClaims are the default claims of a kind's jobs, in any queue;
 	// for a budget both name, the kind's claim wins over the queue's.
 	KindClaims map[string]map[string]map[string]int64 `yaml:"kind_claims"`
+	// PauseQueues says every job of a queue with claims claims the same
+	// budgets (a queue per upstream): a hold on a budget's total then
+	// pauses the whole queue until room is expected, which keeps the
+	// fleet from leasing jobs the budget cannot admit and keeps tenants'
+	// fair order (queue.JobBudgets.PauseQueue). Default false.
+	PauseQueues bool `yaml:"pause_queues"`
 }
 
 // BudgetDef is one budget (budget.Config in the file's words).

@@ -65,6 +65,8 @@ class JobContext:
         self._lock = threading.Lock()
         # With a prefetch, the event its wait for a handler slot sleeps on.
         self._wake: Optional[threading.Event] = None
+        # What the handler reported using of its budgets (report_usage).
+        self._usage: Dict[str, Dict[str, int]] = {}
 
     @property
     def id(self) -> str:
@@ -73,6 +75,23 @@ class JobContext:
     def progress(self, percent: float, data: Any = None) -> None:
         """Report progress (0..100 and any JSON); a no-op on a server without it."""
         self._worker._progress(self, percent, data)
+
+    def report_usage(self, usage: Mapping[str, Mapping[str, int]]) -> None:
+        """Report what the job really used of the budgets it claimed, by budget
+        and unit (``{"openai": {"tokens": 3000}}``); reports add up. Sent with
+        the job's complete or fail, so the server settles the job's budgets
+        with it: the difference from the estimate is charged or refunded."""
+        with self._lock:
+            for budget, cost in usage.items():
+                into = self._usage.setdefault(budget, {})
+                for unit, n in cost.items():
+                    into[unit] = into.get(unit, 0) + int(n)
+
+    def _usage_body(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        with self._lock:
+            if self._usage:
+                body["usage"] = {b: dict(c) for b, c in self._usage.items()}
+        return body
 
     def _abort(self, cause: str) -> None:
         with self._lock:
@@ -402,7 +421,7 @@ class Worker:
         if ctx.cause == "cancelled":
             self._settle(path + "/fail", {"token": ctx.token, "error": "cancelled", "permanent": True})
         elif kind == "ok":
-            self._settle(path + "/complete", {"token": ctx.token, "result": value})
+            self._settle(path + "/complete", ctx._usage_body({"token": ctx.token, "result": value}))
         elif isinstance(value, Snooze):
             self._settle(path + "/requeue", {"token": ctx.token, "delay_ms": max(0, int(value.delay_ms))})
         else:
@@ -411,7 +430,7 @@ class Worker:
                 body["permanent"] = value.permanent
                 if value.retry_in_ms is not None:
                     body["retry_in_ms"] = value.retry_in_ms
-            self._settle(path + "/fail", body)
+            self._settle(path + "/fail", ctx._usage_body(body))
 
     def _settle(self, path: str, body: Dict[str, Any]) -> None:
         # A finished job must not run again for a blip: retry while the

@@ -322,6 +322,20 @@ class WorkerTest(unittest.TestCase):
         # A progress call that failed otherwise would be logged as "progress <id>".
         self.assertEqual([m for m in others if "progress " in m and "does not take progress" not in m], [])
 
+    def test_reported_usage_settles_the_budget(self) -> None:
+        # Queue budgeted-py claims 1,000 tokens of llm-py (sluice-test.yaml).
+        def u(payload, ctx):
+            ctx.report_usage({"llm-py": {"tokens": 1000}})
+            ctx.report_usage({"llm-py": {"tokens": 2000}})
+            return "ok"
+
+        self.run_worker(Worker(self.sluice, ["budgeted-py"], {"u": u}, poll_ms=100))
+        job = self.sluice.jobs.enqueue("budgeted-py", "u")["job"]
+        self.assertEqual(self.sluice.jobs.wait(job["id"], timeout=20)["state"], "completed")
+        st = self.sluice.transport.request("GET", "/v1/budgets/llm-py")[2]
+        tokens = [l for l in st["limits"] if l["limit"] == "tokens" and l["scope"] == "total"][0]
+        self.assertTrue(2990 <= tokens["used"] <= 3000, st)
+
     def test_lease_cooldown_gathers_jobs(self) -> None:
         q = unique("cool")
         a = self.sluice.jobs.enqueue(q, "k")

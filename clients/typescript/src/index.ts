@@ -9,7 +9,7 @@ export { Jobs, type ListOptions, type WaitOptions } from "./jobs.js";
 export { Groups, Tenants, type TenantListOptions } from "./groups.js";
 export {
   Worker, Snooze, JobFailure, permanent,
-  type WorkerOptions, type Handler, type JobContext, type AbortCause,
+  type WorkerOptions, type Handler, type JobContext, type AbortCause, type Usage,
 } from "./worker.js";
 export {
   SluiceError, LimitedError, InvalidError, UnavailableError, ConflictError,

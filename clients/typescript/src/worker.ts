@@ -15,7 +15,17 @@ export interface JobContext {
   readonly signal: AbortSignal;
   /** Reports progress (0..100 and any JSON); a no-op on a server without it. */
   progress(percent: number, data?: unknown): Promise<void>;
+  /**
+   * Reports what the job really used of the budgets it claimed, by budget
+   * and unit (`{ openai: { tokens: 3000 } }`); reports add up. Sent with
+   * the job's complete or fail, so the server settles the job's budgets
+   * with it: the difference from the estimate is charged or refunded.
+   */
+  reportUsage(usage: Usage): void;
 }
+
+/** What a job used of its budgets, by budget and unit. */
+export type Usage = Record<string, Record<string, number>>;
 
 /** A handler returns the job's result (any JSON) or throws. */
 export type Handler = (payload: unknown, ctx: JobContext) => unknown;
@@ -103,6 +113,8 @@ interface Running {
   done: Promise<void>;
   /** Its place in the queue for a handler slot; only with a prefetch. */
   slot?: Ticket;
+  /** What the handler reported using of its budgets (reportUsage). */
+  usage?: Usage;
 }
 
 /** A job's place in the queue for a handler slot. */
@@ -320,7 +332,10 @@ export class Worker {
     try {
       const handler = this.#opts.handlers[job.kind ?? ""];
       if (!handler) throw new JobFailure(`sluice: worker: no handler for kind "${job.kind}"`);
-      const ctx: JobContext = { job, signal: run.abort.signal, progress: (p, d) => this.#progress(run, p, d) };
+      const ctx: JobContext = {
+        job, signal: run.abort.signal, progress: (p, d) => this.#progress(run, p, d),
+        reportUsage: (u) => addUsage(run, u),
+      };
       outcome = { ok: true, value: await handler(job.payload, ctx) };
     } catch (err) {
       outcome = { ok: false, err };
@@ -361,13 +376,13 @@ export class Worker {
     if (run.cause === "cancelled") {
       [action, body] = ["fail", { token: run.token, error: "cancelled", permanent: true }];
     } else if (outcome.ok) {
-      [action, body] = ["complete", { token: run.token, result: outcome.value ?? null }];
+      [action, body] = ["complete", { token: run.token, result: outcome.value ?? null, usage: run.usage }];
     } else if (outcome.err instanceof Snooze) {
       [action, body] = ["requeue", { token: run.token, delay_ms: Math.max(0, Math.round(outcome.err.delayMs)) }];
     } else {
       const f = outcome.err instanceof JobFailure ? outcome.err : undefined;
       const msg = outcome.err instanceof Error ? outcome.err.message : String(outcome.err);
-      [action, body] = ["fail", { token: run.token, error: msg || "error", permanent: f?.permanent, retry_in_ms: f?.retryInMs }];
+      [action, body] = ["fail", { token: run.token, error: msg || "error", permanent: f?.permanent, retry_in_ms: f?.retryInMs, usage: run.usage }];
     }
     await this.#settle(`${path}/${action}`, body);
   }
@@ -464,5 +479,14 @@ export class Worker {
   // giveBack requeues a job at once without spending its attempt.
   async #giveBack(lease: Lease): Promise<void> {
     await this.#settle(`/v1/worker/jobs/${seg(lease.job.id)}/requeue`, { token: lease.token, delay_ms: 0 });
+  }
+}
+
+// addUsage adds a handler's usage report to the job's total.
+function addUsage(run: Running, usage: Usage): void {
+  run.usage ??= {};
+  for (const [budget, cost] of Object.entries(usage)) {
+    const into = (run.usage[budget] ??= {});
+    for (const [unit, n] of Object.entries(cost)) into[unit] = (into[unit] ?? 0) + n;
   }
 }

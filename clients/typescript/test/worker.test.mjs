@@ -173,6 +173,22 @@ test("worker against a real server", async (t) => {
     assert.deepEqual(warnings.filter((m) => /progress /.test(m) && !/does not take progress/.test(m)), []);
   });
 
+  await t.test("reported usage settles the job's budget", async () => {
+    // Queue budgeted-ts claims 1,000 tokens of llm-ts (sluice-test.yaml).
+    const w = new Worker({
+      client: sluice, queues: ["budgeted-ts"], pollMs: 100, handleSignals: false,
+      handlers: { u: async (_, ctx) => { ctx.reportUsage({ "llm-ts": { tokens: 1000 } }); ctx.reportUsage({ "llm-ts": { tokens: 2000 } }); return "ok"; } },
+    });
+    const running = w.run();
+    const { job } = await sluice.jobs.enqueue({ queue: "budgeted-ts", kind: "u" });
+    assert.equal((await sluice.jobs.wait(job.id, { timeoutMs: 20_000 })).state, "completed");
+    w.stop();
+    await running;
+    const st = (await sluice.transport.request("GET", "/v1/budgets/llm-ts")).body;
+    const tokens = st.limits.find((l) => l.limit === "tokens" && l.scope === "total");
+    assert.ok(tokens.used >= 2990 && tokens.used <= 3000, JSON.stringify(st));
+  });
+
   await t.test("stop past the drain timeout gives running jobs back", async () => {
     const queue = unique("q");
     let started;

@@ -44,6 +44,7 @@ export default {
       replace(body, ending(j), h('div', { class: 'cols' },
         h('section', { class: 'panel', 'aria-labelledby': 'job-details' }, h('h2', { id: 'job-details' }, 'Details'), details(j)),
         h('section', { class: 'panel', 'aria-labelledby': 'job-lease' }, h('h2', { id: 'job-lease' }, 'Lease'), lease(j))),
+      j.hold ? h('section', { class: 'panel', 'aria-labelledby': 'job-hold-h' }, h('h2', { id: 'job-hold-h' }, 'Waiting for a budget'), hold(j.hold)) : null,
       j.progress ? h('section', { class: 'panel', 'aria-labelledby': 'job-progress-h' }, h('h2', { id: 'job-progress-h' }, 'Progress'), progress(j)) : null,
       flowPanel(j, flow),
       j.webhook ? h('section', { class: 'panel', 'aria-labelledby': 'job-webhook-h' }, h('h2', { id: 'job-webhook-h' }, 'Webhook'), webhook(j.webhook)) : null,
@@ -159,6 +160,18 @@ function webhook(w) {
     ['Headers', names.length ? h('span', { id: 'job-webhook-headers' }, `${names.join(', ')} (values hidden)`) : 'none'],
     ['Metadata', meta ? h('pre', { id: 'job-webhook-metadata', tabindex: '0' }, meta) : 'none'],
   ]), h('p', { class: 'hint' }, 'Deliveries to it are logged below as @job; those to its group\'s webhook as @group.'));
+}
+
+// hold says which budget holds a waiting job back and when room is
+// expected: the job spends no attempt while it waits.
+function hold(b) {
+  return h('div', { id: 'job-hold' }, kv([
+    ['Budget', h('span', { class: 'mono', id: 'job-hold-budget' }, b.budget)],
+    ['Limit', b.scope ? `${b.limit} (${b.scope})` : b.limit],
+    ['Room expected', time(b.until)],
+  ]), h('p', { class: 'hint' }, b.limit === 'in-flight'
+    ? 'At the latest then: a place frees as soon as a running job on the budget ends. No attempt is spent meanwhile.'
+    : 'The job starts in its turn once the budget has room; no attempt is spent meanwhile.'));
 }
 
 function lease(j) {
