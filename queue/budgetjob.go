@@ -62,8 +62,8 @@ type JobBudgets struct {
 	// holds goes back with its own wait, so a tenant's jobs leased and
 	// held before another tenant's first job stay ahead of it. With it,
 	// the fleet leases at most one round of jobs per opening of the
-	// budget, and a newcomer tenant's first job starts within the next
-	// round (see docs/budgets.md). Holds by a tenant's own limits never
+	// budget, and a newcomer tenant's first job starts within two rounds
+	// (see docs/budgets.md). Holds by a tenant's own limits never
 	// pause the queue. Ignored on a backend without tenant scheduling.
 	PauseQueue bool
 }
