@@ -13,16 +13,7 @@ import (
 // admitter returns the store and the second instance as Admitters,
 // skipping the test when the store is not one.
 func (s *suite) admitter(t *testing.T) (ratelimit.Admitter, ratelimit.Admitter) {
-	t.Helper()
-	a, ok := s.h.Store.(ratelimit.Admitter)
-	if !ok {
-		t.Skipf("%T is not a ratelimit.Admitter", s.h.Store)
-	}
-	b, ok := s.second().(ratelimit.Admitter)
-	if !ok {
-		b = a
-	}
-	return a, b
+	return storesAs[ratelimit.Admitter](t, s)
 }
 
 func admit(t *testing.T, a ratelimit.Admitter, r ratelimit.AdmitRequest) ratelimit.Admission {

@@ -13,12 +13,18 @@ import (
 // acquirer returns the store as a ratelimit.Acquirer, skipping the test
 // when it is not one: the capability the in-flight tests need.
 func (s *suite) acquirer(t *testing.T) (ratelimit.Acquirer, ratelimit.Acquirer) {
+	return storesAs[ratelimit.Acquirer](t, s)
+}
+
+// storesAs returns the store and the second instance as T, skipping the
+// test when the store is not one (the second falls back to the first).
+func storesAs[T any](t *testing.T, s *suite) (T, T) {
 	t.Helper()
-	a, ok := s.h.Store.(ratelimit.Acquirer)
+	a, ok := s.h.Store.(T)
 	if !ok {
-		t.Skipf("%T is not a ratelimit.Acquirer", s.h.Store)
+		t.Skipf("%T is not a %T", s.h.Store, (*T)(nil))
 	}
-	b, ok := s.second().(ratelimit.Acquirer)
+	b, ok := s.second().(T)
 	if !ok {
 		b = a
 	}
