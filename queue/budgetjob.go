@@ -221,42 +221,26 @@ func (u *jobUsage) reported() map[string]budget.Cost {
 // a store call.
 const settleTimeout = 10 * time.Second
 
-// admitBudgets decides a leased job's budgets for a worker, keeping the
-// ticket for runJob.
-func (r *run) admitBudgets(l Lease) bool {
+// admitBudgets decides a leased job's budgets for a worker. It returns
+// whether the job may run and, when it claimed a budget, the record its
+// handler reports usage to and the job is settled with.
+func (r *run) admitBudgets(l Lease) (*jobUsage, bool) {
 	if r.w.cfg.Budgets.Budgets == nil {
-		return true // no budgets: no call, no record
+		return nil, true // no budgets: no call, no record
 	}
 	t, ok := r.w.cfg.Budgets.Admit(context.Background(), r.w.b, l, r.w.cfg.Logger)
-	if ok && t != nil {
-		r.usage.Store(l.Token, &jobUsage{ticket: *t})
+	if !ok || t == nil {
+		return nil, ok
 	}
-	return ok
+	return &jobUsage{ticket: *t}, true
 }
 
-// usageOf returns the usage record of the job leased with token, nil when
-// it claimed no budget.
-func (r *run) usageOf(token string) *jobUsage {
-	if r.w.cfg.Budgets.Budgets == nil {
-		return nil
-	}
-	if u, ok := r.usage.Load(token); ok {
-		return u.(*jobUsage)
-	}
-	return nil
-}
-
-// settleBudgets settles the ticket of the job leased with token, if it has
-// one, with the usage its handler reported.
-func (r *run) settleBudgets(job *Job, token string) {
-	if r.w.cfg.Budgets.Budgets == nil {
+// settleBudgets settles job's ticket, if it has one, with the usage its
+// handler reported.
+func (r *run) settleBudgets(job *Job, u *jobUsage) {
+	if u == nil {
 		return
 	}
-	v, ok := r.usage.LoadAndDelete(token)
-	if !ok {
-		return
-	}
-	u := v.(*jobUsage)
 	ctx, cancel := context.WithTimeout(context.Background(), settleTimeout)
 	defer cancel()
 	if _, err := r.w.cfg.Budgets.Budgets.Settle(ctx, u.ticket, u.reported()); err != nil {

@@ -44,9 +44,6 @@ type run struct {
 	// as it freed made leases of a few jobs each when busy, and paid a
 	// lease's fixed cost in the store that many times more.
 	leaseAt int
-	// usage holds the budget tickets of admitted jobs by lease token
-	// (budgetjob.go).
-	usage sync.Map
 }
 
 func newRun(w *Worker) *run {
@@ -176,7 +173,8 @@ func (r *run) lease(ctx context.Context, max int) (int, error) {
 		if !r.w.admitStart(l) {
 			continue // over a start rate: given back to wait
 		}
-		if !r.admitBudgets(l) {
+		usage, ok := r.admitBudgets(l)
+		if !ok {
 			continue // held by a budget: given back to wait
 		}
 		r.inflight++
@@ -190,8 +188,8 @@ func (r *run) lease(ctx context.Context, max int) (int, error) {
 			if err := withParents(ctx, r.w.b, l.Job); err != nil {
 				cfg.Logger.Error("queue: read parents' results", "job", l.Job.ID, "err", err)
 			}
-			r.runJob(l, slot)
-			r.settleBudgets(l.Job, l.Token)
+			r.runJob(l, slot, usage)
+			r.settleBudgets(l.Job, usage)
 		}()
 	}
 	return len(leases), nil

@@ -100,15 +100,15 @@ type outcome struct {
 // the next jobs back rather than piling writes up.
 //
 // slot, with a Prefetch, is the job's place in the queue for a handler
-// slot (fifo.Semaphore.Enter); nil without.
-func (r *run) runJob(ls Lease, slot <-chan struct{}) {
+// slot (fifo.Semaphore.Enter); nil without. usage is the job's budget
+// record (admitBudgets), nil when it claimed none.
+func (r *run) runJob(ls Lease, slot <-chan struct{}, usage *jobUsage) {
 	cfg := r.w.cfg
 	job := ls.Job
 	ctx, cancel := context.WithCancelCause(r.base)
 	defer cancel(nil)
-	jl := &jobLease{b: r.w.b, id: job.ID, token: ls.Token, cancel: cancel, leaseFor: cfg.LeaseFor, until: job.LeaseUntil}
+	jl := &jobLease{b: r.w.b, id: job.ID, token: ls.Token, cancel: cancel, leaseFor: cfg.LeaseFor, until: job.LeaseUntil, usage: usage}
 	jl.progress = newProgressWriter(r.feats, job.ID, ls.Token, cfg.Clock, cfg.Logger)
-	jl.usage = r.usageOf(ls.Token)
 	hb := cfg.Clock.NewTimer(r.heartbeatEvery(jl))
 	defer func() { hb.Stop() }()
 	if slot != nil {

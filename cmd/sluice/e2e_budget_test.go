@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,20 +30,7 @@ func TestServeBudgets(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "sluice.yaml"), e2eBudgetConfig)
 	p := start(t, dir, nil)
-	sluice := func(args ...string) (string, int) {
-		cmd := exec.Command(binary, append([]string{"--server", p.url}, args...)...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return out.String(), ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), 0
-	}
+	sluice := cli(t, p.url)
 	out, code := sluice("budget", "list")
 	if code != 0 || !strings.Contains(out, "openai") || !strings.Contains(out, "tokens") || !strings.Contains(out, "200000") {
 		t.Fatalf("budget list: %d %s", code, out)

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -270,20 +267,7 @@ func TestClientCommands(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "sluice.yaml"), e2eConfig)
 	p := start(t, dir, nil)
-	sluice := func(args ...string) (string, int) {
-		cmd := exec.Command(binary, append([]string{"--server", p.url}, args...)...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return out.String(), ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), 0
-	}
+	sluice := cli(t, p.url)
 	if out, code := sluice("limit", "consume", "member", "export-usage", "member=9"); code != 0 || !strings.HasPrefix(out, "allowed member/export-usage") {
 		t.Fatalf("consume: %d %s", code, out)
 	}

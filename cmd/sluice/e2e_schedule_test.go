@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,20 +23,7 @@ func TestServeSchedules(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "sluice.yaml"), e2eScheduleConfig)
 	p := start(t, dir, nil)
-	sluice := func(args ...string) (string, int) {
-		cmd := exec.Command(binary, append([]string{"--server", p.url}, args...)...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return out.String(), ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), 0
-	}
+	sluice := cli(t, p.url)
 	testutil.Eventually(t, "the heartbeat schedule to enqueue a job", func() bool {
 		out, _ := sluice("schedule", "get", "heartbeat")
 		return strings.Contains(out, "last run") && strings.Contains(out, "pending")

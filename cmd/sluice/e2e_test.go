@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -405,4 +406,23 @@ func asExit(err error, target **exec.ExitError) bool {
 	ee, ok := err.(*exec.ExitError)
 	*target = ee
 	return ok
+}
+
+// cli returns a function that runs the sluice binary against the server
+// at url and gives back its combined output and exit code.
+func cli(t *testing.T, url string) func(args ...string) (string, int) {
+	return func(args ...string) (string, int) {
+		cmd := exec.Command(binary, append([]string{"--server", url}, args...)...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return out.String(), ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), 0
+	}
 }
